@@ -1,0 +1,274 @@
+"""``python -m checks``: run a workshop's named checks from the shell.
+
+Exit codes (the seed's runner): 0 every selected check that can run here passed;
+1 a wrong answer or a load error; 2 TODO and nothing wrong; 3 nothing selected or
+dependencies unavailable; 64 a usage error.
+
+Standard library only at import time, so ``python -S -m checks online_normalizer``
+works from the repository root.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from checks.records import (EXIT_UNAVAILABLE, EXIT_USAGE, Record, exit_code, summary_line,
+                            write_json_atomic)
+from checks.report import Printer
+from workshops import catalog
+
+RECORDS_SCHEMA = "kernel-course/check-records"
+RECORDS_VERSION = 1
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):        # argparse would exit 2, which means TODO here
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m checks", description=__doc__.split("\n\n")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
+                       "3 nothing selected or unavailable, 64 usage error")
+    p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
+    p.add_argument("--list", action="store_true", help="list the workshops and their checks")
+    p.add_argument("--level", choices=("all", "intermediate", "advanced"), default="all",
+                   help="with 'all' or --list: only this level")
+    p.add_argument("--hint", nargs="?", const=1, type=int, metavar="N",
+                   help="show hint N (default the first); tiers go from a nudge to nearly the answer")
+    p.add_argument("--hints", action="store_true", help="show every hint")
+    p.add_argument("--explain", action="store_true", help="show the answer's explanation")
+    p.add_argument("--solution", action="store_true", help="check the reference answer instead of your file")
+    p.add_argument("--file", type=Path, metavar="PATH", help="check this file against the named workshop")
+    p.add_argument("--include-gpu", action="store_true", help="with 'all': include the GPU workshops")
+    p.add_argument("--interpret", action="store_true",
+                   help="run GPU workshops in Triton's interpreter on the CPU")
+    p.add_argument("--check", action="append", metavar="ID", help="run only this named check (repeatable)")
+    p.add_argument("--json", type=Path, metavar="PATH", help="write the run's records as JSON")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="run the exercise in a child process and stop it after this long")
+    p.add_argument("--verbose", action="store_true", help="show tracebacks and long messages")
+    p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
+    p.add_argument("--reset", action="store_true",
+                   help="restore the starter into your file (your file is backed up first)")
+    p.add_argument("--where", action="store_true", help="print the path of your exercise file")
+    return p
+
+
+def _select(args) -> list:
+    if args.exercise is None:
+        raise UsageError("name a workshop (or 'all'); see --list")
+    if args.exercise == "all":
+        if args.file:
+            raise UsageError("--file needs one named workshop, not 'all'")
+        ws = [w for w in catalog.workshops() if args.level in ("all", w.level)]
+        if not args.include_gpu:
+            ws = [w for w in ws if not w.gpu]
+        return ws
+    try:
+        return [catalog.get(args.exercise)]
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"")) from None
+
+
+def _target(w, args) -> Path:
+    from checks import workspace
+    if args.file is not None:
+        return args.file
+    if args.solution:
+        return w.solution
+    return workspace.ensure_exercise(w, args.workspace)
+
+
+def cmd_list(args, out: Printer) -> int:
+    for level in ("intermediate", "advanced"):
+        if args.level not in ("all", level):
+            continue
+        out.heading(level.capitalize())
+        for w in catalog.workshops():
+            if w.level != level:
+                continue
+            out.line(f"  {w.code}  {w.id:<20} {w.title:<26} {w.device}  sessions {w.sessions}")
+            out.line(f"      prerequisite: {w.prerequisite}; deliverable: {w.deliverable}")
+            if args.verbose:
+                from checks.engine import cases_for
+                try:
+                    for c in cases_for(w.id):
+                        out.line(f"        {c.id:<28} {c.label}")
+                except ImportError as e:
+                    out.line(f"        (checks need {e.name})")
+    return 0
+
+
+def cmd_hint(w, args, out: Printer) -> int:
+    hints = w.hints
+    if not hints:
+        out.line(f"{w.id} has no hints yet")
+        return EXIT_UNAVAILABLE
+    if args.hints:
+        chosen = list(range(1, len(hints) + 1))
+    else:
+        if not 1 <= args.hint <= len(hints):
+            raise UsageError(f"--hint: {w.id} has hints 1 to {len(hints)}, not {args.hint}")
+        chosen = [args.hint]
+    for n in chosen:
+        out.line(hints[n - 1])
+        out.line()
+    if not args.hints and args.hint < len(hints):
+        out.line(f"(hint {args.hint} of {len(hints)}; next: --hint {args.hint + 1})")
+    return 0
+
+
+def _previous(json_records: dict, w_id: str) -> dict:
+    return {r["id"]: r["status"] for r in json_records.get(w_id, [])}
+
+
+def run(args, out: Printer) -> int:
+    from checks import workspace
+
+    if args.interpret:
+        from checks.engine import use_interpreter
+        use_interpreter()      # before anything imports triton
+    selected = _select(args)
+    if not selected:
+        out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
+        out.line(summary_line([]))
+        return EXIT_UNAVAILABLE
+    if args.check and len(selected) != 1:
+        raise UsageError("--check needs one named workshop")
+
+    all_records: list = []
+    last_path = workspace.state_dir(args.workspace or workspace.default_workspace()) / "last-run.json"
+    try:
+        previous = json.loads(last_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        previous = {}
+    changes_total = []
+    for w in selected:
+        path = _target(w, args)
+        if not Path(path).is_file():
+            raise UsageError(f"--file: {path} does not exist")
+        mode = "interpreter" if (w.gpu and args.interpret) else ("GPU" if w.gpu else "CPU")
+        out.heading(f"{w.code} {w.title} [{w.id}] - {path} ({mode})")
+        before = _previous(previous, w.id) if not (args.solution or args.file) else {}
+        changes = []
+
+        def show(rec: Record):
+            old = before.get(rec.id)
+            change = ""
+            if old and old != rec.status and "pass" in (old, rec.status):
+                change = "newly passing" if rec.status == "pass" else "newly failing"
+                changes.append((rec.id, change))
+            out.record(rec, change)
+
+        try:
+            if args.timeout:
+                from checks.child import ChildRun
+                runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check,
+                                  timeout=args.timeout)
+                records = []
+                for ev in runner.events():
+                    if ev["type"] == "record":
+                        records.append(ev["record"])
+                        show(ev["record"])
+                if runner.outcome == "usage":
+                    raise UsageError(runner.usage_error)
+            else:
+                from checks.engine import run_checks
+                records = run_checks(w.id, path, interpret=args.interpret, only=args.check,
+                                     on_record=show)
+        except KeyError as e:
+            raise UsageError(str(e).strip("'\"")) from None
+        if w.gpu and records and all(r.status == "skipped" for r in records):
+            out.line(f"  {records[0].message}")
+        if not (args.solution or args.file or args.check):
+            status = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}[exit_code(records)]
+            h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
+            try:
+                workspace.record_progress(w.id, status, h, args.workspace,
+                                          note=f"{mode}; {summary_line(records)}")
+                previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
+            except (OSError, TimeoutError) as e:
+                out.line(f"  (progress not saved: {e})")
+        changes_total += [(w.id, i, c) for i, c in changes]
+        all_records += records
+
+    if not (args.solution or args.file or args.check):
+        try:
+            write_json_atomic(last_path, previous)
+        except OSError:
+            pass
+    out.line()
+    if changes_total:
+        out.line("Changed since the last run: " + "; ".join(f"{w}:{i} {c}" for w, i, c in changes_total))
+    skipped = sum(r.status == "skipped" for r in all_records)
+    code = exit_code(all_records)
+    if skipped and code == 0:
+        out.line(f"Not complete: {skipped} check(s) could not run here (see SKIP lines); "
+                 f"run on a CUDA GPU to finish.")
+    out.line(summary_line(all_records))
+    if args.json:
+        payload = {
+            "schema": RECORDS_SCHEMA, "version": RECORDS_VERSION,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": ["python", "-m", "checks"] + sys.argv[1:],
+            "exit_code": code, "summary": summary_line(all_records),
+            "environment": {"python": platform.python_version(), "platform": platform.platform(),
+                            "interpret": bool(args.interpret)},
+            "records": [r.to_dict() for r in all_records],
+        }
+        write_json_atomic(args.json, payload)
+        out.line(f"records written to {args.json}")
+    return code
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Printer(verbose=args.verbose)
+    try:
+        if args.timeout is not None and not args.timeout > 0:
+            raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
+        if args.list:
+            return cmd_list(args, out)
+        if args.hint is not None or args.hints or args.explain or args.reset or args.where:
+            w = _select(args)
+            if args.exercise == "all" or len(w) != 1:
+                raise UsageError("--hint/--explain/--reset/--where need one named workshop")
+            w = w[0]
+            if args.where:
+                from checks import workspace
+                out.line(str(workspace.ensure_exercise(w, args.workspace)))
+                return 0
+            if args.reset:
+                from checks import workspace
+                path, saved = workspace.reset(w, args.workspace)
+                out.line(f"restored the starter into {path}" +
+                         (f"; your previous file is kept at {saved}" if saved else ""))
+                return 0
+            if args.explain:
+                out.line(w.explanation or f"{w.id} has no explanation yet")
+                return 0
+            return cmd_hint(w, args, out)
+        return run(args, out)
+    except UsageError as e:
+        print(f"python -m checks: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

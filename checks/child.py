@@ -1,0 +1,309 @@
+"""Run checks in a child process: time limits, crash reports, cancellation, warm workers.
+
+Standard library only, and no torch: the app imports this module.
+
+    run = ChildRun("online_normalizer", path, interpret=False, timeout=10)
+    for event in run.events():       # plan / begin / record / end
+        ...
+    run.records                      # every selected check has exactly one record
+
+A crash (segfault, ``os._exit``), a timeout or a cancel still yields one record per
+planned check: the running check gets an ``error`` saying what happened (with the
+tail of stderr), the checks that never ran are ``skipped`` -- never ``pass``.
+
+Platform differences (process groups, the record channel) live in this module only.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Optional
+
+from checks.records import Record
+
+REPO = Path(__file__).resolve().parent.parent
+POSIX = os.name == "posix"
+TAIL_BYTES = 64 * 1024
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except (ValueError, AttributeError):
+        return f"signal {-code}"
+
+
+class _Tail:
+    """Drain a stream continuously (a learner printing megabytes must not block on a
+    full pipe) and keep only its last bytes."""
+
+    def __init__(self, stream):
+        self.buf = collections.deque()
+        self.size = 0
+        self.total = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream):
+        for chunk in iter(lambda: stream.read1(8192) if hasattr(stream, "read1") else stream.read(8192), b""):
+            with self.lock:
+                self.buf.append(chunk)
+                self.size += len(chunk)
+                self.total += len(chunk)
+                while self.size > TAIL_BYTES and len(self.buf) > 1:
+                    self.size -= len(self.buf.popleft())
+
+    def text(self, limit: int = 1500) -> str:
+        self.thread.join(timeout=0.5)
+        with self.lock:
+            data = b"".join(self.buf)
+        return data.decode("utf-8", "replace")[-limit:]
+
+
+class Worker:
+    """A started ``python -m checks.worker`` process waiting for one job."""
+
+    def __init__(self, preload: str = "none", env: Optional[dict] = None):
+        self.preload = preload
+        self.events: "queue.Queue" = queue.Queue()
+        child_env = dict(os.environ if env is None else env)
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        if preload == "interpret":
+            child_env["TRITON_INTERPRET"] = "1"
+        args = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-m", "checks.worker",
+                                                                         "--preload", preload]
+        kwargs = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      cwd=str(REPO), env=child_env)
+        self._record_file = None
+        if POSIX:
+            r, w = os.pipe()
+            args += ["--record-fd", str(w)]
+            kwargs.update(pass_fds=(w,), start_new_session=True)
+        else:  # Windows: no fd passing; the worker appends to a file we tail
+            fd, self._record_file = tempfile.mkstemp(prefix="checks-records-", suffix=".jsonl")
+            os.close(fd)
+            args += ["--record-file", self._record_file]
+            kwargs.update(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(args, **kwargs)
+        self.stdout = _Tail(self.proc.stdout)
+        self.stderr = _Tail(self.proc.stderr)
+        if POSIX:
+            os.close(w)
+            threading.Thread(target=self._read_pipe, args=(r,), daemon=True).start()
+        else:
+            threading.Thread(target=self._read_file, daemon=True).start()
+        self.ready_at: Optional[float] = None
+
+    # --- the record channel ---
+    def _put_line(self, line: str):
+        line = line.strip()
+        if not line:
+            return
+        try:
+            self.events.put(json.loads(line))
+        except ValueError:
+            pass      # only the worker writes here; ignore anything malformed
+
+    def _read_pipe(self, fd: int):
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                self._put_line(line)
+        self.events.put({"type": "eof"})
+
+    def _read_file(self):
+        pos = 0
+        while True:
+            with open(self._record_file, encoding="utf-8", errors="replace") as f:
+                f.seek(pos)
+                while True:
+                    line = f.readline()
+                    if not line.endswith("\n"):
+                        break
+                    pos = f.tell()
+                    self._put_line(line)
+            if self.proc.poll() is not None:
+                self.events.put({"type": "eof"})
+                return
+            time.sleep(0.02)
+
+    def wait_ready(self, timeout: float = 120.0) -> bool:
+        """Block until the worker has finished its imports (or died)."""
+        if self.ready_at is not None:
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ev = self.events.get(timeout=0.05)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    return False
+                continue
+            if ev.get("type") == "ready":
+                self.ready_at = time.monotonic()
+                return True
+            self.events.put(ev)
+            return False
+        return False
+
+    def send_job(self, job: dict) -> None:
+        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        self.proc.stdin.flush()
+        self.proc.stdin.close()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its whole process group)."""
+        if POSIX:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        else:
+            try:
+                subprocess.run(["taskkill", "/F", "/T", "/PID", str(self.proc.pid)],
+                               capture_output=True, check=False)
+            except OSError:
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        if self._record_file:
+            try:
+                os.unlink(self._record_file)
+            except OSError:
+                pass
+
+
+class ChildRun:
+    """One run of a workshop's checks in a worker process."""
+
+    def __init__(self, workshop_id: str, path, *, interpret: bool = False, only=None,
+                 timeout: Optional[float] = None, worker: Optional[Worker] = None):
+        self.workshop_id = workshop_id
+        self.path = Path(path).resolve()
+        self.interpret = interpret
+        self.only = list(only) if only else None
+        self.timeout = timeout
+        self.worker = worker
+        self.records: list = []
+        self.plan: list = []
+        self.current: Optional[str] = None
+        self.outcome = "running"       # done / crashed / timeout / cancelled / usage
+        self.usage_error = ""
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the run now (safe from any thread); events() ends with outcome 'cancelled'."""
+        self._cancel.set()
+        if self.worker is not None:
+            self.worker.kill()
+
+    def _synthesize(self, why: str, details: dict) -> list:
+        """Records for the planned checks that produced none."""
+        done = {r.id for r in self.records}
+        out = []
+        for c in self.plan:
+            if c["id"] in done:
+                continue
+            running = c["id"] == self.current
+            out.append(Record(workshop=self.workshop_id, id=c["id"], label=c["label"],
+                              status="error" if running else "skipped",
+                              message=why if running else f"not run: {why.split(':')[0]}",
+                              why=c.get("why", ""), section=c.get("section", ""),
+                              details=details if running else {}))
+        if not self.plan:
+            out.append(Record(workshop=self.workshop_id, id="load", label=f"import {self.path.name}",
+                              status="error", message=why, details=details))
+        return out
+
+    def events(self) -> Iterator[dict]:
+        if self.worker is None:
+            self.worker = Worker(preload="none")
+        w = self.worker
+        started = time.monotonic()
+        try:
+            w.send_job({"workshop": self.workshop_id, "file": str(self.path),
+                        "interpret": self.interpret, "only": self.only})
+        except (BrokenPipeError, OSError):
+            pass      # the worker died before the job; reported below as a crash
+        deadline = started + self.timeout if self.timeout else None
+        finished = False
+        while not finished:
+            if self._cancel.is_set():
+                self.outcome = "cancelled"
+                break
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            try:
+                ev = w.events.get(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.outcome = "timeout"
+                    break
+                continue
+            kind = ev.get("type")
+            if kind == "plan":
+                self.plan = ev["cases"]
+                yield ev
+            elif kind == "begin":
+                self.current = ev["id"]
+                yield ev
+            elif kind == "record":
+                rec = Record.from_dict(ev["record"])
+                self.records.append(rec)
+                self.current = None
+                yield {"type": "record", "record": rec}
+            elif kind == "usage":
+                self.outcome, self.usage_error = "usage", ev["message"]
+            elif kind == "done":
+                self.outcome = "done"
+                finished = True
+            elif kind == "eof":
+                try:
+                    w.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+                self.outcome = "done" if self.outcome == "done" else "crashed"
+                finished = True
+        w.kill()           # the job is over: nothing the exercise started may survive it
+        elapsed = time.monotonic() - started
+        if self.outcome in ("crashed", "timeout"):
+            if self.outcome == "timeout":
+                why = (f"timed out: stopped after {self.timeout:g} s (an infinite loop, or "
+                       f"far too slow)")
+                details = {"timeout_seconds": self.timeout}
+            else:
+                code = w.proc.returncode
+                how = _signal_name(code) if code is not None and code < 0 else f"exit code {code}"
+                why = f"crashed: the process running your code died ({how})"
+                details = {"returncode": code}
+            err = w.stderr.text()
+            if err.strip():
+                why += f"; last stderr:\n{err.strip()}"
+                details["stderr_tail"] = err
+            out_tail = w.stdout.text(500)
+            if out_tail.strip():
+                details["stdout_tail"] = out_tail
+            for rec in self._synthesize(why, details):
+                self.records.append(rec)
+                yield {"type": "record", "record": rec}
+        yield {"type": "end", "outcome": self.outcome, "seconds": round(elapsed, 3),
+               "stdout_bytes": w.stdout.total}
+
+    def run(self) -> list:
+        for _ in self.events():
+            pass
+        return self.records

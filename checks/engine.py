@@ -1,0 +1,229 @@
+"""Run a workshop's named checks against one exercise file, in this process.
+
+Standard library only at import time: torch and triton are imported by the case
+modules and the exercise itself, and only for GPU workshops.  Set
+``TRITON_INTERPRET=1`` (see :func:`use_interpreter`) before a GPU exercise is
+imported, because Triton reads it when a kernel is decorated.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import itertools
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from checks.case import Case, CheckFailed, Context, Unavailable
+from checks.records import Record
+from workshops import catalog
+
+_module_counter = itertools.count()
+
+
+def use_interpreter() -> None:
+    """Select Triton's interpreter (kernels run on the CPU with numpy).
+
+    Must run before triton decorates a kernel; harmless to call twice.  If triton is
+    already imported, its kernels were decorated without the interpreter, which is
+    why the CLI and the worker call this first thing."""
+    os.environ["TRITON_INTERPRET"] = "1"
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def cases_for(workshop_id: str) -> list:
+    """The workshop's cases, cheapest first (stable within equal cost)."""
+    mod = importlib.import_module(f"checks.cases.{workshop_id}")
+    return sorted(mod.CASES, key=lambda c: c.cost)
+
+
+def gpu_problem() -> Optional[str]:
+    """Why GPU workshops cannot run natively here, or None when they can."""
+    try:
+        import torch  # noqa: F401
+        import triton  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - report any import failure plainly
+        return (f"torch and triton are needed for the GPU workshops ({type(e).__name__}: {e}); "
+                f"install the project (see README) and run with the project's .venv")
+    import torch
+    if not torch.cuda.is_available():
+        return ("no CUDA GPU is available here; add --interpret to run the kernels in Triton's "
+                "interpreter on the CPU (slow, but checks correctness)")
+    return None
+
+
+class LoadError(Exception):
+    """The exercise file could not be imported; the message says where and why."""
+
+
+def _learner_frame(tb, path: Path):
+    """The deepest traceback frame inside the learner's file, or None."""
+    found = None
+    target = os.path.realpath(path)
+    for frame, lineno in traceback.walk_tb(tb):
+        if os.path.realpath(frame.f_code.co_filename) == target:
+            found = (frame, lineno)
+    return found
+
+
+def _raised_in(exc: BaseException, path: Path) -> bool:
+    """True when the innermost frame of the traceback is in the learner's file: the
+    NotImplementedError is the starter's own TODO, not a library's."""
+    last = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        last = frame
+    return last is not None and os.path.realpath(last.f_code.co_filename) == os.path.realpath(path)
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    hit = _learner_frame(exc.__traceback__, path)
+    if hit is None:
+        return ""
+    frame, lineno = hit
+    return f" ({Path(path).name}, line {lineno}, in {frame.f_code.co_name})"
+
+
+def load_exercise(path: Path):
+    """Import ``path`` as a fresh module (never cached), with clear load errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise LoadError(f"exercise file not found: {path}")
+    name = f"_exercise_{path.stem}_{next(_module_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"cannot import {path}: not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except SyntaxError as e:
+        raise LoadError(f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
+                        + (f"\n    {e.text.rstrip()}" if e.text else "")) from None
+    except SystemExit as e:
+        raise LoadError(f"the exercise called sys.exit({e.code!r}) while being imported") from None
+    except BaseException as e:  # noqa: BLE001 - any import-time failure is the learner's to fix
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise LoadError(f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}") from None
+    return mod
+
+
+def _jsonable(d: dict) -> dict:
+    return json.loads(json.dumps(d, default=str))
+
+
+def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, interpret: bool,
+             ) -> Record:
+    rec = Record(workshop=workshop_id, id=case.id, label=case.label, status="pass",
+                 why=case.why, section=case.section)
+    if interpret and not case.interpreter:
+        rec.status = "skipped"
+        rec.message = case.interpreter_reason or "needs a CUDA GPU; not run in the interpreter"
+        return rec
+    ctx = Context(case_id=case.id, device=device, interpret=interpret)
+    t0 = time.perf_counter()
+    try:
+        msg = case.fn(mod, ctx)
+        if device == "cuda":
+            import torch
+            torch.cuda.synchronize()   # surface asynchronous kernel errors inside this check
+        rec.message = msg or ""
+        rec.details = _jsonable(ctx.details)
+    except Unavailable as e:
+        rec.status, rec.message = "skipped", str(e)
+    except NotImplementedError as e:
+        if _raised_in(e, path):
+            rec.status = "todo"
+            rec.message = str(e) or "not implemented yet"
+        else:
+            rec.status = "error"
+            rec.message = f"NotImplementedError raised by a library, not your TODO: {e}"
+    except CheckFailed as e:
+        rec.status, rec.message, rec.details = "fail", e.message, _jsonable(e.details)
+    except AssertionError as e:
+        rec.status, rec.message = "fail", str(e) or "assertion failed"
+    except SystemExit as e:
+        rec.status, rec.message = "error", f"your code called sys.exit({e.code!r})"
+    except RecursionError as e:
+        rec.status, rec.message = "error", f"RecursionError{_where(e, path)}: {e}"
+    except MemoryError:
+        rec.status, rec.message = "error", "MemoryError: your code asked for more memory than there is"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
+        rec.status = "error"
+        rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
+        rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
+    rec.seconds = round(time.perf_counter() - t0, 4)
+    return rec
+
+
+def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
+               only: Optional[Iterable[str]] = None,
+               on_plan: Optional[Callable[[list], None]] = None,
+               on_begin: Optional[Callable[[Case], None]] = None,
+               on_record: Optional[Callable[[Record], None]] = None) -> list:
+    """Run the named checks of ``workshop_id`` against the file at ``path``.
+
+    ``only``: check ids to run (unknown ids raise KeyError naming them).  For a GPU
+    workshop without a GPU and without ``interpret``, every selected check is
+    recorded as skipped with the reason (exit code 3)."""
+    w = catalog.get(workshop_id)
+    path = Path(path)
+    if w.gpu and interpret:
+        use_interpreter()
+    problem = gpu_problem() if (w.gpu and not interpret) else None
+    if w.gpu and interpret:
+        try:
+            import torch  # noqa: F401
+            import triton  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            problem = f"torch and triton are needed for the GPU workshops ({e})"
+    device = "cuda" if (w.gpu and not interpret) else "cpu"
+
+    cases = cases_for(workshop_id) if problem is None or not w.gpu else _plain_cases(workshop_id)
+    if only:
+        only = list(only)
+        known = {c.id for c in cases}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise KeyError(f"unknown check id(s) for {workshop_id}: {', '.join(unknown)}; "
+                           f"known: {', '.join(sorted(known))}")
+        cases = [c for c in cases if c.id in only]
+    if on_plan:
+        on_plan(cases)
+
+    def emit(rec):
+        if on_record:
+            on_record(rec)
+        return rec
+
+    if problem is not None:
+        return [emit(Record(workshop=w.id, id=c.id, label=c.label, status="skipped",
+                            message=problem, why=c.why, section=c.section)) for c in cases]
+    try:
+        mod = load_exercise(path)
+    except LoadError as e:
+        return [emit(Record(workshop=w.id, id="load", label=f"import {path.name}",
+                            status="error", message=str(e)))]
+    records = []
+    for case in cases:
+        if on_begin:
+            on_begin(case)
+        records.append(emit(run_case(case, mod, path, workshop_id=w.id, device=device,
+                                     interpret=interpret)))
+    return records
+
+
+def _plain_cases(workshop_id: str) -> list:
+    """Case ids and labels without importing torch (when torch itself is missing)."""
+    try:
+        return cases_for(workshop_id)
+    except Exception:  # noqa: BLE001 - the case module needs torch; list the workshop as one item
+        w = catalog.get(workshop_id)
+        return [Case(id="workshop", label=w.title, fn=lambda m, c: None)]

@@ -1,0 +1,159 @@
+"""The learner's workspace: copies of the starters, never the starters themselves.
+
+Default folder: ``workspace/`` at the repository root (git-ignored), or the
+``KERNEL_COURSE_WORKSPACE`` environment variable, or ``--workspace``.  Backups and
+the progress file live beside it in ``.<name>-state/``, never inside it, so a
+watcher on the workspace sees only the learner's own edits.
+
+Standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+from checks.records import write_json_atomic
+from workshops.catalog import Workshop
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def default_workspace() -> Path:
+    env = os.environ.get("KERNEL_COURSE_WORKSPACE")
+    return Path(env).expanduser().resolve() if env else REPO / "workspace"
+
+
+def state_dir(workspace: Path) -> Path:
+    workspace = Path(workspace).resolve()
+    return workspace.parent / f".{workspace.name}-state"
+
+
+def exercise_path(w: Workshop, workspace: Optional[Path] = None) -> Path:
+    return Path(workspace or default_workspace()) / w.exercise_name
+
+
+def ensure_exercise(w: Workshop, workspace: Optional[Path] = None) -> Path:
+    """The learner's file, created from the starter on first use (never overwritten)."""
+    path = exercise_path(w, workspace)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Copy through a temporary file so a half-written copy never appears.
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        shutil.copyfile(w.starter, tmp)
+        try:
+            os.link(tmp, path)        # fails if the learner's file appeared meanwhile
+        except FileExistsError:
+            pass
+        except OSError:               # file systems without hard links
+            if not path.exists():
+                os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return path
+
+
+def backup(path: Path, workspace: Optional[Path] = None) -> Optional[Path]:
+    """Copy the learner's file into the state folder's backups; returns the copy."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    d = state_dir(workspace or path.parent) / "backups"
+    d.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    dest = d / f"{path.stem}.{stamp}.{content_hash(path.read_bytes())[:8]}.py"
+    shutil.copy2(path, dest)
+    return dest
+
+
+def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
+    """Restore the starter into the learner's file; returns (path, backup or None)."""
+    path = exercise_path(w, workspace)
+    saved = backup(path, workspace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    shutil.copyfile(w.starter, tmp)
+    os.replace(tmp, path)
+    return path, saved
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- progress: one small JSON file, written atomically, tolerant of corruption ---
+
+def progress_path(workspace: Optional[Path] = None) -> Path:
+    return state_dir(workspace or default_workspace()) / "progress.json"
+
+
+def load_progress(workspace: Optional[Path] = None) -> tuple:
+    """(progress dict, warning or None).  A corrupted file is moved aside, not fatal."""
+    p = progress_path(workspace)
+    if not p.exists():
+        return {}, None
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return data, None
+    except (ValueError, OSError) as e:
+        aside = p.with_name(f"progress.corrupt-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        try:
+            os.replace(p, aside)
+        except OSError:
+            aside = None
+        return {}, f"progress file was unreadable ({e}); set aside as {aside}"
+
+
+def record_progress(workshop_id: str, status: str, content: str = "",
+                    workspace: Optional[Path] = None, note: str = "") -> dict:
+    """Merge one workshop's latest status into the progress file (read-modify-write
+    under a lock file, so two app instances do not lose each other's updates)."""
+    p = progress_path(workspace)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with _Lock(p.with_suffix(".lock")):
+        data, _ = load_progress(workspace)
+        data[workshop_id] = {"status": status, "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                             "content_hash": content, "note": note}
+        write_json_atomic(p, data)
+    return data
+
+
+class _Lock:
+    """A tiny cross-platform lock: exclusive creation of a file, with a stale timeout."""
+
+    def __init__(self, path: Path, timeout: float = 5.0):
+        self.path, self.timeout = Path(path), timeout
+
+    def __enter__(self):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                os.close(fd)
+                return self
+            except FileExistsError:
+                try:
+                    if time.time() - self.path.stat().st_mtime > self.timeout:
+                        os.unlink(self.path)      # left by a crashed process
+                        continue
+                except OSError:
+                    continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"progress lock {self.path} is held by another process")
+                time.sleep(0.02)
+
+    def __exit__(self, *exc):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass

@@ -1,0 +1,114 @@
+"""The one catalog of workshops, read from the workshop folders.
+
+Each folder under ``workshops/`` that holds a ``meta.json`` is a workshop.  Nothing
+else lists workshops.  Standard library only (the CPU workshop runs under ``python -S``).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parent
+LEVELS = ("intermediate", "advanced")
+REQUIRED = ("id", "code", "level", "title", "device", "prerequisite", "deliverable",
+            "sessions", "functions")
+
+
+@dataclass(frozen=True)
+class Workshop:
+    id: str
+    code: str
+    level: str
+    title: str
+    device: str          # "CPU" or "GPU"
+    prerequisite: str
+    deliverable: str
+    sessions: str        # suggested study sessions, e.g. "2-4"
+    functions: tuple     # the contract's public functions, e.g. ("softmax",)
+    folder: Path
+
+    @property
+    def gpu(self) -> bool:
+        return self.device == "GPU"
+
+    @property
+    def starter(self) -> Path:
+        return self.folder / "starter.py"
+
+    @property
+    def solution(self) -> Path:
+        return self.folder / "solution.py"
+
+    @property
+    def exercise_name(self) -> str:
+        """File name of the learner's copy in the workspace."""
+        return f"{self.id}.py"
+
+    def wrong_versions(self) -> list:
+        d = self.folder / "wrong"
+        return sorted(d.glob("*.py")) if d.is_dir() else []
+
+    def read(self, name: str) -> str:
+        p = self.folder / name
+        return p.read_text(encoding="utf-8") if p.exists() else ""
+
+    @property
+    def lesson(self) -> str:
+        return self.read("lesson.md")
+
+    @property
+    def explanation(self) -> str:
+        return self.read("explanation.md")
+
+    @property
+    def hints(self) -> list:
+        """Tiers from a nudge to nearly the answer: the '## ' sections of hints.md."""
+        return split_sections(self.read("hints.md"))
+
+
+def split_sections(markdown: str) -> list:
+    """Split on level-2 headings; each item is one section's text, heading included."""
+    parts = re.split(r"(?m)^(?=## )", markdown)
+    return [p.strip() for p in parts if p.strip().startswith("## ")]
+
+
+def _load(folder: Path) -> Workshop:
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    missing = [k for k in REQUIRED if k not in meta]
+    if missing:
+        raise ValueError(f"{folder / 'meta.json'}: missing {missing}")
+    if meta["id"] != folder.name:
+        raise ValueError(f"{folder / 'meta.json'}: id {meta['id']!r} differs from folder name")
+    if meta["level"] not in LEVELS or meta["device"] not in ("CPU", "GPU"):
+        raise ValueError(f"{folder / 'meta.json'}: bad level or device")
+    return Workshop(folder=folder, functions=tuple(meta.pop("functions")),
+                    **{k: meta[k] for k in REQUIRED if k != "functions"})
+
+
+_CACHE: Optional[list] = None
+
+
+def workshops() -> list:
+    """All workshops, intermediate before advanced, by code (I1..I3, A1..A3)."""
+    global _CACHE
+    if _CACHE is None:
+        found = [_load(d) for d in sorted(ROOT.iterdir()) if (d / "meta.json").is_file()]
+        _CACHE = sorted(found, key=lambda w: (LEVELS.index(w.level), w.code))
+    return list(_CACHE)
+
+
+def get(workshop_id: str) -> Workshop:
+    for w in workshops():
+        if w.id == workshop_id or w.code.lower() == workshop_id.lower():
+            return w
+    known = ", ".join(w.id for w in workshops())
+    raise KeyError(f"unknown workshop {workshop_id!r}; known: {known}")
+
+
+def course_doc(name: str) -> str:
+    """Course-wide documents: glossary.md, worksheet.md, capstones.md."""
+    p = ROOT / name
+    return p.read_text(encoding="utf-8") if p.exists() else ""
