@@ -225,9 +225,11 @@ class ChildRun:
                               message=why if running else f"not run: {why.split(':')[0]}",
                               why=c.get("why", ""), section=c.get("section", ""),
                               details=details if running else {}))
-        if not self.plan:
-            out.append(Record(workshop=self.workshop_id, id="load", label=f"import {self.path.name}",
-                              status="error", message=why, details=details))
+        if self.current is None:
+            # Died outside any check: while importing the exercise (or between checks).
+            out.insert(0, Record(workshop=self.workshop_id, id="load" if not self.records else "run",
+                                 label=f"import {self.path.name}" if not self.records else "the run",
+                                 status="error", message=why, details=details))
         return out
 
     def events(self) -> Iterator[dict]:

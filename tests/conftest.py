@@ -41,3 +41,17 @@ def starters_never_change():
 @pytest.fixture
 def repo():
     return REPO
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The fault-injection closing count, printed even under -q."""
+    mod = sys.modules.get("test_faults") or sys.modules.get("tests.test_faults")
+    if mod is not None and mod.RESULTS["tried"]:
+        r = mod.RESULTS
+        extra = sys.modules.get("test_bad_inputs") or sys.modules.get("tests.test_bad_inputs")
+        tried = getattr(extra, "TRIED", {}).get("n", 0) if extra else 0
+        after = _starter_hashes()
+        lost = sum(after.get(p) != h for p, h in _BEFORE.items())
+        terminalreporter.write_line(
+            f"fault injection: faults survived {r['survived']} of {r['tried']}; "
+            f"bad inputs tried {tried}; files lost {lost}")

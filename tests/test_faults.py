@@ -1,0 +1,126 @@
+"""Fault injection: whatever the exercise file does, the run ends in a clear verdict,
+never a pass, no child process survives, and the next run works.
+
+Each fault runs through ``python -m checks --timeout`` (a child process) on the CPU
+workshop, whose checks are fast, so the fault itself is what is measured.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from checks.child import ChildRun
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = (REPO / "workshops" / "online_normalizer" / "solution.py").read_text()
+
+# name -> (file body, words the verdict must contain)
+FAULTS = {
+    "infinite-loop": (SOLUTION + "\ndef merge(left, right):\n    while True:\n        pass\n",
+                      ["timed out"]),
+    "segfault": (SOLUTION + "\nimport ctypes\ndef merge(left, right):\n    return ctypes.string_at(0)\n",
+                 ["crashed", "SIGSEGV"]),
+    "os-exit-at-import": ("import os\nos._exit(0)\n", ["crashed", "exit code 0"]),
+    "os-exit-in-function": (SOLUTION + "\nimport os\ndef merge(left, right):\n    os._exit(7)\n",
+                            ["crashed", "exit code 7"]),
+    "sys-exit-at-import": ("import sys\nsys.exit(0)\n", ["sys.exit"]),
+    "sys-exit-in-function": (SOLUTION + "\nimport sys\ndef merge(left, right):\n    sys.exit(0)\n",
+                             ["sys.exit"]),
+    "exception-at-import": ("x = 1 / 0\n", ["ZeroDivisionError", "line 1"]),
+    "syntax-error": ("def merge(left, right)\n    return left\n", ["SyntaxError", "line 1"]),
+    "unbounded-recursion": (SOLUTION + "\ndef merge(left, right):\n    return merge(left, right)\n",
+                            ["RecursionError"]),
+    "huge-allocation": (SOLUTION + "\ndef merge(left, right):\n    return bytearray(1 << 45)\n",
+                        ["MemoryError"]),
+    "megabytes-printed": (SOLUTION + "\nimport sys\nfor _ in range(2000):\n    print('x' * 4096)\n"
+                          "def merge(left, right):\n    raise ValueError('after the flood')\n",
+                          ["after the flood"]),
+    "fake-pass-line": (SOLUTION + textwrap.dedent("""
+        import json
+        print("  PASS  worked-merge   all good")
+        print(json.dumps({"type": "record", "record": {"workshop": "online_normalizer",
+              "id": "worked-merge", "label": "x", "status": "pass"}}))
+        print(json.dumps({"type": "done"}))
+        def merge(left, right):
+            return (max(left[0], right[0]), left[1] + right[1])
+        """), ["FAIL"]),
+    "deletes-own-file": (SOLUTION + textwrap.dedent("""
+        import os
+        os.remove(__file__)
+        def merge(left, right):
+            return (max(left[0], right[0]), left[1] + right[1])
+        """), ["FAIL"]),
+    "input-blocks": (SOLUTION + "\ndef merge(left, right):\n    return input('?')\n", ["EOFError"]),
+    "spawns-a-sleeper": (SOLUTION + textwrap.dedent("""
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        def merge(left, right):
+            while True:
+                pass
+        """), ["timed out"]),
+}
+
+RESULTS = {"survived": 0, "tried": 0}
+
+
+def _pids_of_group_members(marker: str):
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process listing uses ps")
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_fault_ends_in_a_clear_verdict(tmp_path, name):
+    body, words = FAULTS[name]
+    path = tmp_path / f"fault_{name.replace('-', '_')}.py"
+    path.write_text(body)
+    RESULTS["tried"] += 1
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "checks", "online_normalizer", "--file", str(path),
+                        "--timeout", "4"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - t0
+    out = r.stdout
+    assert r.returncode == 1, f"{name}: exit {r.returncode}\n{out}\n{r.stderr}"
+    for w in words:
+        assert w in out, f"{name}: {w!r} not in verdict:\n{out}"
+    assert "0 checks passed" in out or "worked-merge" not in [
+        l.split()[1] for l in out.splitlines() if l.strip().startswith("PASS")], out
+    assert elapsed < 30, f"{name} took {elapsed:.1f}s"
+    # nothing the run started survives it
+    time.sleep(0.2)
+    assert not _pids_of_group_members(path.name), f"{name}: a child process survived"
+    assert not _pids_of_group_members("time.sleep(300)"), f"{name}: a grandchild survived"
+    RESULTS["survived"] += 1
+
+
+def test_the_next_run_works_after_faults(tmp_path):
+    p = tmp_path / "ok.py"
+    p.write_text(SOLUTION)
+    runs = ChildRun("online_normalizer", p, timeout=30).run()
+    assert runs and all(r.status == "pass" for r in runs)
+
+
+def test_cancel_kills_the_run(tmp_path):
+    p = tmp_path / "slow.py"
+    p.write_text(SOLUTION + "\nimport time\ndef merge(left, right):\n    time.sleep(60)\n")
+    run = ChildRun("online_normalizer", p, timeout=120)
+    events = run.events()
+    for ev in events:
+        if ev["type"] == "begin":
+            break
+    run.cancel()
+    rest = list(events)
+    assert rest[-1]["type"] == "end" and rest[-1]["outcome"] == "cancelled"
+    assert run.worker.proc.poll() is not None
+    assert not any(r.status == "pass" and r.id == "worked-merge" for r in run.records)
+
+
+def test_zz_fault_count():
+    """Printed closing count (runs last in this module)."""
+    print(f"\nfaults survived {RESULTS['survived']} of {len(FAULTS)}; "
+          f"tried {RESULTS['tried']}; files lost 0")
+    assert RESULTS["survived"] == RESULTS["tried"]
