@@ -113,6 +113,16 @@ def load_exercise(path: Path):
     return mod
 
 
+def _cause_of_type(exc: BaseException, kind):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _jsonable(d: dict) -> dict:
     return json.loads(json.dumps(d, default=str))
 
@@ -156,9 +166,13 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
-        rec.status = "error"
-        rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
-        rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
+        wrapped = _cause_of_type(e, CheckFailed)   # e.g. an out-of-bounds access in the interpreter
+        if wrapped is not None:
+            rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
+        else:
+            rec.status = "error"
+            rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
+            rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
     return rec
 
@@ -182,7 +196,9 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
         try:
             import torch  # noqa: F401
             import triton  # noqa: F401
-        except Exception as e:  # noqa: BLE001
+            from checks import oob
+            oob.install()       # every load and store is checked against the launch's tensors
+        except ImportError as e:
             problem = f"torch and triton are needed for the GPU workshops ({e})"
     device = "cuda" if (w.gpu and not interpret) else "cpu"
 

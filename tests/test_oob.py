@@ -1,0 +1,60 @@
+"""The interpreter's out-of-bounds detector (checks/oob.py)."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from checks import oob
+
+oob.install()
+
+
+@triton.jit
+def _copy_unmasked_load(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs)                    # reads past n: the bug
+    tl.store(y + offs, v, mask=offs < n)     # ...but the result is masked, so y is right
+
+
+@triton.jit
+def _copy_masked(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, other=0.0)
+    tl.store(y + offs, v, mask=offs < n)
+
+
+@triton.jit
+def _copy_store_past_end(x, y, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, other=0.0)
+    tl.store(y + offs + 1, v, mask=offs < n)      # off by one: the last lane writes past y
+
+
+def test_unmasked_load_is_flagged_even_when_the_answer_is_right():
+    x = torch.randn(10)
+    y = torch.empty(10)
+    with pytest.raises(Exception) as info:
+        _copy_unmasked_load[(1,)](x, y, 10, BLOCK=16)
+    v = oob.find_violation(info.value)
+    assert v is not None
+    assert "_copy_unmasked_load" in v.message and "program id (0, 0, 0)" in v.message
+    assert "past the end of x" in v.message
+    assert v.details["kind"] == "load"
+
+
+def test_store_past_the_end_names_the_program():
+    x = torch.randn(40)
+    y = torch.empty(40)
+    with pytest.raises(Exception) as info:
+        _copy_store_past_end[(3,)](x, y, 40, BLOCK=16)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["kind"] == "store"
+    assert v.details["program_id"][0] == 2           # the program holding the last element
+
+
+def test_masked_kernel_raises_no_false_alarm():
+    x = torch.randn(10)
+    y = torch.empty(10)
+    _copy_masked[(1,)](x, y, 10, BLOCK=16)
+    assert torch.equal(x, y)
