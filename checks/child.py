@@ -309,3 +309,58 @@ class ChildRun:
         for _ in self.events():
             pass
         return self.records
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU is visible, without importing torch (the app must not)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if os.path.exists("/dev/nvidiactl"):
+        return True
+    import shutil
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        r = subprocess.run([smi, "-L"], capture_output=True, timeout=5)
+        return r.returncode == 0 and b"GPU" in r.stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def preload_for(gpu_workshop: bool, interpret: bool) -> str:
+    if not gpu_workshop:
+        return "cpu"
+    return "interpret" if interpret else "gpu"
+
+
+class WarmPool:
+    """Keeps one started worker per preload mode, ready for the next save.
+
+    ``take`` hands out the ready worker (or starts one if none is ready); ``prime``
+    starts the next one.  Call ``prime`` after a run finishes rather than during it:
+    a worker's imports (torch takes seconds of CPU) would compete with the run."""
+
+    def __init__(self):
+        self._ready: dict = {}
+        self._lock = threading.Lock()
+
+    def prime(self, preload: str) -> Worker:
+        with self._lock:
+            w = self._ready.get(preload)
+            if w is None or not w.alive():
+                w = self._ready[preload] = Worker(preload=preload)
+            return w
+
+    def take(self, preload: str) -> Worker:
+        with self._lock:
+            w = self._ready.pop(preload, None)
+        if w is None or not w.alive():
+            w = Worker(preload=preload)
+        return w
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._ready = list(self._ready.values()), {}
+        for w in workers:
+            w.kill()

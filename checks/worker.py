@@ -60,6 +60,7 @@ def main(argv=None) -> int:
 
     if args.preload == "interpret":
         os.environ["TRITON_INTERPRET"] = "1"
+    from checks import engine  # noqa: F401 - part of being warm
     if args.preload in ("interpret", "gpu"):
         import torch
         import triton  # noqa: F401
