@@ -64,7 +64,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reset", action="store_true",
                    help="restore the starter into your file (your file is backed up first)")
     p.add_argument("--where", action="store_true", help="print the path of your exercise file")
+    p.add_argument("--sanitize", action="store_true",
+                   help="on a GPU: run the checks under compute-sanitizer (memcheck) and report "
+                        "invalid memory accesses")
     return p
+
+
+def run_sanitized(argv: list, out: Printer) -> int:
+    """Re-run this command under compute-sanitizer's memcheck; its findings become a
+    failure even when every check passed (an out-of-bounds read can give right numbers)."""
+    import re
+    import shutil
+    import subprocess
+    tool = shutil.which("compute-sanitizer") or next(
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None)
+    if tool is None:
+        out.line("--sanitize: compute-sanitizer was not found (it ships with the CUDA toolkit)")
+        return EXIT_UNAVAILABLE
+    inner = [a for a in argv if a != "--sanitize"]
+    cmd = [tool, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "20",
+           sys.executable, "-m", "checks", *inner]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(proc.stdout)
+    findings = [l for l in (proc.stdout + proc.stderr).splitlines() if l.startswith("=========")]
+    summary = next((l for l in findings if "ERROR SUMMARY" in l), "")
+    m = re.search(r"ERROR SUMMARY: (\d+) error", summary)
+    errors = int(m.group(1)) if m else (1 if proc.returncode == 99 else 0)
+    if errors:
+        out.line(f"compute-sanitizer found {errors} memory error(s):", "bold red")
+        for l in findings[:40]:
+            out.line(f"  {l}")
+        return 1
+    out.line("compute-sanitizer: no memory errors found")
+    return proc.returncode
 
 
 def _select(args) -> list:
@@ -242,6 +274,8 @@ def main(argv=None) -> int:
             raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
         if args.list:
             return cmd_list(args, out)
+        if args.sanitize:
+            return run_sanitized(list(sys.argv[1:] if argv is None else argv), out)
         if args.hint is not None or args.hints or args.explain or args.reset or args.where:
             w = _select(args)
             if args.exercise == "all" or len(w) != 1:
