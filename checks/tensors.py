@@ -48,6 +48,15 @@ def poison_like(t: torch.Tensor) -> torch.Tensor:
     return torch.full_like(t, POISON)
 
 
+def poisoned_allocator(shape, dtype, device: str) -> None:
+    """Leave a block of poison where the caching allocator will look next: allocate a
+    tensor of the output's size filled with POISON and free it.  On CUDA the next
+    allocation of that size usually gets the same block back, so elements a kernel
+    never writes still hold the poison and are reported as never written."""
+    t = torch.full(shape, POISON, dtype=dtype, device=device)
+    del t
+
+
 def _fmt(v: float) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return str(v)
@@ -79,6 +88,8 @@ def mismatch_report(got: torch.Tensor, expected: torch.Tensor, *, atol: float, r
     mismatches, NaN/Inf counts, elements left at the poison value, and (for 2D) the
     rows and columns affected.
     """
+    # The poison as the output's dtype stores it (-12345 is -12344 in fp16, -12352 in bf16).
+    poison = float(torch.tensor(POISON, dtype=got.dtype)) if got.dtype.is_floating_point else POISON
     g = got.detach().to("cpu", torch.float64)
     e = expected.detach().to("cpu", torch.float64)
     diff = (g - e).abs()
@@ -108,7 +119,7 @@ def mismatch_report(got: torch.Tensor, expected: torch.Tensor, *, atol: float, r
         ],
         "nan": int(torch.isnan(g).sum()),
         "inf": int(torch.isinf(g).sum()),
-        "unwritten": int((g == POISON).sum()),
+        "unwritten": int((g == poison).sum()),
         "atol": atol,
         "rtol": rtol,
     }

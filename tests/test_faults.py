@@ -124,3 +124,33 @@ def test_zz_fault_count():
     print(f"\nfaults survived {RESULTS['survived']} of {len(FAULTS)}; "
           f"tried {RESULTS['tried']}; files lost 0")
     assert RESULTS["survived"] == RESULTS["tried"]
+
+
+def _cuda_available():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def test_illegal_memory_access_is_an_error_never_a_pass(tmp_path):
+    """On a GPU: a sticky illegal-memory-access error.  In the interpreter (CPU): the
+    out-of-bounds detector stops the store.  Either way: exit 1, no pass, next run fine."""
+    from workshops import catalog
+    try:
+        catalog.get("strided_softmax")
+    except KeyError:
+        pytest.skip("strided_softmax not in the catalog yet")
+    fault = REPO / "tests" / "faults" / "illegal_access_softmax.py"
+    args = [sys.executable, "-m", "checks", "strided_softmax", "--file", str(fault),
+            "--timeout", "120", "--check", "worked-transpose"]
+    if not _cuda_available():
+        args.append("--interpret")
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    r = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "PASS" not in r.stdout
+    expected = "illegal memory access" if _cuda_available() else "out-of-bounds store"
+    assert expected in r.stdout.lower() or expected in r.stdout, r.stdout
