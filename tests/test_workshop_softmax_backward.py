@@ -1,0 +1,157 @@
+"""I2 softmax backward: the reference answer passes, the starter is TODO, every wrong
+version is caught by the checks named for it.  Runs in Triton's interpreter (conftest)."""
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from checks.engine import cases_for, load_exercise, run_checks
+from workshops import catalog
+
+WID = "softmax_backward"
+FOLDER = Path(__file__).resolve().parent.parent / "workshops" / WID
+
+# Checks that only exercise the wrapper's metadata validation: they pass on the starter.
+VALIDATION_ONLY = {"rejects-types", "rejects-shapes", "rejects-options", "rejects-device-and-grad"}
+GPU_ONLY = {"nondefault-stream"}
+
+# Each wrong version, and the checks that must fail on it (in the interpreter).
+MUST_CATCH = {
+    "reduce_g_alone": {"worked-example", "constant-gradient", "matches-autograd",
+                       "rows-sum-to-zero"},
+    "unit_column_stride": {"transposed-inputs", "strided-slices", "broadcast-inputs"},
+    "half_precision_dot": {"large-gradient-offset"},
+}
+
+
+@pytest.fixture(scope="module")
+def solution_records():
+    return run_checks(WID, FOLDER / "solution.py", interpret=True)
+
+
+def test_catalog_entry():
+    w = catalog.get(WID)
+    assert (w.code, w.level, w.device, w.sessions) == ("I2", "intermediate", "GPU", "2-4")
+    assert w.functions == ("backward",)
+    assert {p.stem for p in w.wrong_versions()} == set(MUST_CATCH)
+    meta = json.loads((FOLDER / "meta.json").read_text())
+    assert meta["id"] == WID
+
+
+def test_solution_passes_every_interpreter_check(solution_records):
+    by_status = {}
+    for r in solution_records:
+        by_status.setdefault(r.status, []).append(r.id)
+    bad = [(r.id, r.status, r.message) for r in solution_records if r.status not in ("pass", "skipped")]
+    assert not bad, bad
+    assert set(by_status.get("skipped", [])) == GPU_ONLY
+    assert len(by_status["pass"]) == len(cases_for(WID)) - len(GPU_ONLY)
+
+
+def test_solution_run_is_fast(solution_records):
+    assert sum(r.seconds for r in solution_records) < 60
+
+
+def test_first_check_is_the_worked_example():
+    assert cases_for(WID)[0].id == "worked-example"
+
+
+def test_starter_is_todo():
+    records = run_checks(WID, FOLDER / "starter.py", interpret=True)
+    status = {r.id: r.status for r in records}
+    assert not [i for i, s in status.items() if s in ("fail", "error")], status
+    passed = {i for i, s in status.items() if s == "pass"}
+    assert passed == VALIDATION_ONLY, passed
+    todo = {i for i, s in status.items() if s == "todo"}
+    assert todo == set(status) - VALIDATION_ONLY - GPU_ONLY
+
+
+def test_starter_defines_no_kernel():
+    import triton
+    mod = load_exercise(FOLDER / "starter.py")
+    kernels = [n for n, v in vars(mod).items() if isinstance(v, triton.runtime.jit.JITFunction)]
+    assert kernels == []
+    with pytest.raises(NotImplementedError):
+        mod.backward(torch.rand(2, 3), torch.rand(2, 3))
+
+
+@pytest.mark.parametrize("name", sorted(MUST_CATCH))
+def test_wrong_version_is_rejected(name):
+    path = FOLDER / "wrong" / f"{name}.py"
+    assert path.read_text().startswith('"""WRONG on purpose')
+    records = run_checks(WID, path, interpret=True)
+    failed = {r.id for r in records if r.status == "fail"}
+    missing = MUST_CATCH[name] - failed
+    assert not missing, f"{name} was not caught by {sorted(missing)}; failed: {sorted(failed)}"
+
+
+def test_every_check_section_is_a_lesson_heading():
+    headings = {line[3:].strip() for line in (FOLDER / "lesson.md").read_text().splitlines()
+                if line.startswith("## ")}
+    for case in cases_for(WID):
+        assert case.section in headings, (case.id, case.section)
+        assert case.why, case.id
+
+
+def test_hints_have_four_tiers():
+    hints = catalog.get(WID).hints
+    assert len(hints) == 4
+    assert all(h.startswith(f"## Hint {i + 1}:") for i, h in enumerate(hints))
+
+
+# --- unit tests of the subtle parts --------------------------------------------------------
+
+def test_oracle_worked_example_and_dense_jacobian():
+    cases = importlib.import_module("checks.cases.softmax_backward")
+    y = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
+    g = torch.tensor([[2.0, -1.0]], dtype=torch.float64)
+    assert torch.allclose(cases._vjp64(y, g), torch.tensor([[0.5625, -0.5625]], dtype=torch.float64))
+    # The VJP equals g^T J with the dense Jacobian J = diag(y) - y y^T (what the kernel avoids).
+    x = torch.randn(3, 6, dtype=torch.float64)
+    y = torch.softmax(x, dim=-1)
+    g = torch.randn(3, 6, dtype=torch.float64)
+    dense = torch.stack([g[r] @ (torch.diag(y[r]) - torch.outer(y[r], y[r])) for r in range(3)])
+    assert torch.allclose(cases._vjp64(y, g), dense, atol=1e-14)
+
+
+def test_draw_gives_independent_y_and_g():
+    from checks.case import Context
+    cases = importlib.import_module("checks.cases.softmax_backward")
+    y, g = cases._draw(Context(case_id="x"), (3, 5))
+    assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64))
+    logits_like = torch.log(y) - torch.log(y).mean(-1, keepdim=True)
+    assert not torch.allclose(logits_like, g - g.mean(-1, keepdim=True))
+
+
+def test_rows_per_program_packs_only_narrow_rows():
+    """Narrow rows share a program (partial last group masked); wide rows get one each."""
+    mod = load_exercise(FOLDER / "solution.py")
+    for rows, cols in ((33, 40), (17, 1), (5, 1025), (1, 8192)):
+        y = torch.softmax(torch.randn(rows, cols, dtype=torch.float64), -1).float()
+        g = torch.randn(rows, cols)
+        dx = mod.backward(y, g)
+        want = y.double() * (g.double() - (y.double() * g.double()).sum(-1, keepdim=True))
+        assert torch.allclose(dx.double(), want, atol=1e-6), (rows, cols)
+
+
+def test_benchmark_spec_interface():
+    spec = importlib.import_module("checks.benchmarks.softmax_backward")
+    assert [s["name"] for s in spec.SHAPES] == ["256x1025", "1024x4097", "16384x8192"]
+    assert [s["role"] for s in spec.SHAPES] == ["comparison", "comparison", "roofline"]
+    assert spec.DTYPES == ["fp16", "fp32", "bf16"]
+    assert spec.work(spec.SHAPES[2], torch.float16)["bytes"] == 16384 * 8192 * 2 * 3
+    mod = load_exercise(FOLDER / "solution.py")
+    shape = dict(name="4x33", role="comparison", rows=4, cols=33)
+    inputs = spec.make_inputs(shape, torch.float32, "cpu", seed=1)
+    assert set(inputs) == {"y", "grad_output"}
+    expected = spec.oracle(inputs, shape)
+    assert expected.dtype == torch.float64
+    variants = spec.variants(mod, inputs, shape)
+    roles = [v["role"] for v in variants]
+    assert roles.count("baseline") == 1 and roles.count("candidate") == 2
+    assert sorted(v["config"].get("num_warps") for v in variants if v["role"] == "candidate") == [4, 8]
+    for v in variants:
+        out = v["fn"]()
+        assert torch.allclose(out.double(), expected, atol=1e-5), v["name"]
