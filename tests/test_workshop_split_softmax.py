@@ -1,0 +1,223 @@
+"""A2 wide-row split softmax: the reference answer passes, the starter is TODO, every
+wrong version is caught by the checks named for it, and the subtle parts (three ordered
+launches, the scratch formula, the benchmark spec) hold.  Runs in Triton's interpreter
+(conftest sets TRITON_INTERPRET=1)."""
+import importlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from checks.engine import cases_for, load_exercise, run_checks
+from workshops import catalog
+
+WID = "split_softmax"
+FOLDER = Path(__file__).resolve().parent.parent / "workshops" / WID
+
+# Checks that only exercise the wrapper's metadata validation: they pass on the starter.
+VALIDATION_ONLY = {"rejects-bad-type-or-dtype", "rejects-bad-shape", "rejects-widths",
+                   "rejects-non-contiguous", "rejects-bad-chunk-size", "rejects-device-and-grad"}
+GPU_ONLY = {"non-default-stream"}
+
+# Each wrong version, and the checks that must fail on it (in the interpreter).
+MUST_CATCH = {
+    "concat_local_normalized": {"rows-sum-to-one", "width-chunk-plus-1", "basic-small",
+                                "worked-shape-4x32769"},
+    "merge_without_rescale": {"isolated-max-last-chunk", "rising-max", "rows-sum-to-one"},
+    "zero_padding_in_stats": {"width-chunk-plus-1", "large-logits"},
+    "floor_tile_count": {"worked-scratch", "worked-shape-4x32769", "width-chunk-plus-1"},
+}
+# ...and checks each of them passes: the bug needs more than one chunk (or a ragged one).
+MUST_PASS = {
+    "concat_local_normalized": {"width-1", "width-chunk-minus-1", "width-chunk", "worked-scratch"},
+    "merge_without_rescale": {"width-1", "width-chunk", "worked-scratch"},
+    "zero_padding_in_stats": {"width-chunk", "worked-scratch"},
+    "floor_tile_count": {"width-chunk"},
+}
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return load_exercise(FOLDER / "solution.py")
+
+
+@pytest.fixture(scope="module")
+def solution_records():
+    return run_checks(WID, FOLDER / "solution.py", interpret=True)
+
+
+def test_catalog_entry():
+    w = catalog.get(WID)
+    assert (w.code, w.level, w.device, w.sessions) == ("A2", "advanced", "GPU", "3-5")
+    assert w.title == "Wide-row split softmax"
+    assert w.functions == ("softmax", "scratch_bytes")
+    assert {p.stem for p in w.wrong_versions()} == set(MUST_CATCH)
+    assert json.loads((FOLDER / "meta.json").read_text())["id"] == WID
+
+
+def test_solution_passes_every_interpreter_check(solution_records):
+    bad = [(r.id, r.status, r.message) for r in solution_records if r.status not in ("pass", "skipped")]
+    assert not bad, bad
+    skipped = {r.id for r in solution_records if r.status == "skipped"}
+    assert skipped == GPU_ONLY
+    passed = [r.id for r in solution_records if r.status == "pass"]
+    assert len(passed) == len(cases_for(WID)) - len(GPU_ONLY)
+
+
+def test_solution_run_is_fast(solution_records):
+    assert sum(r.seconds for r in solution_records) < 60
+
+
+def test_first_check_is_a_small_basic_shape():
+    assert cases_for(WID)[0].id == "basic-small"
+
+
+def test_gpu_only_checks_are_declared():
+    gpu_only = {c.id for c in cases_for(WID) if not c.interpreter}
+    assert gpu_only == GPU_ONLY
+    assert all(c.interpreter_reason for c in cases_for(WID) if not c.interpreter)
+
+
+def test_starter_is_todo():
+    records = run_checks(WID, FOLDER / "starter.py", interpret=True)
+    status = {r.id: r.status for r in records}
+    assert not [i for i, s in status.items() if s in ("fail", "error")], status
+    passed = {i for i, s in status.items() if s == "pass"}
+    assert passed == VALIDATION_ONLY, passed
+    todo = {i for i, s in status.items() if s == "todo"}
+    assert todo == set(status) - VALIDATION_ONLY - GPU_ONLY
+
+
+def test_starter_defines_no_kernel():
+    import triton
+    mod = load_exercise(FOLDER / "starter.py")
+    kernels = [n for n, v in vars(mod).items() if isinstance(v, triton.runtime.jit.JITFunction)]
+    assert kernels == []
+    with pytest.raises(NotImplementedError):
+        mod.softmax(torch.rand(2, 3))
+    with pytest.raises(NotImplementedError):
+        mod.scratch_bytes(4, 32769, 1024)
+    with pytest.raises(ValueError, match="chunk_size"):     # validation runs first
+        mod.softmax(torch.rand(2, 3), chunk_size=512)
+
+
+@pytest.mark.parametrize("name", sorted(MUST_CATCH))
+def test_wrong_version_is_rejected(name):
+    path = FOLDER / "wrong" / f"{name}.py"
+    assert path.read_text().startswith('"""WRONG on purpose')
+    records = run_checks(WID, path, interpret=True)
+    status = {r.id: r.status for r in records}
+    failed = {i for i, s in status.items() if s == "fail"}
+    missing = MUST_CATCH[name] - failed
+    assert not missing, f"{name} was not caught by {sorted(missing)}; failed: {sorted(failed)}"
+    not_passed = {i for i in MUST_PASS[name] if status[i] != "pass"}
+    assert not not_passed, f"{name} should pass {sorted(not_passed)}: {status}"
+
+
+def test_every_check_section_is_a_lesson_heading():
+    headings = {line[3:].strip() for line in (FOLDER / "lesson.md").read_text().splitlines()
+                if line.startswith("## ")}
+    for case in cases_for(WID):
+        assert case.section in headings, (case.id, case.section)
+        assert case.why, case.id
+
+
+def test_hints_have_four_tiers():
+    hints = catalog.get(WID).hints
+    assert len(hints) == 4
+    assert all(h.startswith(f"## Hint {i + 1}:") for i, h in enumerate(hints))
+
+
+# --- unit tests of the subtle parts --------------------------------------------------------
+
+def test_worked_scratch_answer(solution):
+    assert solution.scratch_bytes(4, 32769, 1024) == 1088
+    for m, n, c in [(1, 1, 256), (3, 1024, 1024), (3, 1025, 1024), (2, 131072, 256), (0, 7, 4096)]:
+        assert solution.scratch_bytes(m, n, c) == 8 * m * (math.ceil(n / c) + 1)
+    for bad, exc, word in [((4, 32769, 512), ValueError, "chunk_size"),
+                           ((4, 0, 1024), ValueError, "N"), ((4, 131073, 1024), ValueError, "N"),
+                           ((-1, 5, 1024), ValueError, "M"), ((4.0, 5, 1024), TypeError, "M")]:
+        with pytest.raises(exc, match=word):
+            solution.scratch_bytes(*bad)
+
+
+class _LaunchRecorder:
+    """Stands in for a JITFunction: records kernel[grid](...) launches, then runs them."""
+
+    def __init__(self, name, kernel, log):
+        self.name, self.kernel, self.log = name, kernel, log
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.log.append((self.name, tuple(grid)))
+            return self.kernel[grid](*args, **kwargs)
+        return launch
+
+
+def test_three_ordered_launches(solution, monkeypatch):
+    log = []
+    for name in ("_partial_stats_kernel", "_merge_kernel", "_normalize_kernel"):
+        monkeypatch.setattr(solution, name, _LaunchRecorder(name, getattr(solution, name), log))
+    x = torch.randn(4, 32769)
+    got = solution.softmax(x, chunk_size=1024)
+    assert torch.allclose(got.double(), torch.softmax(x.double(), -1), atol=1e-6, rtol=1e-4)
+    assert log == [("_partial_stats_kernel", (4, 33)), ("_merge_kernel", (4,)),
+                   ("_normalize_kernel", (4, 33))]
+    log.clear()
+    assert solution.softmax(torch.empty(0, 5000)).shape == (0, 5000)
+    assert log == []                       # zero rows: nothing launched
+
+
+def test_scratch_allocated_matches_scratch_bytes(solution, monkeypatch):
+    allocated = []
+    real_empty = torch.empty
+
+    def recording_empty(*args, **kwargs):
+        t = real_empty(*args, **kwargs)
+        allocated.append(t)
+        return t
+
+    monkeypatch.setattr(torch, "empty", recording_empty)
+    x = torch.randn(3, 5000).half()        # fp16 output, so every fp32 allocation is scratch
+    solution.softmax(x, chunk_size=256)
+    scratch = sum(t.numel() * t.element_size() for t in allocated if t.dtype == torch.float32)
+    assert scratch == solution.scratch_bytes(3, 5000, 256) == 8 * 3 * (20 + 1)
+
+
+def test_lesson_table_numbers():
+    """The [1, 2, 3, 4] example of the lesson and explanation, in float64."""
+    l_chunk = 1 + math.exp(-1)
+    merged = l_chunk * math.exp(-2) + l_chunk
+    assert round(l_chunk, 4) == 1.3679 and round(merged, 4) == 1.5530
+    probs = [math.exp(v - 4) / merged for v in (1, 2, 3, 4)]
+    assert [round(p, 4) for p in probs] == [0.0321, 0.0871, 0.2369, 0.6439]
+    local = [math.exp(v - 2) / l_chunk for v in (1, 2)] + [math.exp(v - 4) / l_chunk for v in (3, 4)]
+    assert [round(p, 4) for p in local] == [0.2689, 0.7311, 0.2689, 0.7311]
+    raw = [math.exp(v - 4) / (2 * l_chunk) for v in (1, 2, 3, 4)]
+    assert [round(p, 4) for p in raw] == [0.0182, 0.0495, 0.1345, 0.3655]
+    assert round(sum(raw), 2) == 0.57
+
+
+def test_benchmark_spec(solution):
+    spec = importlib.import_module("checks.benchmarks.split_softmax")
+    names = {s["name"]: s["role"] for s in spec.SHAPES}
+    assert names == {"4x32769": "comparison", "64x131072": "comparison",
+                     "4x131072": "roofline", "1024x131072": "roofline"}
+    assert spec.DTYPES == ["fp32", "fp16", "bf16"]
+    assert spec.work(dict(rows=4, cols=131072), torch.float32)["bytes"] == 4 * 131072 * 4 * 2
+    assert spec.work(dict(rows=1024, cols=131072), torch.bfloat16)["bytes"] == 1024 * 131072 * 2 * 2
+    shape = dict(name="2x3000", role="comparison", rows=2, cols=3000)   # small: interpreter
+    inputs = spec.make_inputs(shape, torch.float16, "cpu", seed=1)
+    assert inputs["x"].shape == (2, 3000) and inputs["x"].dtype == torch.float16
+    assert torch.equal(inputs["x"], spec.make_inputs(shape, torch.float16, "cpu", seed=1)["x"])
+    expected = spec.oracle(inputs, shape)
+    variants = spec.variants(solution, inputs, shape)
+    roles = [v["role"] for v in variants]
+    assert roles.count("baseline") == 1 and roles.count("candidate") == 3
+    assert sorted(v["config"]["chunk_size"] for v in variants if v["role"] == "candidate") == [256, 1024, 4096]
+    for v in variants:
+        got = v["fn"]()
+        assert got.dtype == torch.float16
+        assert torch.allclose(got.double(), expected, atol=1e-3, rtol=1e-2), v["name"]
