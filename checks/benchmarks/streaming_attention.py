@@ -1,0 +1,105 @@
+"""Benchmark spec for A3, streaming attention (the harness times it; this file describes it).
+
+Causal or full lives in the SHAPE (``causal=True/False``, names "<N>x<D>-causal" and
+"<N>x<D>-full"), because the float64 oracle depends on it.  129x32 is ragged for every
+tile size; 512x64 is small; 2048x64 is the contract's longest sequence (the roofline
+shape).  Single head: at N=2048 there are only 32 query blocks of 64 rows for the
+H200's 132 SMs, so the time is set by the busiest program, not by total work.
+
+Candidates: the learner's attention with block_n 32 and 64; for causal shapes, also
+skip_future_tiles=False (every key tile visited and masked: the lesson's starting
+point), when the learner's function has that option.  Baseline: PyTorch SDPA with
+automatic backend selection on [1, 1, N, D] views.  Peer: the eager expression that
+materializes the fp32 N x N score matrix, the thing this workshop avoids.
+"""
+import inspect
+import math
+
+import torch
+
+SHAPES = [
+    dict(name="129x32-full", role="comparison", n=129, d=32, causal=False),
+    dict(name="129x32-causal", role="comparison", n=129, d=32, causal=True),
+    dict(name="512x64-full", role="comparison", n=512, d=64, causal=False),
+    dict(name="512x64-causal", role="comparison", n=512, d=64, causal=True),
+    dict(name="2048x64-full", role="roofline", n=2048, d=64, causal=False),
+    dict(name="2048x64-causal", role="roofline", n=2048, d=64, causal=True),
+]
+DTYPES = ["fp16", "bf16"]
+BLOCK_NS = (32, 64)
+
+
+def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
+    """q, k, v: independent standard normal [N, D] tensors, contiguous, drawn on the CPU."""
+    g = torch.Generator(device="cpu")
+    g.manual_seed(seed)
+    n, d = shape["n"], shape["d"]
+    q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(dtype).to(device)
+               for _ in range(3))
+    return {"q": q, "k": k, "v": v}
+
+
+def oracle(inputs: dict, shape: dict) -> torch.Tensor:
+    """float64 softmax(q k^T / sqrt(D) [causal mask]) v, on the inputs' device (outside
+    the timed calls; only here is the N x N score matrix formed)."""
+    q, k, v = (inputs[name].to(torch.float64) for name in ("q", "k", "v"))
+    n, d = q.shape
+    scores = q @ k.T / math.sqrt(d)
+    if shape["causal"]:
+        future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def work(shape: dict, dtype: torch.dtype) -> dict:
+    """Minimal bytes: q, k, v read once and the output written once (4 N D elements).
+    FLOPs: 2 N^2 D for Q K^T plus 2 N^2 D for P V; causal needs about half of them."""
+    n, d = shape["n"], shape["d"]
+    elem = torch.empty((), dtype=dtype).element_size()
+    flops = 4 * n * n * d
+    if shape["causal"]:
+        flops //= 2
+    return {"bytes": 4 * n * d * elem, "flops": flops}
+
+
+def _accepts(fn, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def variants(mod, inputs: dict, shape: dict) -> list:
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    causal = shape["causal"]
+    has_skip = _accepts(mod.attention, "skip_future_tiles")
+    out = []
+    for block_n in BLOCK_NS:
+        config = {"block_n": block_n, **({"skip_future_tiles": True} if has_skip else {})}
+        out.append({"name": f"triton block_n={block_n}", "role": "candidate", "config": config,
+                    "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn))})
+    if causal and has_skip:
+        for block_n in BLOCK_NS:
+            out.append({"name": f"triton block_n={block_n} visit every tile", "role": "candidate",
+                        "config": {"block_n": block_n, "skip_future_tiles": False},
+                        "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn,
+                                                                skip_future_tiles=False))})
+
+    q4, k4, v4 = q[None, None], k[None, None], v[None, None]       # [1, 1, N, D] views
+    out.append({"name": "torch SDPA (automatic backend)", "role": "baseline", "config": {},
+                "fn": lambda: torch.nn.functional.scaled_dot_product_attention(
+                    q4, k4, v4, is_causal=causal)[0, 0]})
+
+    n, d = q.shape
+    scale = 1.0 / math.sqrt(d)
+    future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if causal else None
+
+    def materialized():
+        scores = (q.float() @ k.float().T) * scale               # the N x N tensor we avoid
+        if future is not None:
+            scores = scores.masked_fill(future, float("-inf"))
+        return (torch.softmax(scores, dim=-1) @ v.float()).to(q.dtype)
+
+    out.append({"name": "eager fp32 scores (materializes N x N)", "role": "peer", "config": {},
+                "fn": materialized})
+    return out

@@ -1,0 +1,242 @@
+"""A3 streaming attention: the reference passes, the starter is TODO, every kept wrong
+answer is caught by the checks named for it (all in Triton's interpreter on the CPU),
+plus unit tests of the reasoning the checks rely on."""
+import math
+import re
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from checks.case import Context
+from checks.engine import cases_for, load_exercise, run_checks
+from checks.tensors import tolerance
+from workshops import catalog
+
+WID = "streaming_attention"
+W = catalog.get(WID)
+GPU_ONLY = {"bf16-basic", "bf16-hazards", "non-default-stream"}
+# Checks that exercise only the wrapper's validation: the starter passes them.
+VALIDATION_ONLY = {"rejects-dtype", "rejects-shape", "rejects-head-dim", "rejects-long-sequence",
+                   "rejects-causal", "rejects-block-n", "rejects-layout", "rejects-device",
+                   "rejects-requires-grad"}
+# Each kept wrong answer and the checks that must fail on it.
+MUST_CATCH = {
+    "rescale_l_not_acc": ["worked-answer", "basic", "growing-maximum", "isolated-maximum",
+                          "extreme-logits"],
+    "causal_excludes_diagonal": ["causal-row-zero", "causal-basic", "uniform-causal", "worked-answer"],
+    "tail_scores_not_masked": ["basic", "ragged-lengths", "tiny-lengths", "worked-answer"],
+    "grid_misses_tail": ["poisoned-allocator", "ragged-lengths", "tiny-lengths"],
+}
+
+
+def _by_id(records):
+    return {r.id: r for r in records}
+
+
+def test_meta_matches_the_course_table():
+    assert (W.code, W.level, W.device, W.sessions) == ("A3", "advanced", "GPU", "3-5")
+    assert W.functions == ("attention",)
+    assert W.title == "Streaming attention"
+    assert [h.split("\n")[0] for h in W.hints] == [
+        "## Hint 1: what does one program remember?", "## Hint 2: the same factor, twice",
+        "## Hint 3: masks and the loop", "## Hint 4: nearly the answer"]
+
+
+def test_every_check_points_at_a_lesson_section():
+    headings = set(re.findall(r"(?m)^## (.+)$", W.lesson))
+    cases = cases_for(WID)
+    missing = {c.id: c.section for c in cases if c.section not in headings}
+    assert not missing, f"sections not in lesson.md: {missing}"
+    assert all(c.why for c in cases)
+    assert {c.id for c in cases if not c.interpreter} == GPU_ONLY
+    assert cases[0].id == "basic"                 # the first verdict is a small basic shape
+
+
+def test_solution_passes_every_check_the_interpreter_can_run():
+    t0 = time.perf_counter()
+    records = run_checks(WID, W.solution, interpret=True)
+    elapsed = time.perf_counter() - t0
+    bad = [(r.id, r.status, r.message[:300]) for r in records
+           if r.status != "pass" and not (r.status == "skipped" and r.id in GPU_ONLY)]
+    assert not bad, bad
+    assert {r.id for r in records if r.status == "skipped"} == GPU_ONLY
+    assert elapsed < 60, f"the interpreted solution run took {elapsed:.1f} s"
+
+
+def test_starter_is_todo_and_only_validation_passes():
+    records = run_checks(WID, W.starter, interpret=True)
+    statuses = {r.status for r in records}
+    assert statuses <= {"todo", "pass", "skipped"}, [(r.id, r.status, r.message) for r in records]
+    assert "todo" in statuses
+    passed = {r.id for r in records if r.status == "pass"}
+    assert passed == VALIDATION_ONLY
+
+
+def test_starter_imports_cleanly_and_defines_no_kernel():
+    import triton
+    mod = load_exercise(W.starter)
+    kernels = [name for name, obj in vars(mod).items()
+               if isinstance(obj, (triton.runtime.JITFunction, triton.runtime.interpreter.InterpretedFunction))]
+    assert kernels == []
+    q = torch.zeros(4, 16, dtype=torch.float16)
+    with pytest.raises(NotImplementedError):
+        mod.attention(q, q, q)
+
+
+def test_every_wrong_version_is_listed():
+    assert sorted(p.stem for p in W.wrong_versions()) == sorted(MUST_CATCH)
+
+
+@pytest.mark.parametrize("name", sorted(MUST_CATCH))
+def test_wrong_version_is_rejected_by_its_checks(name):
+    path = W.folder / "wrong" / f"{name}.py"
+    assert path.read_text().startswith('"""WRONG on purpose')
+    records = _by_id(run_checks(WID, path, interpret=True, only=MUST_CATCH[name]))
+    not_caught = {i: (records[i].status, records[i].message[:200]) for i in MUST_CATCH[name]
+                  if records[i].status != "fail"}
+    assert not not_caught, not_caught
+
+
+def test_missing_alpha_is_reported_as_the_seven():
+    path = W.folder / "wrong" / "rescale_l_not_acc.py"
+    rec = run_checks(WID, path, interpret=True, only=["worked-answer"])[0]
+    assert rec.status == "fail" and "7.0" in rec.message and "accumulator" in rec.message
+
+
+# --- the reasoning behind the checks ----------------------------------------------------
+
+def _recurrence(logits, values, rescale_acc=True):
+    """The kernel's recurrence in plain Python, one key per tile."""
+    m, l, acc = -math.inf, 0.0, 0.0
+    for s, v in zip(logits, values):
+        m_new = max(m, s)
+        alpha = math.exp(m - m_new)
+        p = math.exp(s - m_new)
+        l = l * alpha + p
+        acc = (acc * alpha if rescale_acc else acc) + p * v
+        m = m_new
+    return acc / l
+
+
+def test_worked_example_is_six_and_the_missing_alpha_gives_seven():
+    logits, values = [0.0, 0.0, math.log(2.0)], [1.0, 3.0, 10.0]
+    assert _recurrence(logits, values) == pytest.approx(6.0, rel=1e-15)
+    assert _recurrence(logits, values, rescale_acc=False) == pytest.approx(7.0, rel=1e-15)
+    # With the largest logit first, the maximum never rises and the bug is invisible.
+    assert _recurrence(logits[::-1], values[::-1], rescale_acc=False) == pytest.approx(6.0)
+
+
+def _emulate(q, k, v, causal, block_n, block_m=64):
+    """The kernel's rounding on the CPU: fp32 scores and state, P rounded to the input
+    dtype before P@V, one rounding of the output (what the GPU-only bf16 checks expect)."""
+    n, d = q.shape
+    out = torch.empty(n, d, dtype=q.dtype)
+    qk_scale = 1.0 / math.sqrt(d) * math.log2(math.e)
+    for m0 in range(0, n, block_m):
+        rows = torch.arange(m0, min(n, m0 + block_m))
+        qb = q[m0:m0 + block_m].float()
+        m = torch.full((len(rows),), -math.inf)
+        l = torch.zeros(len(rows))
+        acc = torch.zeros(len(rows), d)
+        for n0 in range(0, min(n, m0 + block_m) if causal else n, block_n):
+            cols = torch.arange(n0, min(n, n0 + block_n))
+            s = qb @ k[n0:n0 + block_n].float().T * qk_scale
+            if causal:
+                s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
+            m_new = torch.maximum(m, s.max(dim=1).values)
+            alpha = torch.exp2(m - m_new)
+            p = torch.exp2(s - m_new[:, None])
+            l = l * alpha + p.sum(dim=1)
+            acc = acc * alpha[:, None] + p.to(q.dtype).float() @ v[n0:n0 + block_n].float()
+            m = m_new
+        out[m0:m0 + block_m] = (acc / l[:, None]).to(q.dtype)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
+    """The bf16 checks cannot run in the interpreter; emulate their inputs here and make
+    sure the kernel's own rounding uses well under the course tolerance."""
+    from checks.cases import streaming_attention as C
+    tol = tolerance(dtype)
+    inputs = [C._qkv(Context(case_id="bf16-basic"), n, d, dtype) for n, d in ((100, 64), (129, 16))]
+    ctx = Context(case_id="bf16-hazards")
+    inputs += [C._growing_max_inputs(ctx, 160, 64, dtype), C._extreme_inputs(ctx, 160, 64, dtype)]
+    worst = 0.0
+    for q, k, v in inputs:
+        for causal in (False, True):
+            for block_n in (32, 64):
+                want = C._oracle(q, k, v, causal)
+                err = (_emulate(q, k, v, causal, block_n).double() - want).abs()
+                worst = max(worst, float((err / (tol["atol"] + tol["rtol"] * want.abs())).max()))
+    assert worst < 0.5, f"the emulated kernel uses {worst:.2f} of the {dtype} tolerance"
+
+
+def test_extreme_inputs_reach_plus_minus_1000_and_rise_along_the_sequence():
+    from checks.cases import streaming_attention as C
+    q, k, v = C._extreme_inputs(Context(case_id="extreme-logits"), 130, 32, torch.float16)
+    s = q.double() @ k.double().T / math.sqrt(32)
+    assert s.max() > 999 and s.min() < -999
+    row_max_by_tile = [float(s[0, j:j + 32].max()) for j in range(0, 130, 32)]
+    assert row_max_by_tile == sorted(row_max_by_tile)
+
+
+def test_causal_future_keys_change_nothing_bit_for_bit_either_way():
+    mod = load_exercise(W.solution)
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(100, 32, generator=g).half() for _ in range(3))
+    k2, v2 = k.clone(), v.clone()
+    k2[51:] *= 4
+    v2[51:] = 7.0
+    for skip in (True, False):
+        a = mod.attention(q, k, v, causal=True, skip_future_tiles=skip)
+        b = mod.attention(q, k2, v2, causal=True, skip_future_tiles=skip)
+        assert torch.equal(a[:51], b[:51])
+
+
+# --- the benchmark spec -----------------------------------------------------------------
+
+def test_benchmark_spec_describes_the_work():
+    from checks.benchmarks import streaming_attention as B
+    names = [s["name"] for s in B.SHAPES]
+    assert names == ["129x32-full", "129x32-causal", "512x64-full", "512x64-causal",
+                     "2048x64-full", "2048x64-causal"]
+    assert {s["role"] for s in B.SHAPES if s["n"] == 2048} == {"roofline"}
+    assert B.DTYPES == ["fp16", "bf16"]
+    full, causal = B.SHAPES[4], B.SHAPES[5]
+    assert B.work(full, torch.float16) == {"bytes": 4 * 2048 * 64 * 2, "flops": 4 * 2048 * 2048 * 64}
+    assert B.work(causal, torch.bfloat16)["flops"] == 2 * 2048 * 2048 * 64
+
+
+@pytest.mark.parametrize("shape_index", [0, 1])
+def test_benchmark_variants_match_the_oracle(shape_index):
+    from checks.benchmark import compare
+    from checks.benchmarks import streaming_attention as B
+    shape = B.SHAPES[shape_index]
+    mod = load_exercise(W.solution)
+    inputs = B.make_inputs(shape, torch.float16, "cpu", seed=3)
+    ref = B.oracle(inputs, shape)
+    vs = B.variants(mod, inputs, shape)
+    assert [v["role"] for v in vs].count("baseline") == 1
+    cands = [v for v in vs if v["role"] == "candidate"]
+    assert len(cands) == (4 if shape["causal"] else 2)
+    for v in vs:
+        ok = compare(v["fn"](), ref, "streaming_attention", "fp16")[2]
+        assert ok, v["name"]
+
+
+def test_benchmark_variants_work_without_the_skip_option():
+    from checks.benchmarks import streaming_attention as B
+    calls = []
+    learner = SimpleNamespace(attention=lambda q, k, v, *, causal=False, block_n=32:
+                              calls.append((causal, block_n)) or v.clone())
+    shape = B.SHAPES[1]
+    vs = B.variants(learner, B.make_inputs(shape, torch.float16, "cpu", seed=0), shape)
+    cands = [v for v in vs if v["role"] == "candidate"]
+    assert [c["config"] for c in cands] == [{"block_n": 32}, {"block_n": 64}]
+    for c in cands:
+        c["fn"]()
+    assert calls == [(True, 32), (True, 64)]

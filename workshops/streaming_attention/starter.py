@@ -1,0 +1,86 @@
+"""A3: streaming attention -- your exercise file.
+
+    out = softmax(q k^T * scale [causal mask]) v,   q, k, v: contiguous [N, D], scale = 1/sqrt(D)
+
+Outline (use it as scaffolding, or delete it for more challenge):
+
+    @triton.jit
+    def _attention_kernel(Q, K, V, Out,          # pointers to contiguous [N, D] tensors
+                          N,                     # sequence length (runtime int)
+                          qk_scale,              # 1/sqrt(D), times log2(e) if you use exp2
+                          HEAD_DIM: tl.constexpr,          # D: 16, 32 or 64 (row i starts at i*D)
+                          BLOCK_M: tl.constexpr,           # query rows per program, e.g. 64
+                          BLOCK_N: tl.constexpr,           # keys per tile: block_n (32 or 64)
+                          CAUSAL: tl.constexpr,            # the causal flag
+                          SKIP_FUTURE_TILES: tl.constexpr) # stop the key loop at the diagonal
+        program id -> the BLOCK_M query rows it owns; load that q tile once (mask rows >= N)
+        m = -inf, l = 0, acc = 0 (fp32) for each of those rows
+        for each key tile start_n (0, BLOCK_N, 2*BLOCK_N, ...):
+            load the k and v tiles (mask keys >= N)
+            s = q . k^T * scale                          [BLOCK_M, BLOCK_N], fp32
+            keys >= N and (causal) keys j > i must get -inf, not 0
+            m_new = max(m, row max of s); alpha = exp(m - m_new); p = exp(s - m_new)
+            l and acc were measured relative to m: both must be rescaled by alpha
+            add this tile's row sums of p to l, and p @ v to acc (convert p to v's dtype first)
+        store acc / l (converted to the output dtype), masking rows >= N
+
+    attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
+        1. validate metadata (already written below)
+        2. allocate the output: torch.empty((N, D), dtype=q.dtype, device=q.device)
+        3. N == 0: return it without launching
+        4. launch one program per BLOCK_M query rows: grid = (triton.cdiv(N, BLOCK_M),)
+        5. return the output
+
+Start by visiting every key tile (masking future keys when causal); once the checks
+pass, make skip_future_tiles=True stop each query block's loop after its diagonal.
+
+Check your work:   python -m checks streaming_attention --interpret     (no GPU needed)
+Hints, one tier at a time:   python -m checks streaming_attention --hint
+"""
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
+
+MAX_SEQ_LEN = 2048
+HEAD_DIMS = (16, 32, 64)
+BLOCK_N_CHOICES = (32, 64)
+BLOCK_M = 64          # query rows per program: a multiple of every block_n
+
+
+# Your kernel goes here (see the outline above).
+
+
+def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
+    """softmax(q k^T / sqrt(D)) v for contiguous fp16/bf16 q, k, v of shape [N, D]."""
+    # 1. Validate metadata (never values).  Done for you: the rejection checks pass already.
+    check_tensor(q, "q", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+    check_tensor(k, "k", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+    check_tensor(v, "v", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+    same_dtype("k", k, "q", q)
+    same_dtype("v", v, "q", q)
+    same_device("k", k, "q", q)
+    same_device("v", v, "q", q)
+    check_bool(causal, "causal")
+    check_option(block_n, "block_n", BLOCK_N_CHOICES)
+    check_bool(skip_future_tiles, "skip_future_tiles")
+    n, d = q.shape
+    if d not in HEAD_DIMS:
+        raise ValueError(f"q: head dimension {d} is not supported; use one of {list(HEAD_DIMS)}")
+    if n > MAX_SEQ_LEN:
+        raise ValueError(f"q: sequence length {n} exceeds the limit of {MAX_SEQ_LEN}")
+    if tuple(k.shape) != (n, d):
+        raise ValueError(f"k: shape {tuple(k.shape)} differs from q's {(n, d)}")
+    if tuple(v.shape) != (n, d):
+        raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {(n, d)}")
+
+    scale = 1.0 / math.sqrt(d)   # noqa: F841 - for your kernel launch
+
+    # 2-5. Allocate the output, handle N == 0, launch your kernel, return the output.
+    raise NotImplementedError(
+        "attention: write a kernel where each program owns BLOCK_M query rows and walks the "
+        "key tiles carrying (m, l, acc); then allocate the output and launch "
+        "triton.cdiv(N, BLOCK_M) programs")
