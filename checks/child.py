@@ -278,7 +278,8 @@ class ChildRun:
                     w.proc.wait(timeout=2)
                 except subprocess.TimeoutExpired:
                     pass
-                self.outcome = "done" if self.outcome == "done" else "crashed"
+                # A cancel kills the worker, which closes the pipe: that is not a crash.
+                self.outcome = "cancelled" if self._cancel.is_set() else "crashed"
                 finished = True
         w.kill()           # the job is over: nothing the exercise started may survive it
         elapsed = time.monotonic() - started

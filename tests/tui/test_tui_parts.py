@@ -1,0 +1,179 @@
+"""The app's parts: no torch in the app process, the CLI, timings, reference results."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tui import bench
+from tui_helpers import wait_for, wait_for_run
+from workshops import catalog
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def test_app_never_imports_torch_or_triton(tmp_path):
+    """In a fresh interpreter: import the app, run checks (a GPU workshop interpreted,
+    when it exists, so its worker does import torch), and look at sys.modules."""
+    gpu = "strided_softmax" if any(w.id == "strided_softmax" for w in catalog.workshops()) else ""
+    script = textwrap.dedent(f"""
+        import asyncio, json, sys, time
+        t0 = time.perf_counter()
+        from tui.app import CourseApp
+        import_s = time.perf_counter() - t0
+        sys.path.insert(0, {str(HERE)!r})
+        from tui_helpers import wait_for_run
+
+        async def go(wid):
+            app = CourseApp(workspace={str(tmp_path / 'ws')!r}, open_workshop=wid, gpu=False,
+                            results_dir={str(tmp_path / 'out')!r})
+            async with app.run_test(size=(120, 40)) as pilot:
+                panel = await wait_for_run(pilot, timeout=90)
+                return panel.outcome
+        outcomes = [asyncio.run(go("online_normalizer"))]
+        if {gpu!r}:
+            outcomes.append(asyncio.run(go({gpu!r})))
+        print(json.dumps({{"torch": "torch" in sys.modules, "triton": "triton" in sys.modules,
+                           "import_s": import_s, "outcomes": outcomes}}))
+    """)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=150)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["outcomes"] and set(out["outcomes"]) == {"done"}, out
+    assert out["torch"] is False and out["triton"] is False
+    assert out["import_s"] < 1.0, out
+
+
+def test_cli_help_and_unknown_workshop():
+    help_ = subprocess.run([sys.executable, "-m", "tui", "--help"], cwd=REPO,
+                           capture_output=True, text=True, timeout=30)
+    assert help_.returncode == 0
+    for flag in ("--workspace", "--open", "--poll", "--no-bench"):
+        assert flag in help_.stdout
+    bad = subprocess.run([sys.executable, "-m", "tui", "--open", "nope"], cwd=REPO,
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 64 and "unknown workshop" in bad.stderr
+
+
+def test_cli_builds_the_app(monkeypatch, tmp_path):
+    import tui.__main__ as entry
+    seen = {}
+
+    def fake_run(self):
+        seen.update(workspace=self.workspace, open=self.open_at_start, poll=self.poll,
+                    bench=self.bench_enabled)
+    monkeypatch.setattr("tui.app.CourseApp.run", fake_run)
+    assert entry.main(["--workspace", str(tmp_path), "--open", "A1", "--poll", "--no-bench"]) == 0
+    assert seen == {"workspace": tmp_path.resolve(), "open": "A1", "poll": True, "bench": False}
+
+
+def test_poll_mode_sees_saves(make_app, workspace):
+    from tui_helpers import digest_of, save
+    w = catalog.get("online_normalizer")
+
+    async def body():
+        app = make_app(open_workshop="A1", poll=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            path = workspace / w.exercise_name
+            await wait_for_run(pilot, digest_of(w.starter))
+            await save(pilot, path, w.solution.read_text())
+            panel = await wait_for_run(pilot, digest_of(path), 20)
+            assert set(panel.statuses()) == {"pass"}
+    asyncio.run(body())
+
+
+# --- timings -----------------------------------------------------------------------
+
+def test_reference_results_newest_file_and_missing_values(tmp_path):
+    rows = lambda v: {"results": [{"op": "strided_softmax", "variant": v, "median_us": 10.0},
+                                  {"op": "other", "variant": "x", "median_us": 1.0}]}
+    (tmp_path / "strided_softmax-2026-01-01.json").write_text(json.dumps(rows("old")))
+    (tmp_path / "strided_softmax-2026-02-01.json").write_text(json.dumps(rows("new")))
+    (tmp_path / "strided_softmax-2026-03-01.json").write_text("{broken")
+    got, source = bench.load_reference("strided_softmax", tmp_path)
+    assert [r["variant"] for r in got] == ["new"] and source.name.endswith("02-01.json")
+    assert bench.load_reference("nothing", tmp_path) == ([], None)
+    # the lead's layout: one file per run holding every op, named by date and commit
+    results, ref = tmp_path / "results", tmp_path / "results" / "reference"
+    ref.mkdir(parents=True)
+    for name in ("2026-11-01-abc1234-graph.json", "2026-12-01-def5678-graph.json"):
+        (results / name).write_text(json.dumps(rows("all-ops")))
+    (results / "checks-h200.json").write_text(json.dumps({"records": []}))
+    got, source = bench.load_reference("other", [ref, results])
+    assert [r["variant"] for r in got] == ["x"] and source.name.startswith("2026-12-01")
+    (ref / "other-2026-10-01.json").write_text(json.dumps(rows("per-op")))
+    got, source = bench.load_reference("other", [ref, results])
+    assert source.parent == ref        # results/reference/ comes first
+    # unavailable is shown as unavailable, never as zero
+    assert bench.fmt_us(None) == bench.MISSING and bench.fmt_us(float("nan")) == bench.MISSING
+    assert bench.fmt_rate({"gbps": None, "tflops": None}) == bench.MISSING
+    assert bench.fmt_rate({"tflops": 312.25}) == "312.2 TFLOP/s"
+    assert bench.fmt_fraction(0.5) == "50%" and bench.fmt_spread({"p20_us": 1}) == bench.MISSING
+
+
+def test_benchmark_subprocess(monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    rows, error, out = bench.BenchmarkRun("strided_softmax", tmp_path).run()
+    assert error == "" and [r["variant"] for r in rows] == ["torch", "triton"]
+    rows, error, out = bench.BenchmarkRun("broken", tmp_path).run()
+    assert rows == [] and "failed" in error and "kernel exploded" in out
+    monkeypatch.setattr(bench, "BENCH_MODULE", "checks.no_such_benchmark")
+    rows, error, _ = bench.BenchmarkRun("strided_softmax", tmp_path).run()
+    assert rows == [] and error.startswith("benchmarks unavailable")
+
+
+def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
+    """The timings path of a passing GPU run: the benchmark child's rows beside the
+    committed reference rows, in the table and as bars.  No GPU here, so the pass on a
+    GPU is pretended and the benchmark is a stand-in (tests/tui/fake_benchmark.py)."""
+    from tui.widgets.timings import TimingsPanel
+    try:
+        w = catalog.get("strided_softmax")
+    except KeyError:
+        pytest.skip("workshops/strided_softmax is not in the catalog yet; not counted as passed")
+    pytest.importorskip("torch")
+    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    ref = tmp_path / "reference"
+    ref.mkdir()
+    (ref / f"{w.id}-2026-01-01.json").write_text(json.dumps({"results": [
+        {"op": w.id, "shape": "4096x4096", "dtype": "fp16", "variant": "triton",
+         "median_us": 90.0, "gbps": None, "tflops": None}]}))
+    monkeypatch.setattr(bench, "REFERENCE_DIRS", (ref,))
+
+    async def body():
+        app = make_app(open_workshop=w.id)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await wait_for(pilot, lambda: getattr(app.screen, "controller", None)
+                                    and app.screen, 10, "the workshop")
+            timings = screen.query_one(TimingsPanel)
+            await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
+            await wait_for_run(pilot, timeout=90)
+            assert "unavailable" in str(timings.query_one("#timings-status").render())
+            # pretend the checks passed on a GPU
+            screen.interpret, screen.passed = False, True
+            screen._maybe_bench(screen.controller.generation, screen.last["digest"])
+            await wait_for(pilot, lambda: timings.results, 30, "the timings")
+            table = timings.query_one("#timings")
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            assert [r[0] for r in rows] == ["yours", "yours", "reference"]
+            assert rows[1][3] == "100.0" and rows[1][6] == "2.00x" and rows[1][7] == "1,280 GB/s"
+            assert rows[1][8] == bench.MISSING and rows[2][7] == bench.MISSING   # not zero
+            from rich.bar import Bar
+            assert isinstance(table.get_row_at(1)[4], Bar) and table.get_row_at(1)[4].end == 100.0
+            assert table.get_row_at(0)[4].size == 200.0           # scaled to the slowest row
+            # export includes the benchmark rows of the same content
+            payload = screen.export_payload()
+            assert [r["variant"] for r in payload["benchmarks"]] == ["torch", "triton"]
+    asyncio.run(body())

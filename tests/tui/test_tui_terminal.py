@@ -1,0 +1,73 @@
+"""One run in a real terminal (tmux): start, open a workshop, hand the file to $EDITOR
+(App.suspend), see the checks pass, quit; no worker process is left behind."""
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from workshops import catalog
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _pane(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                          capture_output=True, text=True).stdout
+
+
+def _wait(session: str, text: str, timeout: float = 30) -> str:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pane = _pane(session)
+        if text in pane:
+            return pane
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared; the pane was:\n{_pane(session)}")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None or not Path("/proc/self/environ").exists(),
+                    reason="needs tmux and /proc (Linux)")
+def test_real_terminal_session(tmp_path):
+    w = catalog.get("online_normalizer")
+    session = f"kc-test-{uuid.uuid4().hex[:8]}"
+    done = tmp_path / "exit-code"
+    # a non-interactive "editor": it writes the reference answer into the file it is given
+    editor = f"cp {shlex.quote(str(w.solution))}"
+    app = (f"cd {shlex.quote(str(REPO))} && KC_TEST_TAG={session} EDITOR={shlex.quote(editor)} "
+           f"{shlex.quote(sys.executable)} -m tui --workspace {shlex.quote(str(tmp_path / 'ws'))} "
+           f"--open A1; echo $? > {shlex.quote(str(done))}")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "130", "-y", "40", app],
+                   check=True)
+    try:
+        _wait(session, "11 TODO")
+        subprocess.run(["tmux", "send-keys", "-t", session, "e"], check=True)
+        _wait(session, "11/11 passed")
+        assert _tagged(session), "the app and its warm worker should carry the tag"
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        end = time.monotonic() + 15
+        while not done.exists() and time.monotonic() < end:
+            time.sleep(0.2)
+        assert done.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    # no process that inherited this session's tag (the app's workers) outlives the app
+    time.sleep(0.5)
+    assert _tagged(session) == []
+
+
+def _tagged(tag: str) -> list:
+    out = []
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"KC_TEST_TAG={tag}".encode() in env.read_bytes().split(b"\0"):
+                out.append(int(env.parent.name))
+        except OSError:
+            pass
+    return out

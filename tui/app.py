@@ -1,0 +1,81 @@
+"""The kernel course's terminal app.
+
+Imports only the engine's standard-library modules (workshops.catalog,
+checks.workspace, checks.child, checks.records) plus Textual, Rich and watchfiles:
+never torch or triton, so it starts at once and a crashing kernel cannot take it down.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from textual.app import App
+from textual.binding import Binding
+
+from checks import workspace as ws
+from checks.child import gpu_present
+from tui.commands import CourseCommands
+from tui.screens.browse import BrowseScreen
+from tui.screens.help import HelpScreen
+from workshops import catalog
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_TIMEOUT = 120.0          # per run: interpreter runs are slow, infinite loops end
+
+
+class CourseApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "Kernel course"
+    COMMANDS = App.COMMANDS | {CourseCommands}
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="help", key_display="?"),
+    ]
+
+    def __init__(self, workspace: Optional[Path] = None, open_workshop: Optional[str] = None,
+                 poll: bool = False, bench: bool = True, gpu: Optional[bool] = None,
+                 results_dir: Optional[Path] = None, check_timeout: float = DEFAULT_TIMEOUT):
+        super().__init__()
+        self.workspace = Path(workspace).expanduser().resolve() if workspace else ws.default_workspace()
+        self.open_at_start = open_workshop
+        self.poll = poll
+        self.bench_enabled = bench
+        # Detected here, before the event loop starts, without importing torch.
+        self._gpu = gpu_present() if gpu is None else gpu
+        self.results_dir = Path(results_dir) if results_dir else REPO / "results" / "local"
+        self.check_timeout = check_timeout
+
+    @property
+    def gpu(self) -> bool:
+        return self._gpu
+
+    def get_default_screen(self) -> BrowseScreen:
+        return BrowseScreen(id="browse")
+
+    def on_mount(self) -> None:
+        if self.open_at_start:
+            self.open_workshop(self.open_at_start)
+
+    def open_workshop(self, workshop_id: str) -> None:
+        from tui.screens.workshop import WorkshopScreen
+        try:
+            w = catalog.get(workshop_id)
+        except KeyError as e:
+            self.notify(str(e).strip("'\""), severity="error")
+            return
+        # Leave whatever is open (another workshop, a dialog) and go back to the list first.
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, BrowseScreen):
+            if isinstance(self.screen, WorkshopScreen) and self.screen.workshop.id == w.id:
+                return
+            self.pop_screen()
+        self.push_screen(WorkshopScreen(w, id=f"workshop-{w.id}"))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def on_unmount(self) -> None:
+        # Screens close their controllers when they unmount; this catches any left over.
+        from tui.screens.workshop import WorkshopScreen
+        for screen in self.screen_stack:
+            if isinstance(screen, WorkshopScreen):
+                screen.shutdown()

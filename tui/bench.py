@@ -1,0 +1,202 @@
+"""Timings for the app: run ``python -m checks.benchmark`` in a subprocess, read its JSON.
+
+The app never imports torch or triton, so the benchmark always runs in a child
+process.  Its payload holds rows in ``payload["results"]``, each shaped like::
+
+    {"op", "shape", "dtype", "variant", "role", "median_us", "p20_us", "p80_us",
+     "speedup", "gbps", "tflops", "fraction_of_ceiling", "status"}
+
+Committed reference results are shown beside the learner's own rows, labelled
+"reference": the newest file (names sort by date) in ``results/reference/`` or
+``results/`` whose rows include the op (a file may hold every op, as ``--op all`` writes).  A value that is missing is
+shown as unavailable, never as zero.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
+BENCH_MODULE = "checks.benchmark"
+MISSING = "—"
+
+
+def available() -> bool:
+    """Whether the engine provides ``python -m checks.benchmark`` (it is optional)."""
+    try:
+        return importlib.util.find_spec(BENCH_MODULE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def rows_of(payload) -> list:
+    """The result rows of a benchmark payload; anything malformed is dropped."""
+    if not isinstance(payload, dict):
+        return []
+    rows = payload.get("results")
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
+def load_reference(op: str, folders=None) -> tuple:
+    """(rows, source file or None): the first file with rows for ``op``, looking in
+    ``folders`` in order (default results/reference/, then results/) and, within one,
+    newest first.  Evidence is append-only, so several files may exist; their names
+    start with the date (or the op, then the date)."""
+    folders = REFERENCE_DIRS if folders is None else (
+        [folders] if isinstance(folders, (str, Path)) else folders)
+    candidates = []                 # folder by folder, in order; newest name first in each
+    for folder in map(Path, folders):
+        if folder.is_dir():
+            candidates += sorted((p for p in folder.glob("*.json") if p.is_file()),
+                                 key=lambda p: p.name, reverse=True)
+    for path in candidates:
+        try:
+            rows = [r for r in rows_of(json.loads(path.read_text(encoding="utf-8")))
+                    if r.get("op", op) == op]
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        if rows:
+            return rows, path
+    return [], None
+
+
+class BenchmarkRun:
+    """One ``python -m checks.benchmark --op ID --output TMP`` child; cancellable."""
+
+    def __init__(self, op: str, workspace: Path, file: Optional[Path] = None,
+                 timeout: float = 900.0):
+        self.op, self.workspace, self.file, self.timeout = op, Path(workspace), file, timeout
+        self.proc: Optional[subprocess.Popen] = None
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+
+    def command(self, output: str) -> list:
+        cmd = [sys.executable, "-m", BENCH_MODULE, "--op", self.op, "--output", output]
+        if self.file is not None:
+            cmd += ["--file", str(self.file)]
+        return cmd
+
+    def run(self) -> tuple:
+        """(rows, error, output tail).  Blocking: call it from a thread worker.  Rows
+        come back even when the exit code is not 0 (a failed variant is still a row)."""
+        if not available():
+            return [], "benchmarks unavailable (this engine has no checks.benchmark)", ""
+        fd, out = tempfile.mkstemp(prefix=f"bench-{self.op}-", suffix=".json")
+        os.close(fd)
+        os.unlink(out)      # the benchmark writes it; an absent file means it wrote nothing
+        # Without --file the benchmark times YOUR file, found through the workspace.
+        env = dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        env.pop("TRITON_INTERPRET", None)
+        try:
+            self.proc = subprocess.Popen(self.command(out), cwd=str(REPO), env=env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT)
+            if self._cancelled.is_set():
+                self.proc.kill()
+            try:
+                text, _ = self.proc.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                text, _ = self.proc.communicate()
+                return [], f"benchmark timed out after {self.timeout:g} s", _tail(text)
+            tail = _tail(text)
+            if self._cancelled.is_set():
+                return [], "cancelled", tail
+            rows, problem = [], ""
+            try:
+                rows = rows_of(json.loads(Path(out).read_text(encoding="utf-8")))
+            except FileNotFoundError:
+                problem = "it wrote no JSON"
+            except (OSError, ValueError) as e:
+                problem = f"its JSON is unreadable ({e})"
+            code = self.proc.returncode
+            if code == 0 and rows:
+                return rows, "", tail
+            why = EXIT_MEANING.get(code, f"exit code {code}")
+            last = next((l for l in reversed(tail.strip().splitlines()) if l.strip()), "")
+            error = f"benchmark: {why}" + (f"; {problem}" if problem else "") + \
+                    (f" -- {last.strip()[:160]}" if last and code != 0 else "")
+            if code == 0 and not rows:
+                error = "benchmark produced no results"
+            return rows, error, tail
+        except OSError as e:
+            return [], f"benchmarks unavailable ({e})", ""
+        finally:
+            try:
+                os.unlink(out)
+            except OSError:
+                pass
+
+
+EXIT_MEANING = {1: "a variant failed (wrong result, crash or load error)",
+                2: "a variant is still TODO", 3: "unavailable here (no CUDA GPU?)",
+                64: "usage error (this engine's benchmark has a different command line)"}
+
+
+def _tail(data: bytes, limit: int = 2000) -> str:
+    return (data or b"").decode("utf-8", "replace")[-limit:]
+
+
+# --- formatting: numbers or an explicit "unavailable", never a made-up zero ---
+
+def _num(v) -> Optional[float]:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if v != v:          # NaN
+        return None
+    return float(v)
+
+
+def fmt_us(v) -> str:
+    x = _num(v)
+    return MISSING if x is None else f"{x:,.1f}"
+
+
+def fmt_median(row: dict) -> str:
+    """The median, or why there is none (a variant that failed is not timed)."""
+    status = row.get("status", "ok")
+    if status not in (None, "ok") and _num(row.get("median_us")) is None:
+        return str(status)
+    return fmt_us(row.get("median_us"))
+
+
+def fmt_spread(row: dict) -> str:
+    lo, hi = _num(row.get("p20_us")), _num(row.get("p80_us"))
+    if lo is None or hi is None:
+        return MISSING
+    return f"{lo:,.1f}/{hi:,.1f}"
+
+
+def fmt_speedup(v) -> str:
+    x = _num(v)
+    return MISSING if x is None else f"{x:.2f}x"
+
+
+def fmt_rate(row: dict) -> str:
+    g, t = _num(row.get("gbps")), _num(row.get("tflops"))
+    if g is not None:
+        return f"{g:,.0f} GB/s"
+    if t is not None:
+        return f"{t:,.1f} TFLOP/s"
+    return MISSING
+
+
+def fmt_fraction(v) -> str:
+    x = _num(v)
+    return MISSING if x is None else f"{x:.0%}"
+
+
+def median(row: dict) -> Optional[float]:
+    return _num(row.get("median_us"))

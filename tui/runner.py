@@ -1,0 +1,145 @@
+"""The app's side of a check run: warm worker, run generations, stale-run cancellation.
+
+No widgets here (only the typed messages it posts): the screen calls :meth:`CheckController.begin` on the event loop when
+a run should start, then :meth:`CheckController.execute` in a thread worker, which
+streams the run's events to ``post`` as typed messages.  Blocking work (starting
+processes, reading the record pipe, writing the progress file) happens in that thread.
+
+Standard library plus the engine's stdlib-only modules: never torch, never triton.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Optional
+
+from checks import workspace as ws
+from checks.child import ChildRun, WarmPool, preload_for
+from checks.records import exit_code
+from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
+
+# exit code of the records -> the learner's status in the progress file
+PROGRESS_STATUS = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}
+
+
+def progress_status(records: list) -> str:
+    return PROGRESS_STATUS.get(exit_code(records), "failing")
+
+
+class CheckController:
+    """Owns the runs of one workshop's checks on one file."""
+
+    def __init__(self, workshop, path: Path, *, workspace: Path, interpret: bool,
+                 timeout: float = 120.0, record: bool = True):
+        self.workshop = workshop
+        self.path = Path(path)
+        self.workspace = Path(workspace)
+        self.interpret = interpret
+        self.timeout = timeout
+        self.record = record
+        self.preload = preload_for(workshop.gpu, interpret)
+        self.pool = WarmPool()
+        self.generation = 0
+        self.started_hash: Optional[str] = None    # content of the last run started
+        self._lock = threading.Lock()
+        self._run: Optional[ChildRun] = None
+        self._closed = False
+
+    # --- on the event loop ---
+    def read_hash(self) -> Optional[str]:
+        try:
+            return ws.content_hash(self.path.read_bytes())
+        except OSError:
+            return None                            # mid-rename, or deleted
+
+    def wants_run(self, digest: Optional[str], force: bool = False) -> bool:
+        """A save whose content did not change since the last run started needs no run."""
+        if digest is None or self._closed:
+            return False
+        return force or digest != self.started_hash
+
+    def begin(self, digest: str) -> int:
+        """Make a new generation current and cancel the run it makes stale."""
+        with self._lock:
+            self.generation += 1
+            self.started_hash = digest
+            stale, self._run = self._run, None
+        if stale is not None:
+            stale.cancel()                         # kills its process group at once
+        return self.generation
+
+    def is_current(self, generation: int) -> bool:
+        return generation == self.generation
+
+    def running(self) -> bool:
+        return self._run is not None
+
+    # --- in a thread worker ---
+    def prime(self) -> None:
+        """Start the warm worker for the next save (imports done before it arrives)."""
+        if not self._closed:
+            self.pool.prime(self.preload)
+
+    def execute(self, generation: int, digest: str, post: Callable) -> None:
+        try:
+            worker = self.pool.take(self.preload)  # a warm one, or a new one if it died
+        except OSError as e:                       # could not even start a process
+            post(RunFinished(generation, digest, "error", [], 0.0,
+                             f"could not start the check worker: {e}"))
+            return
+        with self._lock:
+            if generation != self.generation or self._closed:
+                stale = True
+            else:
+                stale = False
+                run = ChildRun(self.workshop.id, self.path, interpret=self.interpret,
+                               timeout=self.timeout, worker=worker)
+                self._run = run
+        if stale:
+            worker.kill()
+            return
+        seconds, error = 0.0, ""
+        started = time.monotonic()
+        try:
+            for ev in run.events():
+                kind = ev["type"]
+                if kind == "plan":
+                    post(CheckPlanned(generation, digest, list(ev["cases"])))
+                elif kind == "begin":
+                    post(CheckStarted(generation, digest, ev["id"]))
+                elif kind == "record":
+                    post(RecordArrived(generation, digest, ev["record"]))
+                elif kind == "end":
+                    seconds = ev.get("seconds", 0.0)
+            outcome = run.outcome
+            if outcome == "usage":
+                error = run.usage_error
+        except Exception:                          # report, never crash the app
+            run.cancel()
+            outcome, error = "error", traceback.format_exc(limit=5)
+            seconds = time.monotonic() - started
+        with self._lock:
+            if self._run is run:
+                self._run = None
+            current = generation == self.generation and not self._closed
+        records = list(run.records)
+        if current and self.record and outcome in ("done", "crashed", "timeout") and records:
+            try:
+                ws.record_progress(self.workshop.id, progress_status(records), digest,
+                                   workspace=self.workspace, note=outcome)
+            except (OSError, TimeoutError) as e:
+                error = f"progress not saved: {e}"
+        post(RunFinished(generation, digest, outcome, records, seconds, error))
+        # The screen primes the next warm worker (see WorkshopScreen._prime): at once,
+        # or after the benchmark, so torch's import does not compete with the timing.
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self.generation += 1
+            run, self._run = self._run, None
+        if run is not None:
+            run.cancel()
+        self.pool.close()

@@ -1,0 +1,29 @@
+"""The help screen (``?``): keys and commands, from tui/USAGE.md."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown, Static
+
+USAGE = Path(__file__).resolve().parent.parent / "USAGE.md"
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
+
+    def compose(self) -> ComposeResult:
+        try:
+            text = USAGE.read_text(encoding="utf-8")
+        except OSError:
+            text = "# Help\n\ntui/USAGE.md is missing."
+        with Vertical(id="help-box"):
+            with VerticalScroll(id="help-text"):
+                yield Markdown(text)
+            yield Static("escape to close", id="help-footer")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
