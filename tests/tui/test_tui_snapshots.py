@@ -34,3 +34,34 @@ def test_workshop_screen_with_results(snap_compare, make_app, workspace):
         await pilot.pause()
 
     assert snap_compare(make_app(open_workshop=w.id), terminal_size=SIZE, run_before=run_before)
+
+
+def test_failing_check_shows_where_the_output_is_wrong(snap_compare):
+    """The map of a failing numeric check (checks/tensors.py error_map) beside the table."""
+    import torch
+    from textual.app import App, ComposeResult
+
+    from checks.records import Record
+    from checks.tensors import mismatch_report
+    from tui.widgets.results import ResultsPanel
+
+    expected = torch.arange(12 * 40, dtype=torch.float64).reshape(12, 40) / 100
+    got = expected.clone()
+    got[:, 1:] += 1.0             # a column-stride bug: every column past 0 is wrong
+    facts = mismatch_report(got, expected, atol=1e-5, rtol=1e-4)
+
+    class MapApp(App):
+        def compose(self) -> ComposeResult:
+            yield ResultsPanel()
+
+        def on_mount(self) -> None:
+            panel = self.query_one(ResultsPanel)
+            panel.start([{"id": "transpose", "label": "a transposed view"}], "0123456789abcdef")
+            panel.add(Record(workshop="strided_softmax", id="transpose", label="a transposed view",
+                             status="fail", message="output: 468 of 480 elements wrong", seconds=0.0,
+                             why="assuming a unit column stride reads the wrong elements",
+                             section="Address tables", details=facts))
+            panel.finish("done", [], "0123456789abcdef")
+
+    assert facts["map"][0].startswith(".#")
+    assert snap_compare(MapApp(), terminal_size=(100, 30))

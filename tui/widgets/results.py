@@ -53,6 +53,7 @@ class ResultsPanel(Vertical):
         self.planned: list = []          # [{"id", "label", ...}] in order
         self.digest: str = ""            # content hash the displayed rows belong to
         self.outcome: str = ""           # "" while running or before any run
+        self.previous: dict = {}         # check id -> status in the previous finished run
 
     def compose(self) -> ComposeResult:
         yield Static("waiting for the first run…", id="run-status")
@@ -96,6 +97,8 @@ class ResultsPanel(Vertical):
 
     def start(self, cases: list, digest: str) -> None:
         self.remove_class("stale")
+        if self.records:
+            self.previous = {k: r.status for k, r in self.records.items()}
         self.digest, self.outcome = digest, ""
         self.records = {}
         self.planned = [dict(c) for c in cases]
@@ -119,8 +122,10 @@ class ResultsPanel(Vertical):
     def add(self, rec: Record) -> None:
         self.records[rec.id] = rec
         table = self.table
+        change = self.change_of(rec)
+        message = f"[{change}] {rec.message}" if change else rec.message
         cells = (status_cell(rec.status), first_line(rec.label or rec.id, LABEL_WIDTH),
-                 f"{rec.seconds:.2f}s", first_line(rec.message, MESSAGE_WIDTH))
+                 f"{rec.seconds:.2f}s", first_line(message, MESSAGE_WIDTH))
         if rec.id in table.rows:
             for key, value in zip(("status", "label", "time", "message"), cells):
                 table.update_cell(rec.id, key, value)
@@ -165,9 +170,28 @@ class ResultsPanel(Vertical):
         text = Text.assemble((word, style), " ", (rec.id, "bold"), f"  {rec.label}\n")
         if rec.message:
             text.append(rec.message.strip()[:1500] + "\n")
+        change = self.change_of(rec)
+        if change:
+            text.append(f"{change} since the last run\n", style="bold")
         if rec.why:
-            text.append(f"why it matters: {rec.why}", style="italic")
+            text.append(f"why it matters: {rec.why}\n", style="italic")
+        if rec.section:
+            text.append(f"lesson section: {rec.section}\n", style="dim")
+        error_map = rec.details.get("map") if isinstance(rec.details, dict) else None
+        if error_map:
+            text.append("where the output is wrong (rows down, columns across; # wrong):\n")
+            for row in error_map:
+                for ch in row:
+                    text.append(ch, style="bold red" if ch == "#" else "green")
+                text.append("\n")
         detail.update(text)
+
+    def change_of(self, rec: Record) -> str:
+        """'newly passing' / 'newly failing' against the previous run of this workshop."""
+        old = self.previous.get(rec.id)
+        if old is None or old == rec.status or "pass" not in (old, rec.status):
+            return ""
+        return "newly passing" if rec.status == "pass" else "newly failing"
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value:
