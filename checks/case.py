@@ -107,3 +107,15 @@ class Context:
     def require_gpu(self, reason: str = "needs a CUDA GPU"):
         if self.device != "cuda":
             raise Unavailable(reason)
+
+
+def cause_of_type(exc: BaseException, kind):
+    """The first exception of ``kind`` in ``exc``'s chain (Triton's interpreter wraps
+    errors raised inside a kernel in its own InterpreterError), or None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from checks.case import Case, CheckFailed, Context, Unavailable
+from checks.case import Case, CheckFailed, Context, Unavailable, cause_of_type
 from checks.records import Record
 from workshops import catalog
 
@@ -113,16 +113,6 @@ def load_exercise(path: Path):
     return mod
 
 
-def _cause_of_type(exc: BaseException, kind):
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, kind):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
 def _jsonable(d: dict) -> dict:
     return json.loads(json.dumps(d, default=str))
 
@@ -166,7 +156,7 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
-        wrapped = _cause_of_type(e, CheckFailed)   # e.g. an out-of-bounds access in the interpreter
+        wrapped = cause_of_type(e, CheckFailed)   # e.g. an out-of-bounds access in the interpreter
         if wrapped is not None:
             rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
         else:

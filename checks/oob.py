@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from checks.case import CheckFailed
+from checks.case import CheckFailed, cause_of_type
 
 _state = threading.local()
 _installed = False
@@ -127,10 +127,4 @@ def install() -> None:
 
 def find_violation(exc: BaseException):
     """The OutOfBounds inside an exception chain (the interpreter wraps errors), or None."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, OutOfBounds):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
+    return cause_of_type(exc, OutOfBounds)

@@ -1,0 +1,167 @@
+"""Timers, ceilings and the environment for ``python -m checks.benchmark`` (CUDA only).
+
+Every timer takes a zero-argument callable and returns raw samples in milliseconds,
+one per timed unit, as ``triton.testing`` measures them.  The three modes mean what
+the course says (DESIGN.md, "The engine's contract"):
+
+* ``graph`` (warm): ``triton.testing.do_bench_cudagraph`` as it is.  It captures the
+  callable ``n`` times into one CUDA graph and times ten replays; each sample is one
+  replay divided by ``n``.  Host dispatch is gone, and torch allocations inside the
+  callable are served from the graph's private pool, so they cost nothing.
+* ``events`` + ``cache cold``: ``triton.testing.do_bench`` as it is.  It zeroes a
+  256 MB buffer before every call, which flushes the L2 and hides host overhead
+  behind that memset kernel.
+* ``events`` + ``cache warm``: triton.testing has no ready mode for this, so
+  :func:`events_warm` is ``do_bench`` rebuilt from its pieces without the flush: a
+  pair of CUDA events around each of many back-to-back Python calls.  When the host
+  cannot keep up (small shapes), the GPU idles between the events and that idle time
+  is counted, so validation, allocation and launch cost show up in the per-call time.
+
+Nothing here is imported before the CLI has made sure a CUDA GPU is present.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import torch
+import triton
+import triton.testing
+
+# Repetition settings in milliseconds of measured time (triton.testing's units).
+# MAX_SAMPLES bounds the warm event loop so a JSON file stays a few MB.
+SETTINGS = {
+    False: {"graph_rep": 20, "events_warmup": 25, "events_rep": 100},
+    True: {"graph_rep": 8, "events_warmup": 10, "events_rep": 30},   # --quick
+}
+MAX_SAMPLES = 2000
+
+
+def synchronize() -> None:
+    torch.cuda.synchronize()
+
+
+def events_warm(fn, warmup: float = 25, rep: float = 100, max_samples: int = MAX_SAMPLES) -> list:
+    """``triton.testing.do_bench`` without its L2 flush (see the module docstring)."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
+    n_warmup = max(1, int(warmup / estimate_ms))
+    n_repeat = min(max_samples, max(1, int(rep / estimate_ms)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    for _ in range(n_warmup):
+        fn()
+    for i in range(n_repeat):
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def make_timer(timing: str, cache: str, quick: bool):
+    """(timer, description).  The timer returns raw samples in milliseconds."""
+    s = SETTINGS[bool(quick)]
+    if timing == "graph":
+        rep = s["graph_rep"]
+
+        def timer(fn):
+            return list(triton.testing.do_bench_cudagraph(fn, rep=rep, return_mode="all"))
+        return timer, f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): warm, graph replay"
+    if cache == "cold":
+        w, r = s["events_warmup"], s["events_rep"]
+
+        def timer(fn):
+            return list(triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="all"))
+        return timer, (f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
+                       f"CUDA events per call, L2 flushed before each call")
+    w, r = s["events_warmup"], s["events_rep"]
+
+    def timer(fn):
+        return events_warm(fn, warmup=w, rep=r)
+    return timer, (f"events_warm(warmup={w}, rep={r}): CUDA events around each back-to-back "
+                   f"Python call, no L2 flush (do_bench rebuilt without clear_cache)")
+
+
+def measure_ceilings(quick: bool = False) -> dict:
+    """The card's ceilings, measured once per run the way FIGURES.md's were:
+    ``triton.testing.do_bench`` medians (L2 flushed before each call, which changes
+    nothing at these sizes) of a device-to-device copy of 1 GiB (bytes read + written)
+    and of a bf16 8192^3 matmul through torch (cuBLAS), on random data.
+
+    Not the run's own timer: inside a CUDA graph a tensor copy becomes a memcpy node,
+    which ran at about 2.7 TB/s on an H200 against 4.2 TB/s for the copy kernel, and
+    back-to-back matmul replays ran at about 680 TFLOP/s against 790 with gaps between
+    calls; a ceiling must not depend on --timing.  --quick takes fewer repetitions.
+    A ceiling that cannot be measured is None, with the reason in ``errors``."""
+    warmup, rep = (10, 40) if quick else (25, 200)
+    out = {"copy_gbps": None, "bf16_matmul_tflops": None, "copy_median_us": None,
+           "matmul_median_us": None, "method": f"triton.testing.do_bench(warmup={warmup}, "
+                                                f"rep={rep}, return_mode='median')",
+           "errors": []}
+    try:
+        n = 1 << 30
+        src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        torch.cuda.synchronize()
+        ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep,
+                                     return_mode="median")
+        out["copy_median_us"] = ms * 1e3
+        out["copy_gbps"] = 2 * n / (ms * 1e-3) / 1e9
+        del src, dst
+    except Exception as e:  # noqa: BLE001 - a missing ceiling is reported, not fatal
+        out["errors"].append(f"copy: {type(e).__name__}: {e}")
+    try:
+        n = 8192
+        g = torch.Generator(device="cuda").manual_seed(0)
+        a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+        b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+        c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+        torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        ms = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=warmup, rep=rep,
+                                     return_mode="median")
+        out["matmul_median_us"] = ms * 1e3
+        out["matmul_size"] = n
+        out["bf16_matmul_tflops"] = 2 * n ** 3 / (ms * 1e-3) / 1e12
+        del a, b, c
+    except Exception as e:  # noqa: BLE001
+        out["errors"].append(f"matmul: {type(e).__name__}: {e}")
+    torch.cuda.empty_cache()
+    return out
+
+
+def _driver() -> str:
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+        return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else ""
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return ""
+
+
+def environment() -> dict:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {
+        "gpu_name": props.name,
+        "sm_count": int(props.multi_processor_count),
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0) or None,
+        "driver": _driver() or None,
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "executable": sys.executable,
+    }
