@@ -28,7 +28,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import time
