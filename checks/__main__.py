@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reset", action="store_true",
                    help="restore the starter into your file (your file is backed up first)")
     p.add_argument("--where", action="store_true", help="print the path of your exercise file")
+    p.add_argument("--self-check", action="store_true",
+                   help="instructors: check the course itself -- each selected workshop's answer "
+                        "passes, its starter is TODO, and every kept wrong answer is rejected")
     p.add_argument("--sanitize", action="store_true",
                    help="on a GPU: run the checks under compute-sanitizer (memcheck) and report "
                         "invalid memory accesses")
@@ -266,6 +269,39 @@ def run(args, out: Printer) -> int:
     return code
 
 
+def self_check(args, out: Printer) -> int:
+    """Rustlings' rule for a course: every unsolved exercise must fail.  Each file runs
+    in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
+    the next worker starts importing while the current one runs."""
+    from checks.child import ChildRun, WarmPool, preload_for
+    pool = WarmPool()
+    expected = []
+    for w in _select(args):
+        expected.append((w, w.solution, {0}, "answer passes"))
+        expected.append((w, w.starter, {2}, "starter is TODO"))
+        for bad in w.wrong_versions():
+            expected.append((w, bad, {1}, "wrong answer rejected"))
+    problems = 0
+    for w, path, want, what in expected:
+        preload = preload_for(w.gpu, args.interpret)
+        worker = pool.take(preload)
+        pool.prime(preload)
+        records = ChildRun(w.id, path, interpret=args.interpret, worker=worker,
+                           timeout=args.timeout or 600).run()
+        code = exit_code(records)
+        ok = code in want
+        problems += not ok
+        caught = sorted({r.id for r in records if r.status in ("fail", "error")})
+        note = f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}" if caught and code == 1 else ""
+        out.line(f"  {'ok ' if ok else 'BAD'} {w.id:<20} {path.relative_to(w.folder.parent)}: "
+                 f"exit {code} ({what}){note}", "" if ok else "bold red")
+    pool.close()
+    out.line(f"{len(expected) - problems} of {len(expected)} course files behave as expected.")
+    if not expected:
+        return EXIT_UNAVAILABLE
+    return 0 if problems == 0 else 1
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
@@ -274,6 +310,8 @@ def main(argv=None) -> int:
             raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
         if args.list:
             return cmd_list(args, out)
+        if args.self_check:
+            return self_check(args, out)
         if args.sanitize:
             return run_sanitized(list(sys.argv[1:] if argv is None else argv), out)
         if args.hint is not None or args.hints or args.explain or args.reset or args.where:
