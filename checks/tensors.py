@@ -12,6 +12,7 @@ the lessons explain them:
 from __future__ import annotations
 
 import math
+import os
 from typing import Optional
 
 import torch
@@ -39,9 +40,41 @@ def tolerance(dtype: torch.dtype, scale: float = 1.0) -> dict:
 
 
 def randn(shape, *, ctx, dtype=torch.float32, scale: float = 1.0, offset: float = 0.0) -> torch.Tensor:
-    """Seeded normal values drawn on the CPU (same numbers everywhere), moved to ctx.device."""
+    """Seeded normal values drawn on the CPU (same numbers everywhere), moved to ctx.device.
+
+    On a GPU the tensor sits inside a guard band of NaN (see :func:`guarded`), so a
+    kernel that reads past its input pulls NaN into its output and fails the check.
+    (In the interpreter the out-of-bounds detector does this job exactly.)"""
     x = torch.randn(*shape, generator=ctx.torch_generator(), dtype=torch.float64) * scale + offset
-    return x.to(dtype).to(ctx.device)
+    x = x.to(dtype).to(ctx.device)
+    return guarded(x) if guard_bands_on(ctx) else x
+
+
+GUARD_ELEMENTS = 4096     # per side; a multiple of 128 keeps every dtype's 16-byte alignment
+
+
+def guard_bands_on(ctx) -> bool:
+    return ctx.device == "cuda" or os.environ.get("CHECKS_GUARD_BANDS") == "1"
+
+
+def guarded(t: torch.Tensor, sentinel: float = float("nan")) -> torch.Tensor:
+    """A copy of ``t`` (same shape, strides and values) placed in the middle of a larger
+    buffer whose other elements hold ``sentinel``."""
+    if t.numel() == 0:
+        return t
+    span = sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
+    buf = torch.full((GUARD_ELEMENTS + span + GUARD_ELEMENTS,), sentinel, dtype=t.dtype, device=t.device)
+    view = buf.as_strided(t.shape, t.stride(), GUARD_ELEMENTS)
+    view.copy_(t)
+    return view
+
+
+def guard_intact(t: torch.Tensor) -> bool:
+    """True when the guard band around a :func:`guarded` tensor still holds only NaN
+    (a kernel wrote nothing past either end of its input)."""
+    storage = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage())
+    head, tail = storage[:GUARD_ELEMENTS], storage[-GUARD_ELEMENTS:]
+    return bool(torch.isnan(head).all() and torch.isnan(tail).all())
 
 
 def poison_like(t: torch.Tensor) -> torch.Tensor:

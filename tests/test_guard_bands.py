@@ -1,0 +1,38 @@
+"""Guard bands: inputs sit inside a buffer of NaN, so reading past an input fails a
+check on the GPU as well (there the interpreter's out-of-bounds detector is absent).
+Simulated here with a pure-torch 'kernel' that reads one element too far."""
+import textwrap
+
+import torch
+
+from checks.engine import run_checks
+from checks.tensors import GUARD_ELEMENTS, guard_intact, guarded
+
+
+def test_guarded_copy_keeps_values_strides_and_alignment():
+    t = torch.randn(5, 7).t()
+    g = guarded(t)
+    assert torch.equal(g, t) and g.stride() == t.stride() and g.shape == t.shape
+    assert g.data_ptr() % 16 == 0
+    assert g.storage_offset() == GUARD_ELEMENTS
+    assert guard_intact(g)
+    storage = torch.empty(0).set_(g.untyped_storage())
+    storage[GUARD_ELEMENTS + 35] = 0.0           # one element past the end
+    assert not guard_intact(g)
+
+
+def test_a_read_past_the_input_fails_the_check(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHECKS_GUARD_BANDS", "1")
+    off_by_one = tmp_path / "off_by_one.py"
+    off_by_one.write_text(textwrap.dedent("""
+        import torch
+        def softmax(x, *, num_warps=4):
+            # reads each row shifted by one element: the last row's last read is past the end
+            shifted = torch.as_strided(x, x.shape, x.stride(), x.storage_offset() + 1)
+            return torch.softmax(shifted.float(), dim=-1).to(x.dtype)
+    """))
+    records = {r.id: r for r in run_checks("strided_softmax", off_by_one, interpret=True,
+                                           only=["basic"])}
+    rec = records["basic"]
+    assert rec.status == "fail"
+    assert rec.details["nan"] > 0, rec.message
