@@ -55,7 +55,7 @@ def _expect_probs(got, values, what):
         raise CheckFailed(f"{what}: {len(bad)} of {len(values)} probabilities wrong; first at "
                           f"index {i}: got {got[i]!r}, expected {want[i]!r}; sum of got = "
                           f"{math.fsum(x for x in got if isinstance(x, (int, float)))!r}",
-                          {"mismatched": len(bad), "first_index": i})
+                          {"wrong_probabilities": len(bad), "first_index": i})
 
 
 def _logits(rng, n, lo=-1000.0, hi=1000.0):
