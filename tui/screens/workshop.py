@@ -121,8 +121,11 @@ class WorkshopScreen(Screen[None]):
         from tui.watch import saves
         try:
             async for changes in saves(self.path.parent, self.path.name, poll=self.app.poll):
+                first = not self.watching
                 self.watching = True        # the watch is in place
-                if changes:
+                # On the first report, catch up with a save made before the watch was in
+                # place (a polling watcher takes its baseline late on a loaded machine).
+                if changes or first:
                     self.request_run()
         except Exception as e:      # the app keeps working; space still re-runs
             self.notify(f"file watcher stopped ({e}); press space to re-run the checks",
@@ -185,6 +188,12 @@ class WorkshopScreen(Screen[None]):
                        and exit_code(message.records) == 0)
         if message.error and message.outcome != "usage":
             self.notify(message.error.splitlines()[-1], severity="error")
+        now = self.controller.read_hash()
+        if now is not None and self.controller.wants_run(now):
+            # Saved while this run went on, and that save was compared with the content
+            # this run was started for, not the newer one it checked: check the file now.
+            self.request_run()
+            return
         if self.passed and self.workshop.gpu and self._maybe_bench(message.generation,
                                                                    message.content_hash):
             return                      # the next worker is primed after the benchmark
