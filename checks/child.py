@@ -204,6 +204,7 @@ class ChildRun:
         self.current: Optional[str] = None
         self.outcome = "running"       # done / crashed / timeout / cancelled / usage
         self.usage_error = ""
+        self.content_hash: Optional[str] = None   # of the bytes the worker imported
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -259,6 +260,9 @@ class ChildRun:
             kind = ev.get("type")
             if kind == "plan":
                 self.plan = ev["cases"]
+                yield ev
+            elif kind == "loaded":
+                self.content_hash = ev.get("content_hash")
                 yield ev
             elif kind == "begin":
                 self.current = ev["id"]

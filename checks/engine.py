@@ -7,9 +7,11 @@ imported, because Triton reads it when a kernel is decorated.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import itertools
+import linecache
 import json
 import os
 import time
@@ -89,8 +91,15 @@ def _where(exc: BaseException, path: Path) -> str:
     return f" ({Path(path).name}, line {lineno}, in {frame.f_code.co_name})"
 
 
-def load_exercise(path: Path):
-    """Import ``path`` as a fresh module (never cached), with clear load errors."""
+def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None):
+    """Import ``path`` as a fresh module (never cached), with clear load errors.
+
+    The file is read ONCE and exactly those bytes are compiled (and served to
+    ``inspect``/``linecache``, which Triton reads kernels through): never a cached
+    .pyc, which Python trusts when the source's size and whole-second mtime match, so
+    two saves of equal size within a second would run the older code.
+    ``on_loaded(sha256 hex of the bytes)`` says which content the checks run on: the
+    file may have changed since the caller hashed it."""
     path = Path(path)
     if not path.is_file():
         raise LoadError(f"exercise file not found: {path}")
@@ -98,9 +107,17 @@ def load_exercise(path: Path):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise LoadError(f"cannot import {path}: not a Python file")
+    try:
+        source = path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"cannot read {path}: {e}") from None
+    if on_loaded is not None:
+        on_loaded(hashlib.sha256(source).hexdigest())   # as checks.workspace.content_hash
     mod = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(mod)
+        text = importlib.util.decode_source(source)
+        linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
+        exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)
     except SyntaxError as e:
         raise LoadError(f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
                         + (f"\n    {e.text.rstrip()}" if e.text else "")) from None
@@ -171,7 +188,8 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
                only: Optional[Iterable[str]] = None,
                on_plan: Optional[Callable[[list], None]] = None,
                on_begin: Optional[Callable[[Case], None]] = None,
-               on_record: Optional[Callable[[Record], None]] = None) -> list:
+               on_record: Optional[Callable[[Record], None]] = None,
+               on_loaded: Optional[Callable[[str], None]] = None) -> list:
     """Run the named checks of ``workshop_id`` against the file at ``path``.
 
     ``only``: check ids to run (unknown ids raise KeyError naming them).  For a GPU
@@ -213,7 +231,7 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
         return [emit(Record(workshop=w.id, id=c.id, label=c.label, status="skipped",
                             message=problem, why=c.why, section=c.section)) for c in cases]
     try:
-        mod = load_exercise(path)
+        mod = load_exercise(path, on_loaded)
     except LoadError as e:
         return [emit(Record(workshop=w.id, id="load", label=f"import {path.name}",
                             status="error", message=str(e)))]

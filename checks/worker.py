@@ -94,10 +94,13 @@ def main(argv=None) -> int:
     def on_record(rec: Record):
         send({"type": "record", "record": rec.to_dict()})
 
+    def on_loaded(content_hash: str):
+        send({"type": "loaded", "content_hash": content_hash})
+
     try:
         engine.run_checks(job["workshop"], job["file"], interpret=bool(job.get("interpret")),
                           only=job.get("only"), on_plan=on_plan, on_begin=on_begin,
-                          on_record=on_record)
+                          on_record=on_record, on_loaded=on_loaded)
     except KeyError as e:
         send({"type": "usage", "message": str(e).strip("'\"")})
     send({"type": "done"})

@@ -106,7 +106,12 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
             raise ValueError("not a JSON object")
         return data, None
     except (ValueError, OSError) as e:
-        aside = p.with_name(f"progress.corrupt-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        stamp = time.strftime('%Y%m%d-%H%M%S')
+        aside = p.with_name(f"progress.corrupt-{stamp}.json")
+        n = 2
+        while aside.exists():         # never over an earlier copy set aside this second
+            aside = p.with_name(f"progress.corrupt-{stamp}-{n}.json")
+            n += 1
         try:
             os.replace(p, aside)
         except OSError:

@@ -68,7 +68,7 @@ RESULTS = {"survived": 0, "tried": 0}
 
 
 def _pids_of_group_members(marker: str):
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
 
 

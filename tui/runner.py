@@ -107,6 +107,14 @@ class CheckController:
                 kind = ev["type"]
                 if kind == "plan":
                     post(CheckPlanned(generation, digest, list(ev["cases"])))
+                elif kind == "loaded" and ev.get("content_hash") not in (None, digest):
+                    # Saved again between our hash and the worker's import: this run
+                    # checks the newer content, so it carries (and is compared by) its hash.
+                    digest = ev["content_hash"]
+                    with self._lock:
+                        if generation == self.generation:
+                            self.started_hash = digest
+                    post(CheckPlanned(generation, digest, list(run.plan)))
                 elif kind == "begin":
                     post(CheckStarted(generation, digest, ev["id"]))
                 elif kind == "record":
