@@ -12,7 +12,7 @@ silently wrong products instead of raising.
 import torch
 
 from checks.case import CheckFailed, check, collect
-from checks.tensors import POISON, assert_close, assert_not_alias, expect_rejects, expect_tensor
+from checks.tensors import poisoned_allocator, assert_close, assert_not_alias, expect_rejects, expect_tensor
 
 FP16, BF16 = torch.float16, torch.bfloat16
 BF16_REASON = "bf16 tl.dot is unsupported in Triton's interpreter"
@@ -54,8 +54,7 @@ def _poisoned_call(ctx, fn, shape, dtype):
     torch.empty, so output elements the kernel never writes still read POISON and the
     mismatch report counts them as unwritten.  (On the CPU, malloc may or may not reuse
     it; the checks that rely on this also make every correct output nonzero.)"""
-    filler = torch.full((max(1, shape[0] * shape[1]),), POISON, dtype=dtype, device=ctx.device)
-    del filler
+    poisoned_allocator((max(1, shape[0] * shape[1]),), dtype, ctx.device)
     return fn()
 
 

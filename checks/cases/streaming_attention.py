@@ -15,7 +15,7 @@ import math
 import torch
 
 from checks.case import CheckFailed, Unavailable, check, collect
-from checks.tensors import POISON, assert_close, assert_not_alias, expect_rejects, randn
+from checks.tensors import poisoned_allocator as _fill_with_poison, POISON, assert_close, assert_not_alias, expect_rejects, randn
 
 FP16, BF16 = torch.float16, torch.bfloat16
 BF16_REASON = "bf16 tl.dot is unsupported in Triton's interpreter (silently wrong)"
@@ -44,8 +44,7 @@ def _qkv(ctx, n, d, dtype=FP16, scale=1.0):
 def _poison_allocator(n, d, dtype, device):
     """Fill (then free) a block the output's size with POISON: the allocator tends to hand
     it back for the output, so rows the kernel never writes show up as POISON."""
-    junk = torch.full((max(n, 1), d), POISON, dtype=dtype, device=device)
-    del junk
+    _fill_with_poison((max(n, 1), d), dtype, device)
 
 
 def _call(mod, q, k, v, causal, block_n, **extra):

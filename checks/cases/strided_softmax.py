@@ -11,7 +11,7 @@ slices with a storage offset, a column step, and ``expand`` (zero strides).
 import torch
 
 from checks.case import CheckFailed, check, collect
-from checks.tensors import (DTYPE_NAMES, POISON, assert_close, assert_not_alias, expect_rejects,
+from checks.tensors import (poisoned_allocator, DTYPE_NAMES, POISON, assert_close, assert_not_alias, expect_rejects,
                             randn)
 
 SECTION_IDEA = "Address tables: where each lane reads and writes"
@@ -34,11 +34,7 @@ def _poison_allocator(shape, dtype, device):
     tends to reuse it, so an element the kernel never writes shows POISON instead of a
     lucky leftover (the CUDA caching allocator does this reliably; on the CPU it is
     best effort)."""
-    numel = 1
-    for n in shape:
-        numel *= n
-    junk = torch.full((max(numel, 1),), POISON, dtype=dtype, device=device)
-    del junk
+    poisoned_allocator(shape, dtype, device)
 
 
 def _layout(x: torch.Tensor) -> str:
