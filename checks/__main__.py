@@ -233,7 +233,8 @@ def run(args, out: Printer) -> int:
             h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
             try:
                 workspace.record_progress(w.id, status, h, args.workspace,
-                                          note=f"{mode}; {summary_line(records)}")
+                                          note=f"{mode}; {summary_line(records)}",
+                                          warn=lambda msg: out.line(f"  ({msg})"))
                 previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
             except (OSError, TimeoutError) as e:
                 out.line(f"  (progress not saved: {e})")

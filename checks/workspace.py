@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from checks.records import write_json_atomic
 from workshops.catalog import Workshop
@@ -120,13 +120,17 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
 
 
 def record_progress(workshop_id: str, status: str, content: str = "",
-                    workspace: Optional[Path] = None, note: str = "") -> dict:
+                    workspace: Optional[Path] = None, note: str = "",
+                    warn: Optional[Callable[[str], None]] = None) -> dict:
     """Merge one workshop's latest status into the progress file (read-modify-write
-    under a lock file, so two app instances do not lose each other's updates)."""
+    under a lock file, so two app instances do not lose each other's updates).
+    ``warn`` hears about a corrupt file that was set aside on the way."""
     p = progress_path(workspace)
     p.parent.mkdir(parents=True, exist_ok=True)
     with _Lock(p.with_suffix(".lock")):
-        data, _ = load_progress(workspace)
+        data, warning = load_progress(workspace)
+        if warning and warn is not None:
+            warn(warning)
         data[workshop_id] = {"status": status, "when": time.strftime("%Y-%m-%d %H:%M:%S"),
                              "content_hash": content, "note": note}
         write_json_atomic(p, data)

@@ -118,8 +118,11 @@ def test_a_corrupt_progress_file_is_set_aside_and_reported(tmp_path):
 
     # not fatal for a writer either: the next update starts a fresh, valid file
     p.write_text("{not json", encoding="utf-8")
-    data = ws.record_progress("online_normalizer", "passed", "abc", workspace=workspace)
+    heard = []
+    data = ws.record_progress("online_normalizer", "passed", "abc", workspace=workspace,
+                              warn=heard.append)
     assert data["online_normalizer"]["status"] == "passed"
+    assert len(heard) == 1 and "set aside" in heard[0]
     progress, warning = ws.load_progress(workspace)
     assert warning is None and progress["online_normalizer"]["content_hash"] == "abc"
     assert list(p.parent.glob("progress.corrupt-*.json")), "the corrupt file was not kept"

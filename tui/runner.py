@@ -134,9 +134,11 @@ class CheckController:
             current = generation == self.generation and not self._closed
         records = list(run.records)
         if current and self.record and outcome in ("done", "crashed", "timeout") and records:
+            warnings: list = []
             try:
                 ws.record_progress(self.workshop.id, progress_status(records), digest,
-                                   workspace=self.workspace, note=outcome)
+                                   workspace=self.workspace, note=outcome, warn=warnings.append)
+                error = "; ".join(warnings) or error
             except (OSError, TimeoutError) as e:
                 error = f"progress not saved: {e}"
         post(RunFinished(generation, digest, outcome, records, seconds, error))
