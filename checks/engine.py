@@ -14,6 +14,7 @@ import itertools
 import linecache
 import json
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -114,6 +115,9 @@ def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None)
     if on_loaded is not None:
         on_loaded(hashlib.sha256(source).hexdigest())   # as checks.workspace.content_hash
     mod = importlib.util.module_from_spec(spec)
+    # Registered under its unique name, as an import would: dataclasses with string
+    # annotations, pickling and typing look the module up in sys.modules.
+    sys.modules[name] = mod
     try:
         text = importlib.util.decode_source(source)
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))

@@ -224,3 +224,9 @@ def test_progress_and_changes_between_runs(tmp_path):
     r = cli("online_normalizer", "--workspace", str(ws))
     assert r.returncode == 1
     assert "empty-empty newly failing" in r.stdout
+
+
+def test_learner_module_is_importable_like_a_real_module():
+    """A dataclass with postponed annotations looks its module up in sys.modules."""
+    r = cli("online_normalizer", "--file", str(REPO / "tests" / "fixtures" / "a1_with_dataclass.py"))
+    assert r.returncode == 0, r.stdout + r.stderr
