@@ -180,6 +180,10 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
         wrapped = cause_of_type(e, CheckFailed)   # e.g. an out-of-bounds access in the interpreter
         if wrapped is not None:
             rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
+        elif isinstance(e, AttributeError) and getattr(e, "obj", None) is mod:
+            rec.status = "fail"
+            rec.message = (f"your file does not define {e.name!r}; the workshop's contract "
+                           f"asks for it (see the starter's outline)")
         else:
             rec.status = "error"
             rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"

@@ -230,3 +230,10 @@ def test_learner_module_is_importable_like_a_real_module():
     """A dataclass with postponed annotations looks its module up in sys.modules."""
     r = cli("online_normalizer", "--file", str(REPO / "tests" / "fixtures" / "a1_with_dataclass.py"))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_missing_function_is_named(tmp_path):
+    p = exercise(tmp_path, SOLUTION_TEXT.replace("def streaming_softmax(", "def streaming_softmax_renamed("))
+    r = cli("online_normalizer", "--file", str(p), "--check", "empty-input")
+    assert r.returncode == 1
+    assert "does not define 'streaming_softmax'" in r.stdout
