@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from checks.records import (EXIT_UNAVAILABLE, EXIT_USAGE, Record, exit_code, summary_line,
+from checks.records import (EXIT_UNAVAILABLE, EXIT_USAGE, Record, UsageParser, exit_code, summary_line,
                             write_json_atomic)
 from checks.report import Printer
 from workshops import catalog
@@ -30,15 +30,8 @@ class UsageError(Exception):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):        # argparse would exit 2, which means TODO here
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m checks", description=__doc__.split("\n\n")[0],
+    p = UsageParser(prog="python -m checks", description=__doc__.split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter,
                 epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
                        "3 nothing selected or unavailable, 64 usage error")

@@ -35,7 +35,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.records import (EXIT_PASS, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE, EXIT_WRONG,
+from checks.records import (EXIT_PASS, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE, EXIT_WRONG, UsageParser,
                             write_json_atomic)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -664,15 +664,8 @@ def print_targets(targets: list, stream=None) -> None:
 
 # --- the command line --------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):        # argparse would exit 2, which means TODO here
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m checks.benchmark",
+    p = UsageParser(prog="python -m checks.benchmark",
                 description="Time the GPU workshops' kernels after checking them against a "
                             "float64 oracle; write the evidence as JSON.",
                 epilog="exit codes: 0 all ran and passed, 1 a variant failed, 2 TODO, "

@@ -4,8 +4,10 @@ Standard library only.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,6 +16,15 @@ STATUSES = ("pass", "fail", "todo", "error", "skipped")
 
 # Exit codes of `python -m checks` (the seed's runner, plus a usage code that is not 2).
 EXIT_PASS, EXIT_WRONG, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 1, 2, 3, 64
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad argument, which means TODO in this course: exit 64."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
 
 
 @dataclass

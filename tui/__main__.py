@@ -5,19 +5,11 @@ import argparse
 import sys
 from pathlib import Path
 
-
-USAGE_ERROR = 64      # as `python -m checks`: exit code 2 means TODO in this course
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(USAGE_ERROR)
+from checks.records import EXIT_USAGE as USAGE_ERROR, UsageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="kernel-course",
+    p = UsageParser(prog="kernel-course",
                                 description="Browse the Triton kernel workshops, read the lessons "
                                             "and watch your file's checks re-run on every save.")
     p.add_argument("--workspace", type=Path, metavar="DIR",
