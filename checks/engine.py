@@ -36,10 +36,6 @@ def use_interpreter() -> None:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
-def interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
 def cases_for(workshop_id: str) -> list:
     """The workshop's cases, cheapest first (stable within equal cost)."""
     mod = importlib.import_module(f"checks.cases.{workshop_id}")
@@ -49,12 +45,11 @@ def cases_for(workshop_id: str) -> list:
 def gpu_problem() -> Optional[str]:
     """Why GPU workshops cannot run natively here, or None when they can."""
     try:
-        import torch  # noqa: F401
+        import torch
         import triton  # noqa: F401
     except Exception as e:  # noqa: BLE001 - report any import failure plainly
         return (f"torch and triton are needed for the GPU workshops ({type(e).__name__}: {e}); "
                 f"install the project (see README) and run with the project's .venv")
-    import torch
     if not torch.cuda.is_available():
         return ("no CUDA GPU is available here; add --interpret to run the kernels in Triton's "
                 "interpreter on the CPU (slow, but checks correctness)")

@@ -77,10 +77,6 @@ def guard_intact(t: torch.Tensor) -> bool:
     return bool(torch.isnan(head).all() and torch.isnan(tail).all())
 
 
-def poison_like(t: torch.Tensor) -> torch.Tensor:
-    return torch.full_like(t, POISON)
-
-
 def poisoned_allocator(shape, dtype, device: str) -> None:
     """Leave a block of poison where the caching allocator will look next: allocate a
     tensor of the output's size filled with POISON and free it.  On CUDA the next

@@ -107,8 +107,3 @@ def get(workshop_id: str) -> Workshop:
     known = ", ".join(w.id for w in workshops())
     raise KeyError(f"unknown workshop {workshop_id!r}; known: {known}")
 
-
-def course_doc(name: str) -> str:
-    """Course-wide documents: glossary.md, worksheet.md, capstones.md."""
-    p = ROOT / name
-    return p.read_text(encoding="utf-8") if p.exists() else ""
