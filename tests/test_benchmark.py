@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks import benchmark as bench
+from checks.benchmark import cli as bench_cli, payload as evidence, rows as rowlib, runner, specs, statistics, tables, targets
 from checks.records import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,8 +126,9 @@ def run_fake(learner, spec=None, **kw):
     from checks.engine import load_exercise
     spec = spec or make_spec()
     kw.setdefault("dtypes", ["fp32"])
-    return bench.run_op("strided_softmax", spec, load_exercise(learner), learner,
-                        timer=fake_timer(spec), ceilings=CEILINGS, device="cpu", **kw), spec
+    return runner.run_op("strided_softmax", spec, load_exercise(learner), learner,
+                         timers={"graph": fake_timer(spec)}, ceilings=CEILINGS, device="cpu",
+                         **kw), spec
 
 
 def by_name(rows, shape="4x8", dtype="fp32"):
@@ -137,26 +138,26 @@ def by_name(rows, shape="4x8", dtype="fp32"):
 # --- statistics and throughput -----------------------------------------------------------
 
 def test_sample_stats_are_in_microseconds_with_linear_quantiles():
-    s = bench.sample_stats([0.001, 0.002, 0.003, 0.004, 0.005])
+    s = statistics.sample_stats([0.001, 0.002, 0.003, 0.004, 0.005])
     assert s["samples_us"] == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert s["median_us"] == pytest.approx(3.0)
     assert s["p20_us"] == pytest.approx(1.8) and s["p80_us"] == pytest.approx(4.2)
     assert (s["min_us"], s["max_us"], s["mean_us"]) == (1.0, 5.0, 3.0)
     with pytest.raises(ValueError):
-        bench.sample_stats([])
+        statistics.sample_stats([])
 
 
 def test_throughput_and_roofline_fraction():
-    row = bench.new_row("x", dict(name="a", role="roofline"), "fp32", "v", "candidate")
+    row = rowlib.new_row("x", dict(name="a", role="roofline"), "fp32", "v", "candidate")
     row["median_us"] = 100.0
-    bench.add_throughput(row, {"bytes": 400_000_000, "flops": None}, CEILINGS)
+    statistics.add_throughput(row, {"bytes": 400_000_000, "flops": None}, CEILINGS)
     assert row["gbps"] == pytest.approx(4000.0)            # 400 MB in 100 us
     assert row["fraction_of_ceiling"] == pytest.approx(1.0)
     assert row["tflops"] is None and row["bound"] == "memory"
     # a matmul: the flop term sets the floor
-    row2 = bench.new_row("x", dict(name="a", role="roofline"), "bf16", "v", "candidate")
+    row2 = rowlib.new_row("x", dict(name="a", role="roofline"), "bf16", "v", "candidate")
     row2["median_us"] = 200.0
-    bench.add_throughput(row2, {"bytes": 4_000_000, "flops": 70_000_000_000}, CEILINGS)
+    statistics.add_throughput(row2, {"bytes": 4_000_000, "flops": 70_000_000_000}, CEILINGS)
     assert row2["tflops"] == pytest.approx(350.0)
     assert row2["fraction_of_ceiling"] == pytest.approx(0.5) and row2["bound"] == "compute"
 
@@ -190,22 +191,22 @@ def test_todo_failed_and_ok_variants_are_recorded_and_the_run_continues(learner)
     assert v["nan"]["status"] == "failed" and "non-finite" in v["nan"]["message"]
     lib = v["library"]
     assert lib["status"] == "failed" and "not your TODO" in lib["message"]
-    assert bench.exit_code(rows) == 1
+    assert rowlib.exit_code(rows) == 1
 
 
 def test_only_todo_gives_exit_2_and_all_ok_exit_0(learner):
     rows, spec = run_fake(learner)
     todo_only = [r for r in rows if r["status"] != "failed"]
-    assert bench.exit_code(todo_only) == 2
-    assert bench.exit_code([r for r in rows if r["status"] == "ok"]) == 0
-    assert bench.exit_code([]) == 3
+    assert rowlib.exit_code(todo_only) == 2
+    assert rowlib.exit_code([r for r in rows if r["status"] == "ok"]) == 0
+    assert rowlib.exit_code([]) == 3
 
 
 def test_variants_that_need_the_unfinished_function_are_todo(learner):
     rows, _ = run_fake(learner, spec=make_spec(todo_variants=True))
     assert [r["status"] for r in rows] == ["skipped", "skipped"]
     assert all(r["variant"] == "(variants)" and "TODO" in r["message"] for r in rows)
-    assert bench.exit_code(rows) == 2
+    assert rowlib.exit_code(rows) == 2
 
 
 def test_shape_and_dtype_selection(learner):
@@ -213,30 +214,33 @@ def test_shape_and_dtype_selection(learner):
     assert {(r["shape"], r["dtype"]) for r in rows} == {("16x32", "fp32"), ("16x32", "fp16")}
     fp16 = by_name(rows, "16x32", "fp16")
     assert fp16["triton num_warps=4"]["status"] == "ok"
-    assert fp16["triton num_warps=4"]["tolerance"] == bench.REL_TOL["fp16"]
+    assert fp16["triton num_warps=4"]["tolerance"] == rowlib.REL_TOL["fp16"]
 
 
 def test_load_error_is_one_failed_row():
     spec = make_spec()
-    rows = bench.run_op("strided_softmax", spec, None, None, dtypes=["fp32"], timer=None,
-                        device="cpu", load_error="SyntaxError in x.py, line 3: invalid syntax")
+    rows = runner.run_op("strided_softmax", spec, None, None, dtypes=["fp32"], timers={},
+                         device="cpu", load_error="SyntaxError in x.py, line 3: invalid syntax")
     assert len(rows) == 1 and rows[0]["status"] == "failed" and "SyntaxError" in rows[0]["message"]
-    assert bench.exit_code(rows) == 1
+    assert rowlib.exit_code(rows) == 1
 
 
-def test_tolerance_table():
-    assert bench.tolerance("strided_softmax", "fp32") == 1e-5
-    assert bench.tolerance("split_softmax", "fp16") == 2e-3
-    assert bench.tolerance("split_softmax", "bf16") == 1.5e-2
-    assert bench.tolerance("fused_gemm", "bf16") > bench.REL_TOL["bf16"]
+def test_tolerance_table_and_the_specs_scales():
+    assert rowlib.tolerance("fp32") == 1e-5
+    assert rowlib.tolerance("fp16") == 2e-3
+    assert rowlib.tolerance("bf16") == 1.5e-2
+    assert rowlib.tolerance(None) is None
+    gemm = specs.tolerance_scale(specs.load_spec("fused_gemm"))
+    assert gemm > 1 and rowlib.tolerance("bf16", gemm) > rowlib.REL_TOL["bf16"]
+    assert specs.tolerance_scale(specs.load_spec("split_softmax")) == 1.0
 
 
 # --- payload and schema ---------------------------------------------------------------------
 
 def fake_payload(learner, **kw):
     rows, spec = run_fake(learner, dtypes=["fp32", "fp16"])
-    hashes = bench.source_hashes([learner, Path(bench.__file__)])
-    return bench.build_payload(
+    hashes = evidence.source_hashes([learner, *evidence.engine_files()])
+    return evidence.build_payload(
         command=["python", "-m", "checks.benchmark", "--op", "strided_softmax"], timing="graph",
         cache="warm", target="learner", environment=ENV, hashes=hashes, ceilings=CEILINGS,
         results=rows, targets=kw.get("targets", []), method="fake timer", commit=None)
@@ -247,7 +251,7 @@ def test_generated_payload_validates_against_the_schema(learner):
     validate(payload)
     assert payload["schema"] == "kernel-course/benchmark" and payload["version"] == 1
     assert payload["exit_code"] == 1
-    assert "checks/benchmark.py" in payload["source_hashes"]
+    assert "checks/benchmark/runner.py" in payload["source_hashes"]
     json.dumps(payload, allow_nan=False)        # strict JSON: no NaN anywhere
 
 
@@ -266,16 +270,20 @@ def test_schema_rejects_a_broken_payload(learner):
 
 
 def test_nan_becomes_null():
-    payload = bench._clean({"a": float("nan"), "b": [1.0, float("inf")], "c": {"d": 2.0}})
+    payload = evidence.clean({"a": float("nan"), "b": [1.0, float("inf")], "c": {"d": 2.0}})
     assert payload == {"a": None, "b": [1.0, None], "c": {"d": 2.0}}
 
 
 # --- targets ----------------------------------------------------------------------------------
 
 def _row(op, shape, dtype, variant, role, median, frac=None, config=None, role_name="roofline"):
-    r = bench.new_row(op, dict(name=shape, role=role_name), dtype, variant, role, config)
+    r = rowlib.new_row(op, dict(name=shape, role=role_name), dtype, variant, role, config)
     r.update(median_us=median, fraction_of_ceiling=frac, samples_us=[median])
     return r
+
+
+def real_definitions(*ops):
+    return {op: targets.definitions(specs.load_spec(op)) for op in ops}
 
 
 def test_targets_met_and_missed():
@@ -293,8 +301,8 @@ def test_targets_met_and_missed():
         _row("streaming_attention", "129x32", "fp16", "b32", "candidate", 3.0,
              config={"causal": False}, role_name="comparison"),
     ]
-    t = {x["what"]: x for x in bench.evaluate_targets(
-        rows, "graph", {"strided_softmax": "fp32", "streaming_attention": "fp16"})}
+    t = {x["what"]: x for x in targets.evaluate_targets(
+        rows, "graph", real_definitions("strided_softmax", "streaming_attention"))}
     frac = next(v for k, v in t.items() if "85% of copy" in k)
     assert frac["met"] and frac["measured"] == pytest.approx(0.9)
     transposed = next(v for k, v in t.items() if "transposed" in k)
@@ -302,8 +310,9 @@ def test_targets_met_and_missed():
     ratio = next(v for k, v in t.items() if "0.6x" in k)
     assert ratio["met"] and ratio["measured"] == pytest.approx(12 / 21)
     assert next(v for k, v in t.items() if "fp16 causal: best" in k)["met"]
-    seed = next(v for k, v in t.items() if k.startswith("129x32"))
-    assert seed["met"] and seed["measured"] == pytest.approx(4.0)     # the causal row, 4.0 <= 4.57
+    course = next(v for k, v in t.items() if k.startswith("129x32"))
+    assert "triton-cuda-lab, the reference course" in course["what"]
+    assert course["met"] and course["measured"] == pytest.approx(4.0)   # the causal row, 4.0 <= 4.57
     # shapes that were not run are not reported (no 1024x1024 row, no fused_gemm rows)
     assert not any("1024x1024" in k or "4096^3" in k for k in t)
     jsonschema = pytest.importorskip("jsonschema")
@@ -316,7 +325,7 @@ def test_events_targets_compare_with_the_baseline():
             _row("split_softmax", "4x32769", "fp32", "torch", "baseline", 14.0, role_name="comparison"),
             _row("split_softmax", "64x131072", "fp32", "c1024", "candidate", 20.0, role_name="comparison"),
             _row("split_softmax", "64x131072", "fp32", "torch", "baseline", 33.0, role_name="comparison")]
-    t = bench.evaluate_targets(rows, "events", {"split_softmax": "fp32"})
+    t = targets.evaluate_targets(rows, "events", real_definitions("split_softmax"))
     assert [(x["shape"], x["met"]) for x in t] == [("4x32769", False), ("64x131072", True)]
     assert t[0]["measured"] == pytest.approx(30 / 14)
 
@@ -358,7 +367,7 @@ def test_without_a_gpu_exits_3_and_writes_nothing(tmp_path, interpret):
 ])
 def test_bad_arguments_exit_64_naming_the_argument(args, named, capsys):
     try:
-        code = bench.main(args)
+        code = bench_cli.main(args)
     except SystemExit as e:
         code = e.code
     err = capsys.readouterr().err
@@ -372,16 +381,16 @@ def test_bad_arguments_exit_64_from_the_shell():
 
 
 def test_output_that_is_a_folder_is_a_usage_error(tmp_path, capsys):
-    assert bench.main(["--op", "all", "--output", str(tmp_path)]) == EXIT_USAGE
+    assert bench_cli.main(["--op", "all", "--output", str(tmp_path)]) == EXIT_USAGE
     assert "--output" in capsys.readouterr().err
 
 
 def test_tables_print_with_rich_and_without(learner, monkeypatch, capsys):
     rows, _ = run_fake(learner)
-    bench.print_table("fake op", rows)
+    tables.print_table("fake op", rows)
     rich_out = capsys.readouterr().out
     monkeypatch.setitem(sys.modules, "rich.console", None)      # Rich missing: plain text
-    bench.print_table("fake op", rows)
+    tables.print_table("fake op", rows)
     plain = capsys.readouterr().out
     for out in (rich_out, plain):
         assert "fake op" in out and "median us" in out and "p20-p80 us" in out
@@ -392,28 +401,29 @@ def test_tables_print_with_rich_and_without(learner, monkeypatch, capsys):
 def test_list_needs_no_gpu():
     r = cli("--list")
     assert r.returncode == 0, r.stderr
-    for op in bench.OPS:
+    for op in specs.benchmarked_ops():
         assert op in r.stdout
 
 
 def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch, capsys):
     """The command end to end on the CPU: spec loader, timer, ceilings and environment faked."""
-    from checks import bench_timing
+    from checks.benchmark import timing
     spec = make_spec()
-    monkeypatch.setattr(bench, "DEVICE", "cpu")
-    monkeypatch.setattr(bench, "cuda_problem", lambda: None)
-    monkeypatch.setattr(bench, "load_spec", lambda op: spec)
-    monkeypatch.setattr(bench_timing, "make_timer", lambda timing, cache, quick: (fake_timer(spec), "fake"))
-    monkeypatch.setattr(bench_timing, "measure_ceilings", lambda quick: dict(CEILINGS))
-    monkeypatch.setattr(bench_timing, "environment", lambda: dict(ENV))
+    monkeypatch.setattr(bench_cli, "DEVICE", "cpu")
+    monkeypatch.setattr(bench_cli, "cuda_problem", lambda: None)
+    monkeypatch.setattr(bench_cli, "load_spec", lambda op: spec)
+    monkeypatch.setattr(timing, "make_timers",
+                        lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake"))
+    monkeypatch.setattr(timing, "measure_ceilings", lambda quick: dict(CEILINGS))
+    monkeypatch.setattr(timing, "environment", lambda: dict(ENV))
     out = tmp_path / "run.json"
-    code = bench.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "all",
+    code = bench_cli.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "all",
                        "--output", str(out)])
     printed = capsys.readouterr().out
     assert code == 1                           # wrong/crash variants failed
     payload = json.loads(out.read_text())
     validate(payload)
-    assert payload["target"] == "file" and payload["timing"] == "graph"
+    assert payload["target"] == "file" and payload["timing"] == "both"      # the default
     assert {r["dtype"] for r in payload["results"]} == {"fp32", "fp16"}
     assert str(learner.resolve()) in payload["source_hashes"] or any(
         k.endswith("strided_softmax.py") for k in payload["source_hashes"])
@@ -421,7 +431,7 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
         assert col in printed
     assert "results written to" in printed
     # --dtype outside the spec's list names the argument
-    assert bench.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "bf16",
+    assert bench_cli.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "bf16",
                        "--output", str(out)]) == EXIT_USAGE
 
 
@@ -434,12 +444,12 @@ def _real_spec(op):
         pytest.skip(f"checks/benchmarks/{op}.py is not written yet")
 
 
-@pytest.mark.parametrize("op", bench.OPS)
+@pytest.mark.parametrize("op", specs.benchmarked_ops())
 def test_real_spec_interface(op):
     spec = _real_spec(op)
     for name in ("SHAPES", "DTYPES", "make_inputs", "oracle", "work", "variants"):
         assert hasattr(spec, name), f"{op} spec lacks {name}"
-    assert spec.DTYPES and set(spec.DTYPES) <= set(bench.DTYPE_NAMES)
+    assert spec.DTYPES and set(spec.DTYPES) <= set(rowlib.DTYPE_NAMES)
     names = [s["name"] for s in spec.SHAPES]
     assert len(names) == len(set(names))
     assert {s["role"] for s in spec.SHAPES} <= {"comparison", "roofline"}
@@ -449,7 +459,7 @@ def test_real_spec_interface(op):
         assert w["bytes"] > 0 and (w["flops"] is None or w["flops"] > 0)
 
 
-@pytest.mark.parametrize("op", bench.OPS)
+@pytest.mark.parametrize("op", specs.benchmarked_ops())
 def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
     """The harness, the op's spec and its reference answer agree on the first comparison
     shape (Triton's interpreter on the CPU; fake timer)."""
@@ -475,8 +485,9 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
 
     small = types.SimpleNamespace(SHAPES=[first], DTYPES=spec.DTYPES, make_inputs=spec.make_inputs,
                                   oracle=spec.oracle, work=spec.work, variants=few_variants)
-    rows = bench.run_op(op, small, load_exercise(w.solution), w.solution, dtypes=spec.DTYPES[:1],
-                        timer=lambda fn: [0.01], ceilings=CEILINGS, device="cpu", warm_calls=0)
+    rows = runner.run_op(op, small, load_exercise(w.solution), w.solution, dtypes=spec.DTYPES[:1],
+                         timers={"graph": lambda fn: [0.01]}, ceilings=CEILINGS, device="cpu",
+                         warm_calls=0)
     bad = [(r["variant"], r["status"], r["message"]) for r in rows if r["status"] != "ok"]
     assert not bad, bad
     assert {r["role"] for r in rows} >= {"candidate", "baseline"}
@@ -534,8 +545,17 @@ def _wild_store(out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.float32))
 
 
+@triton.jit
+def _double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
 def double(x):
-    return x * 2
+    out = torch.empty_like(x)
+    _double[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024, num_warps=4)
+    return out
 
 def host_sync(x):
     if float(x.sum()) > 1e30:                                   # .item(): not graph-capturable
@@ -554,10 +574,10 @@ def wild(x):
 GPU_SCRIPT = '''
 import json, sys, types, torch
 sys.path.insert(0, sys.argv[1])
-from checks import benchmark as bench, bench_timing
+from checks.benchmark import runner, timing, kernels
 from checks.engine import load_exercise
 path = sys.argv[2]
-timing, cache, with_crash = sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+timing_mode, cache, with_crash = sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 mod = load_exercise(path)
 spec = types.ModuleType("gpu_spec")
 spec.SHAPES = [dict(name="1024x1024", role="comparison", rows=1024, cols=1024),
@@ -576,12 +596,14 @@ def variants(mod, inputs, shape):
         vs.insert(3, dict(name="wild", role="candidate", config={}, fn=lambda: mod.wild(x)))
     return vs
 spec.variants = variants
-timer, method = bench_timing.make_timer(timing, cache, True)
-rows = bench.run_op("gpu_test", spec, mod, path, dtypes=["fp32"], timer=timer,
-                    ceilings=bench_timing.measure_ceilings(True), device="cuda",
-                    sync=torch.cuda.synchronize)
+timers, method = timing.make_timers(timing_mode, cache, True)
+rows = runner.run_op("gpu_test", spec, mod, path, dtypes=["fp32"], timers=timers,
+                     ceilings=timing.measure_ceilings(True), device="cuda",
+                     sync=torch.cuda.synchronize, inspect_kernels=kernels.capture_kernels)
 print("ROWS" + json.dumps([{k: r[k] for k in ("shape", "variant", "status", "message",
-                                              "median_us", "samples_us", "fraction_of_ceiling")}
+                                              "median_us", "samples_us", "fraction_of_ceiling",
+                                              "device_us", "per_call_us", "host_us",
+                                              "launch_bound", "kernels")}
                            for r in rows]))
 '''
 
@@ -604,15 +626,25 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 
 
 @needs_gpu
-@pytest.mark.parametrize("timing, cache", [("graph", "warm"), ("events", "warm"), ("events", "cold")])
+@pytest.mark.parametrize("timing, cache", [("graph", "warm"), ("events", "warm"), ("events", "cold"),
+                                           ("both", "warm")])
 def test_gpu_timers_and_a_variant_that_cannot_be_captured(tmp_path, timing, cache):
     rows = _gpu_run(tmp_path, timing, cache)
     big = rows[("8192x8192", "double")]
     assert big["status"] == "ok" and big["median_us"] > 0 and big["samples_us"]
     assert 0.3 < big["fraction_of_ceiling"] < 1.3          # a 256 MB elementwise pass
+    [k] = big["kernels"]                                   # the one Triton kernel it launched
+    assert k["name"] == "_double" and k["num_warps"] == 4 and k["n_regs"] > 0
+    assert k["n_spills"] == 0 and k["launches"] == 1
+    assert rows[("8192x8192", "torch")]["kernels"] == []   # PyTorch's kernels are not Triton's
+    if timing == "both":
+        assert big["device_us"] == big["median_us"] and big["per_call_us"] > 0
+        assert big["host_us"] >= 0 and isinstance(big["launch_bound"], bool)
+    else:
+        assert big["host_us"] is None and big["launch_bound"] is None
     assert rows[("8192x8192", "todo")]["status"] == "skipped"
     sync = rows[("1024x1024", "host_sync")]
-    if timing == "graph":       # .item() cannot be captured: failed, and the run goes on
+    if timing in ("graph", "both"):       # .item() cannot be captured: failed, and the run goes on
         assert sync["status"] == "failed" and "timing failed" in sync["message"], sync
     else:
         assert sync["status"] == "ok"

@@ -13,6 +13,17 @@ SHAPES = [
 
 DTYPES = ["fp16", "fp32", "bf16"]
 
+# Speed targets for the reference answer on an H200 (see checks/benchmark/targets.py),
+# and triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch
+# baseline us, its best answer us), fp16, graph timing.
+TARGETS = [
+    dict(shape="16384x8192", dtype="fp16", kind="fraction", target=0.85,
+         what="16384x8192 fp16: best candidate >= 85% of copy bandwidth (3 streams)"),
+    dict(shape="16384x8192", dtype="fp16", kind="vs_peer", target=1.5,
+         what="16384x8192 fp16: best candidate >= 1.5x aten _softmax_backward_data"),
+]
+REFERENCE_COURSE = {"256x1025": (17.40, 2.13), "1024x4097": (80.21, 9.86)}
+
 
 def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
     """y: real softmax probabilities (rows sum to 1); grad_output: standard normal.

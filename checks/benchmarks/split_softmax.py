@@ -17,6 +17,17 @@ SHAPES = [
 DTYPES = ["fp32", "fp16", "bf16"]
 CHUNK_SIZES = (256, 1024, 4096)
 
+# Speed targets for the reference answer on an H200 (see checks/benchmark/targets.py),
+# and triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch
+# baseline us, its best answer us), fp32, graph timing.
+TARGETS = [
+    dict(shape="4x131072", dtype="fp32", kind="vs_baseline", target=3.0,
+         what="4x131072 fp32: best candidate >= 3x torch.softmax"),
+    dict(shape="1024x131072", dtype="fp32", kind="vs_baseline", target=1.2,
+         what="1024x131072 fp32: best candidate >= 1.2x torch.softmax"),
+]
+REFERENCE_COURSE = {"4x32769": (12.13, 5.13), "64x131072": (32.86, 14.09)}
+
 
 def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
     g = torch.Generator(device="cpu")

@@ -18,6 +18,17 @@ SHAPES = [
 
 DTYPES = ["fp32", "fp16", "bf16"]
 
+# Speed targets for the reference answer on an H200 (checks/benchmark/targets.py says
+# how each kind is judged), and the figures of triton-cuda-lab, the reference course,
+# on the same H200: shape -> (PyTorch baseline us, its best answer us), fp32, graph timing.
+TARGETS = [
+    dict(shape="16384x8192", dtype="fp32", kind="fraction", target=0.85,
+         what="16384x8192 fp32 contiguous: best candidate >= 85% of copy bandwidth"),
+    dict(shape="16384x8192-t", dtype="fp32", kind="vs_baseline", target=2.0,
+         what="16384x8192 fp32 transposed view: best candidate >= 2x torch.softmax"),
+]
+REFERENCE_COURSE = {"256x257": (5.37, 2.59), "1024x1024": (13.70, 8.30)}
+
 
 def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
     rows, cols = shape["rows"], shape["cols"]

@@ -1,8 +1,7 @@
 """Timers, ceilings and the environment for ``python -m checks.benchmark`` (CUDA only).
 
 Every timer takes a zero-argument callable and returns raw samples in milliseconds,
-one per timed unit, as ``triton.testing`` measures them.  The three modes mean what
-the course says (DESIGN.md, "The engine's contract"):
+one per timed unit, as ``triton.testing`` measures them.  The modes:
 
 * ``graph`` (warm): ``triton.testing.do_bench_cudagraph`` as it is.  It captures the
   callable ``n`` times into one CUDA graph and times ten replays; each sample is one
@@ -16,6 +15,10 @@ the course says (DESIGN.md, "The engine's contract"):
   pair of CUDA events around each of many back-to-back Python calls.  When the host
   cannot keep up (small shapes), the GPU idles between the events and that idle time
   is counted, so validation, allocation and launch cost show up in the per-call time.
+
+* ``both``: ``graph`` and ``events`` (warm) on the same variant, one after the other.
+  Graph replay is the device time; events is the per-call time a Python caller sees;
+  their difference is host overhead (argument checks, allocation, launch).
 
 Nothing here is imported before the CLI has made sure a CUDA GPU is present.
 """
@@ -68,32 +71,38 @@ def events_warm(fn, warmup: float = 25, rep: float = 100, max_samples: int = MAX
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
-def make_timer(timing: str, cache: str, quick: bool):
-    """(timer, description).  The timer returns raw samples in milliseconds."""
+def make_timers(timing: str, cache: str, quick: bool) -> tuple:
+    """({"graph": timer} and/or {"events": timer}, description).  Each timer returns raw
+    samples in milliseconds; "graph" samples are device time, "events" per-call time."""
     s = SETTINGS[bool(quick)]
-    if timing == "graph":
+    timers, said = {}, []
+    if timing in ("graph", "both"):
         rep = s["graph_rep"]
 
-        def timer(fn):
+        def graph(fn):
             return list(triton.testing.do_bench_cudagraph(fn, rep=rep, return_mode="all"))
-        return timer, f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): warm, graph replay"
-    if cache == "cold":
+        timers["graph"] = graph
+        said.append(f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): "
+                    f"warm, graph replay")
+    if timing in ("events", "both"):
         w, r = s["events_warmup"], s["events_rep"]
-
-        def timer(fn):
-            return list(triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="all"))
-        return timer, (f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
-                       f"CUDA events per call, L2 flushed before each call")
-    w, r = s["events_warmup"], s["events_rep"]
-
-    def timer(fn):
-        return events_warm(fn, warmup=w, rep=r)
-    return timer, (f"events_warm(warmup={w}, rep={r}): CUDA events around each back-to-back "
-                   f"Python call, no L2 flush (do_bench rebuilt without clear_cache)")
+        if cache == "cold":
+            def events(fn):
+                return list(triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="all"))
+            said.append(f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
+                        f"CUDA events per call, L2 flushed before each call")
+        else:
+            def events(fn):
+                return events_warm(fn, warmup=w, rep=r)
+            said.append(f"events_warm(warmup={w}, rep={r}): CUDA events around each "
+                        f"back-to-back Python call, no L2 flush (do_bench rebuilt without "
+                        f"clear_cache)")
+        timers["events"] = events
+    return timers, "; then ".join(said)
 
 
 def measure_ceilings(quick: bool = False) -> dict:
-    """The card's ceilings, measured once per run the way FIGURES.md's were:
+    """The card's ceilings, measured once per run:
     ``triton.testing.do_bench`` medians (L2 flushed before each call, which changes
     nothing at these sizes) of a device-to-device copy of 1 GiB (bytes read + written)
     and of a bf16 8192^3 matmul through torch (cuBLAS), on random data.

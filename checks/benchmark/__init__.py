@@ -1,0 +1,34 @@
+"""``python -m checks.benchmark``: time the GPU workshops' answers after correctness passes.
+
+    python -m checks.benchmark --op strided_softmax                 # your file, both timings
+    python -m checks.benchmark --op all --solution --timing graph   # the reference answers
+    python -m checks.benchmark --op all --solution --timing events --dtype all
+
+The ops are the GPU workshops of the catalog that have a spec module
+``checks/benchmarks/<op>.py`` (SHAPES, DTYPES, make_inputs, oracle, work, variants, and
+the op's tolerance scale and speed targets).  For every selected shape and dtype, every
+variant (the learner's candidates, the PyTorch baseline, peers) is first run once and
+compared with the spec's float64 oracle -- a learner's candidate must also show that its
+answer came from a Triton kernel of the learner's file -- and only a variant that passes
+is timed.  Per variant the JSON (schema ``results/schema/benchmark.schema.json``) holds
+raw samples and statistics, device time (graph replay), per-call time (CUDA events),
+host overhead and a launch-bound mark, the registers, spills, shared memory, warps and
+stages of the Triton kernels it launched, the error against the oracle, and achieved
+GB/s or TFLOP/s against ceilings measured in the same run.
+
+The package, one concern per module:
+
+    specs.py       which ops are benchmarked (from the catalog) and their spec modules
+    rows.py        the result row, correctness tolerances, the exit code
+    statistics.py  sample statistics, throughput and roofline, host overhead, speedups
+    kernels.py     the compiled Triton kernels a call launched, and their resources
+    timing.py      CUDA timers, ceilings, the environment (imported on a GPU only)
+    runner.py      check then time every variant of one op
+    targets.py     verdicts of the specs' speed targets
+    payload.py     the JSON evidence
+    tables.py      printed tables
+    cli.py         the command line
+
+Exit codes: 0 everything ran and passed; 1 a variant failed; 2 a variant is still TODO
+and nothing failed; 3 no CUDA GPU or nothing to run; 64 a usage error.
+"""

@@ -1,0 +1,254 @@
+"""The command line of ``python -m checks.benchmark``: arguments, the plan of ops to run,
+the run itself (ceilings, each op's runner, tables, targets) and the JSON it writes.
+
+Exit codes: 0 everything ran and passed; 1 a variant failed (wrong result, crash, load
+error, a candidate whose answer is not its own kernel's); 2 a variant is still TODO and
+nothing failed; 3 no CUDA GPU (or ``TRITON_INTERPRET=1``) or nothing to run; 64 a
+usage error.  torch is imported only after the arguments are checked and a GPU found.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from checks.benchmark import payload as evidence
+from checks.benchmark import specs, tables, targets
+from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
+from checks.records import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, write_json_atomic
+
+# Where inputs live and kernels run; the tests set "cpu" to drive the whole command
+# with a fake spec and a fake timer.
+DEVICE = "cuda"
+TIMINGS = ("both", "graph", "events")
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
+    ops = specs.benchmarked_ops() if ops is None else ops
+    p = UsageParser(prog="python -m checks.benchmark",
+                    description="Time the GPU workshops' kernels after checking them against a "
+                                "float64 oracle; write the evidence as JSON.",
+                    epilog="exit codes: 0 all ran and passed, 1 a variant failed, 2 TODO, "
+                           "3 no CUDA GPU or nothing to run, 64 usage error")
+    p.add_argument("--op", choices=["all"] + list(ops), help="the operation to benchmark, or all")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--solution", action="store_true", help="time the reference answer")
+    who.add_argument("--file", type=Path, metavar="PATH", help="time this file (one --op)")
+    p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
+    p.add_argument("--timing", choices=TIMINGS, default="both",
+                   help="graph: warm CUDA-graph replay (device time); events: CUDA events "
+                        "around repeated Python calls (per-call time); both: the two, and "
+                        "host overhead = per-call minus device time (default both)")
+    p.add_argument("--cache", choices=("warm", "cold"), default="warm",
+                   help="cold: flush the L2 before every call (triton.testing.do_bench; "
+                        "--timing events only; default warm)")
+    p.add_argument("--dtype", choices=DTYPE_NAMES + ("all",),
+                   help="dtype to time (default: each op's first; all: each op's list)")
+    p.add_argument("--shapes", choices=("comparison", "roofline", "all"), default="all",
+                   help="which of the spec's shapes (default all)")
+    p.add_argument("--output", type=Path, metavar="PATH",
+                   help="JSON file to write (default results/local/<op>-<timing>-<stamp>.json)")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions")
+    p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
+    return p
+
+
+def validate(args) -> None:
+    if args.list:
+        return
+    if args.op is None:
+        raise UsageError("--op: name an operation or 'all' (see --list)")
+    if args.file is not None:
+        if args.op == "all":
+            raise UsageError("--file: needs one --op, not 'all'")
+        if not args.file.is_file():
+            raise UsageError(f"--file: {args.file} does not exist")
+    if args.cache == "cold" and args.timing != "events":
+        raise UsageError("--cache: cold applies to --timing events (do_bench flushes the L2 "
+                         "before each call); graph replay is warm")
+    if args.output is not None and args.output.is_dir():
+        raise UsageError(f"--output: {args.output} is a folder; give a file path")
+
+
+def cuda_problem() -> Optional[str]:
+    """Why timings cannot run here, or None."""
+    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+        return ("timings need a CUDA GPU: TRITON_INTERPRET=1 runs kernels in Triton's "
+                "interpreter on the CPU, which has nothing worth timing; unset it on a GPU machine")
+    try:
+        import torch
+        import triton  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        return f"timings need a CUDA GPU with torch and triton ({type(e).__name__}: {e})"
+    if not torch.cuda.is_available():
+        return ("timings need a CUDA GPU, and none is available here (torch.cuda.is_available() "
+                "is False); check correctness with `python -m checks <op> --interpret` instead")
+    return None
+
+
+def load_spec(op: str):
+    """The op's spec module (the tests replace this)."""
+    return specs.load_spec(op)
+
+
+def target_file(op: str, args) -> Path:
+    from workshops import catalog
+    if args.file is not None:
+        return args.file
+    w = catalog.get(op)
+    if args.solution:
+        return w.solution
+    from checks import workspace
+    return workspace.ensure_exercise(w, args.workspace)
+
+
+def default_output(op: str, timing: str, cache: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    mode = timing + ("-cold" if cache == "cold" else "")
+    return evidence.REPO / "results" / "local" / f"{op}-{mode}-{stamp}.json"
+
+
+def cmd_list() -> int:
+    for op in specs.benchmarked_ops():
+        problem = specs.spec_problem(op, load_spec)
+        if problem:
+            print(f"{op}: {problem}")
+            continue
+        spec = load_spec(op)
+        print(f"{op}: dtypes {', '.join(spec.DTYPES)} (default {spec.DTYPES[0]})")
+        for s in spec.SHAPES:
+            params = ", ".join(f"{k}={v}" for k, v in s.items() if k not in ("name", "role"))
+            print(f"    {s['role']:<10} {s['name']:<18} {params}")
+    return 0
+
+
+def plan_ops(args) -> tuple:
+    """([(op, spec, dtypes, path)], notes): what this run will measure, and why an op
+    is left out."""
+    ops = specs.benchmarked_ops() if args.op == "all" else [args.op]
+    notes, plan = [], []
+    for op in ops:
+        problem = specs.spec_problem(op, load_spec)
+        if problem is None:
+            spec = load_spec(op)
+            if args.dtype in (None, "all"):
+                dtypes = list(spec.DTYPES[:1] if args.dtype is None else spec.DTYPES)
+            elif args.dtype in spec.DTYPES:
+                dtypes = [args.dtype]
+            else:
+                if args.op != "all":
+                    raise UsageError(f"--dtype: {op} is benchmarked in {', '.join(spec.DTYPES)}, "
+                                     f"not {args.dtype}")
+                problem = f"not benchmarked in {args.dtype}"
+        if problem is None:
+            try:
+                path = target_file(op, args)
+            except KeyError:
+                problem = "its workshop is not in the catalog yet"
+        if problem is not None:
+            notes.append(f"{op}: skipped, {problem}")
+            print(f"{op}: skipped, {problem}")
+            continue
+        plan.append((op, spec, dtypes, Path(path)))
+    return plan, notes
+
+
+def _allowed_ops(op: str) -> tuple:
+    from workshops import catalog
+    try:
+        return tuple(getattr(catalog.get(op), "allowed_torch_ops", ()) or ())
+    except KeyError:
+        return ()
+
+
+def run(args, argv: list) -> int:
+    import torch
+
+    from checks.benchmark import kernels, timing
+    from checks.benchmark.runner import run_op
+    from checks.engine import LoadError, load_exercise
+
+    t_start = time.perf_counter()
+    sync = torch.cuda.synchronize if DEVICE == "cuda" else (lambda: None)
+    plan, notes = plan_ops(args)
+    if not plan:
+        print("nothing to run")
+        return EXIT_UNAVAILABLE
+
+    output = args.output or default_output(args.op, args.timing, args.cache)
+    target = "file" if args.file else ("solution" if args.solution else "learner")
+    timers, method = timing.make_timers(args.timing, args.cache, args.quick)
+    env = timing.environment()
+    print(f"{env['gpu_name']} ({env['sm_count']} SMs), torch {env['torch']}, triton "
+          f"{env['triton']}; timing {args.timing}, cache {args.cache}"
+          f"{', quick' if args.quick else ''}; target {target}")
+    print("measuring ceilings (1 GiB device copy, bf16 8192^3 matmul)...")
+    ceilings = timing.measure_ceilings(args.quick)
+    print(f"  copy {tables.fmt(ceilings['copy_gbps'], '.0f')} GB/s; bf16 matmul "
+          f"{tables.fmt(ceilings['bf16_matmul_tflops'], '.0f')} TFLOP/s"
+          + (f"; errors: {ceilings['errors']}" if ceilings["errors"] else ""))
+    inspect_kernels = kernels.capture_kernels if DEVICE == "cuda" else None
+
+    all_rows, hashed = [], evidence.engine_files()
+    for op, spec, dtypes, path in plan:
+        print(f"\n{op}: {evidence.rel_path(path)} ({', '.join(dtypes)}; shapes {args.shapes})")
+        hashed += [path, Path(spec.__file__)]
+        load_error, mod = None, None
+        try:
+            mod = load_exercise(path)
+        except LoadError as e:
+            load_error = str(e)
+        rows = run_op(op, spec, mod, path, dtypes=dtypes, shapes=args.shapes, timers=timers,
+                      ceilings=ceilings, device=DEVICE, sync=sync,
+                      log=lambda s: print(s, flush=True), load_error=load_error,
+                      learner=not args.solution, allowed_ops=_allowed_ops(op),
+                      inspect_kernels=inspect_kernels)
+        tables.print_table(f"{op} ({args.timing} timing, {args.cache} L2)", rows)
+        all_rows += rows
+
+    defs = {op: targets.definitions(spec) for op, spec, _, _ in plan}
+    verdicts = targets.evaluate_targets(all_rows, args.timing, defs) if args.solution else []
+    payload = evidence.build_payload(
+        command=["python", "-m", "checks.benchmark", *argv], timing=args.timing,
+        cache=args.cache, target=target, environment=env, hashes=evidence.source_hashes(hashed),
+        ceilings=ceilings, results=all_rows, targets=verdicts, method=method, quick=args.quick,
+        commit=evidence.git_commit(), notes=notes,
+        tolerance_scales={op: specs.tolerance_scale(spec) for op, spec, _, _ in plan})
+    write_json_atomic(output, payload)
+    print()
+    tables.print_targets(verdicts)
+    counts = {s: sum(r["status"] == s for r in all_rows) for s in STATUSES}
+    refused = sum(r.get("refused") is not None for r in all_rows)
+    print(f"{counts['ok']} variants timed; {counts['failed']} failed"
+          + (f" ({refused} not your own kernel's answer)" if refused else "")
+          + f"; {counts['skipped']} TODO. ({time.perf_counter() - t_start:.0f} s)")
+    print(f"results written to {output}")
+    return exit_code(all_rows)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        validate(args)
+        if args.list:
+            return cmd_list()
+        problem = cuda_problem()
+        if problem:
+            print(f"python -m checks.benchmark: {problem}")
+            print("nothing was timed or written")
+            return EXIT_UNAVAILABLE
+        return run(args, argv)
+    except UsageError as e:
+        print(f"python -m checks.benchmark: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,230 @@
+"""Check, then time, every variant of one op: the per-op runner.
+
+For each selected shape and dtype the spec makes inputs, the float64 oracle and the
+variants; each variant is called once and compared with the oracle (a learner's
+candidate through the provenance check: its answer must come from a Triton kernel of
+the learner's file), then -- only if it passed -- called a few more times to keep
+compilation and autotuning out of the timing (the first of those calls records the
+Triton kernels it launched, see kernels.py), then timed by each timer.
+
+Never raises for a variant's failure: a crash, a TODO, a wrong result, a refused
+candidate or a failed timing is that variant's row.  A sticky CUDA error (an illegal
+address) stops everything after it, each row saying why.  Takes its timers, device
+and synchronisation as arguments, so the tests drive it on a CPU.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import zlib
+from pathlib import Path
+from typing import Callable, Optional
+
+from checks.benchmark.rows import new_row
+from checks.benchmark.specs import tolerance_scale
+from checks.benchmark.statistics import add_speedups, add_throughput, add_timings, finite
+
+NOT_OWN_KERNEL = "not-own-kernel"
+
+
+def compare(out, ref, dtype: str, tol: float) -> tuple:
+    """(max_abs_error, rel_error, ok, message) of a variant's output against the oracle."""
+    import torch
+    if not isinstance(out, torch.Tensor):
+        return None, None, False, f"returned {type(out).__name__}, not a tensor"
+    if tuple(out.shape) != tuple(ref.shape):
+        return None, None, False, f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
+    got = out.detach().to(device=ref.device, dtype=torch.float64)
+    ref = ref.to(torch.float64)
+    diff = got - ref
+    bad = int((~torch.isfinite(got)).sum())
+    max_abs = float(diff.abs().max()) if diff.numel() else 0.0
+    ref_norm = float(torch.linalg.vector_norm(ref)) if ref.numel() else 0.0
+    diff_norm = float(torch.linalg.vector_norm(diff)) if diff.numel() else 0.0
+    rel = diff_norm / ref_norm if ref_norm > 0 else (0.0 if diff_norm == 0 else math.inf)
+    if bad:
+        return max_abs, rel, False, f"{bad} non-finite output element(s)"
+    if not rel <= tol:
+        return max_abs, rel, False, (f"wrong result: relative error {rel:.3g} > {tol:.3g} "
+                                     f"({dtype}); max abs error {max_abs:.3g}")
+    return max_abs, rel, True, ""
+
+
+def classify(exc: BaseException, path: Optional[Path]) -> tuple:
+    """(status, message) for an exception a variant raised: the learner's own
+    NotImplementedError is a TODO (skipped); anything else is a failure."""
+    from checks.engine import _raised_in, _where
+    where = _where(exc, path) if path else ""
+    if isinstance(exc, NotImplementedError) and path is not None and _raised_in(exc, path):
+        return "skipped", f"TODO: {exc}" if str(exc) else "TODO: not implemented yet"
+    if isinstance(exc, NotImplementedError):
+        return "failed", f"NotImplementedError raised by a library, not your TODO{where}: {exc}"
+    return "failed", f"{type(exc).__name__}{where}: {str(exc).strip()[:2000]}"
+
+
+def stable_seed(op: str, shape: str, dtype: str, base: int = 0) -> int:
+    return (zlib.crc32(f"{op}/{shape}/{dtype}".encode()) + base) % (2**31 - 1)
+
+
+class _Witness:
+    """The correctness call of a learner's candidate, through checks.provenance (imported
+    only when a learner's file is benchmarked)."""
+
+    def __init__(self, path: Path, allowed_ops=()):
+        from checks import provenance
+        self.provenance, self.path = provenance, str(path)
+        params = inspect.signature(provenance.witnessed_call).parameters
+        self.kwargs = {}
+        if allowed_ops and "allowed" in params and hasattr(provenance, "allowed_ops"):
+            self.kwargs["allowed"] = provenance.allowed_ops(allowed_ops)
+        self.named = "fn_name" in params
+
+    def call(self, fn: Callable, variant: str):
+        kw = dict(self.kwargs, **({"fn_name": f"variant {variant!r}"} if self.named else {}))
+        return self.provenance.witnessed_call(self.path, fn, **kw)
+
+    def refused(self, exc: BaseException) -> bool:
+        return isinstance(exc, self.provenance.NotOwnKernel)
+
+
+def _broken_row(op, shape, dname, variant, role, broken, scale, config=None) -> dict:
+    row = new_row(op, shape, dname, variant, role, config, tolerance_scale=scale)
+    row.update(status="failed", message=f"not run: an earlier CUDA error broke this process ({broken})")
+    return row
+
+
+def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: dict,
+           shapes: str = "all", ceilings: Optional[dict] = None, device: str = "cuda",
+           sync: Callable = lambda: None, warm_calls: int = 3, seed: int = 0,
+           log: Callable = lambda s: None, load_error: Optional[str] = None,
+           learner: bool = False, allowed_ops=(),
+           inspect_kernels: Optional[Callable] = None) -> list:
+    """Check and time every variant of ``spec`` for the selected shapes and dtypes.
+
+    ``mod`` is the module loaded from ``path``; ``learner`` says it is a learner's file
+    (its candidates go through the provenance check).  ``timers``: {"graph": timer}
+    and/or {"events": timer}, each ``timer(fn) -> samples in ms``; ``sync`` waits for
+    the device; ``inspect_kernels(fn) -> [kernel facts]`` makes one call and reports its
+    Triton kernels (None: not recorded).  Returns result rows, speedups filled in."""
+    import torch
+    dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    scale = tolerance_scale(spec)
+    if load_error is not None:
+        row = new_row(op, None, None, "(load)", "candidate")
+        row.update(status="failed", message=load_error)
+        return [row]
+    if not timers:
+        raise ValueError("run_op needs at least one timer")
+    witness = _Witness(path, allowed_ops) if (learner and path is not None) else None
+    rows: list = []
+    broken = None       # a sticky CUDA error: nothing after it can run in this process
+    selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
+    for shape in selected:
+        for dname in dtypes:
+            if broken:
+                rows.append(_broken_row(op, shape, dname, "(variants)", "candidate", broken, scale))
+                log(progress(rows[-1]))
+                continue
+            inputs = ref = variants = None
+            try:
+                inputs = spec.make_inputs(shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed))
+                ref = spec.oracle(inputs, shape)
+                work = spec.work(shape, dmap[dname])
+                variants = spec.variants(mod, inputs, shape)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # noqa: BLE001 - the spec or the module broke; record it
+                status, msg = classify(e, path)
+                broken = broken or cuda_broken(device)
+                row = new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
+                row.update(status=status, message=f"could not set up this shape: {msg}"
+                           if status == "failed" else msg)
+                rows.append(row)
+                log(progress(row))
+                continue
+            for v in variants:
+                name, role = str(v.get("name", "?")), v.get("role", "candidate")
+                if broken:
+                    rows.append(_broken_row(op, shape, dname, name, role, broken, scale,
+                                            v.get("config")))
+                    log(progress(rows[-1]))
+                    continue
+                row = new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
+                rows.append(row)
+                broken = _run_variant(row, v["fn"], ref, dname, work, path=path, timers=timers,
+                                      ceilings=ceilings, sync=sync, warm_calls=warm_calls,
+                                      device=device, witness=witness if row["role"] == "candidate" else None,
+                                      inspect_kernels=inspect_kernels)
+                log(progress(row))
+            del inputs, ref, variants
+            if device == "cuda" and not broken:
+                try:
+                    torch.cuda.empty_cache()
+                except Exception as e:  # noqa: BLE001 - a sticky error surfaced here
+                    broken = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return add_speedups(rows)
+
+
+def _run_variant(row: dict, fn: Callable, ref, dname: str, work: dict, *, path, timers: dict,
+                 ceilings, sync, warm_calls: int, device: str, witness: Optional[_Witness],
+                 inspect_kernels: Optional[Callable]) -> Optional[str]:
+    """Check and time one variant into ``row``; the sticky CUDA error it left, or None."""
+    try:
+        out = witness.call(fn, row["variant"]) if witness is not None else fn()
+        sync()
+        max_abs, rel, ok, msg = compare(out, ref, dname, row["tolerance"])
+        del out
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - any crash is this variant's verdict
+        if witness is not None and witness.refused(e):
+            row.update(status="failed", refused=NOT_OWN_KERNEL,
+                       message=f"not timed: {getattr(e, 'message', str(e))}")
+            return None
+        status, msg = classify(e, path)
+        row.update(status=status, message=msg)
+        return cuda_broken(device)
+    row.update(max_abs_error=finite(max_abs), rel_error=finite(rel))
+    if not ok:
+        row.update(status="failed", message=msg)
+        return None
+    try:
+        for i in range(warm_calls):          # compilation and autotuning stay out
+            if i == 0 and inspect_kernels is not None:
+                row["kernels"] = inspect_kernels(fn)
+            else:
+                fn()
+        sync()
+        samples = {kind: timer(fn) for kind, timer in timers.items()}
+        add_timings(row, samples.get("graph"), samples.get("events"))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001
+        status, msg = classify(e, path)
+        row.update(status="failed", message=f"timing failed: {msg}")
+        return cuda_broken(device)
+    add_throughput(row, work, ceilings or {})
+    return None
+
+
+def cuda_broken(device: str) -> Optional[str]:
+    """The sticky CUDA error left by a crash (an illegal address, say), or None."""
+    if device != "cuda":
+        return None
+    import torch
+    try:
+        torch.cuda.synchronize()
+        return None
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def progress(row: dict) -> str:
+    head = f"  {row['op']} {row['shape']} {row['dtype'] or ''} {row['variant']} [{row['role']}]"
+    if row["status"] == "ok":
+        extra = ""
+        if row.get("host_us") is not None:
+            extra = f", per call {row['per_call_us']:.2f} us" + (
+                " (launch-bound)" if row.get("launch_bound") else "")
+        return f"{head}: {row['median_us']:.2f} us{extra} (rel err {row['rel_error']:.1e})"
+    return f"{head}: {row['status'].upper()} {row['message'].splitlines()[0] if row['message'] else ''}"
