@@ -3,9 +3,9 @@
 A workshop's cases live in ``checks/cases/<workshop_id>.py`` as a module-level
 list ``CASES`` built with :func:`check`.  A case is a stable id, a label, one
 line on what it guards against, the lesson section it belongs to, and a body
-``fn(mod, ctx)`` that builds its inputs from ``ctx.rng`` (seeded from the id,
-so a case's inputs never depend on which other cases ran), calls the learner's
-module ``mod``, and compares with an oracle.
+``fn(mod, ctx)`` that builds its inputs from ``ctx.rng`` (seeded from the id and
+the run's base seed, so a case's inputs never depend on which other cases ran),
+calls the learner's module ``mod``, and compares with an oracle.
 
 The body reports through exceptions, so a check reads like a test:
 
@@ -75,9 +75,26 @@ def collect(namespace: dict) -> list:
     return cases
 
 
-def seed_for(case_id: str) -> int:
-    """A stable 32-bit seed derived from the case id alone."""
-    return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:4], "little")
+SEED_ENV = "KERNEL_COURSE_SEED"
+
+
+def seed_for(case_id: str, base_seed: int = 0) -> int:
+    """A stable 32-bit seed derived from the case id and the run's base seed (0, the
+    default, gives every case its usual inputs; another base gives inputs nobody has
+    tuned to, the same on every machine)."""
+    key = case_id if not base_seed else f"{base_seed}:{case_id}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
+def parse_seed(value, name: str = "--seed") -> int:
+    """A base seed from the command line or the environment: a nonnegative integer."""
+    try:
+        seed = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{name}: expected a nonnegative integer, got {value!r}") from None
+    if seed < 0 or seed >= 2**63:
+        raise ValueError(f"{name}: expected a nonnegative integer below 2**63, got {seed}")
+    return seed
 
 
 @dataclass
@@ -87,10 +104,11 @@ class Context:
     device: str = "cpu"          # "cuda" on a GPU, "cpu" for CPU work and the interpreter
     interpret: bool = False
     details: dict = field(default_factory=dict)   # extra facts a passing case wants recorded
+    base_seed: int = 0
 
     @property
     def seed(self) -> int:
-        return seed_for(self.case_id)
+        return seed_for(self.case_id, self.base_seed)
 
     @property
     def rng(self) -> random.Random:

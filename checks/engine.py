@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from checks.case import Case, CheckFailed, Context, Unavailable, cause_of_type
+from checks.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.records import Record
 from workshops import catalog
 
@@ -36,10 +36,26 @@ def use_interpreter() -> None:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
+def case_modules(workshop_id: str) -> list:
+    """The modules holding a workshop's checks: ``checks/cases/<id>.py`` and any
+    ``checks/cases/<id>_<part>.py`` beside it (e.g. ``<id>_guards.py``), by name."""
+    folder = Path(__file__).resolve().parent / "cases"
+    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py"))
+    return [importlib.import_module(f"checks.cases.{name}") for name in names]
+
+
 def cases_for(workshop_id: str) -> list:
     """The workshop's cases, cheapest first (stable within equal cost)."""
-    mod = importlib.import_module(f"checks.cases.{workshop_id}")
-    return sorted(mod.CASES, key=lambda c: c.cost)
+    cases, seen = [], {}
+    for mod in case_modules(workshop_id):
+        for case in mod.CASES:
+            if case.id in seen:
+                if seen[case.id] is case:
+                    continue            # a module that re-exports another's cases
+                raise RuntimeError(f"{workshop_id}: two checks named {case.id!r}")
+            seen[case.id] = case
+            cases.append(case)
+    return sorted(cases, key=lambda c: c.cost)
 
 
 def gpu_problem() -> Optional[str]:
@@ -133,15 +149,32 @@ def _jsonable(d: dict) -> dict:
     return json.loads(json.dumps(d, default=str))
 
 
+def base_seed(seed: Optional[int] = None) -> int:
+    """The run's base seed: ``seed`` when given, else $KERNEL_COURSE_SEED, else 0."""
+    if seed is not None:
+        return parse_seed(seed)
+    env = os.environ.get(SEED_ENV, "").strip()
+    return parse_seed(env, f"${SEED_ENV}") if env else 0
+
+
+def witnessed(mod, path: Path, w) -> object:
+    """The learner's module as GPU checks see it: each call of a contract function is
+    watched, and a tensor it returns must have been written by a kernel of ``path``
+    (see checks.provenance)."""
+    from checks import provenance
+    allowed = provenance.allowed_ops(w.allowed_torch_ops)
+    return provenance.WitnessedModule(mod, path, w.functions, allowed)
+
+
 def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, interpret: bool,
-             ) -> Record:
+             seed: int = 0) -> Record:
     rec = Record(workshop=workshop_id, id=case.id, label=case.label, status="pass",
-                 why=case.why, section=case.section)
+                 why=case.why, section=case.section, seed=seed)
     if interpret and not case.interpreter:
         rec.status = "skipped"
         rec.message = case.interpreter_reason or "needs a CUDA GPU; not run in the interpreter"
         return rec
-    ctx = Context(case_id=case.id, device=device, interpret=interpret)
+    ctx = Context(case_id=case.id, device=device, interpret=interpret, base_seed=seed)
     t0 = time.perf_counter()
     try:
         msg = case.fn(mod, ctx)
@@ -192,13 +225,17 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
                on_plan: Optional[Callable[[list], None]] = None,
                on_begin: Optional[Callable[[Case], None]] = None,
                on_record: Optional[Callable[[Record], None]] = None,
-               on_loaded: Optional[Callable[[str], None]] = None) -> list:
+               on_loaded: Optional[Callable[[str], None]] = None,
+               seed: Optional[int] = None) -> list:
     """Run the named checks of ``workshop_id`` against the file at ``path``.
 
     ``only``: check ids to run (unknown ids raise KeyError naming them).  For a GPU
     workshop without a GPU and without ``interpret``, every selected check is
-    recorded as skipped with the reason (exit code 3)."""
+    recorded as skipped with the reason (exit code 3).  ``seed``: the base seed mixed
+    into every case's inputs (default $KERNEL_COURSE_SEED, else 0); a bad value raises
+    ValueError naming it."""
     w = catalog.get(workshop_id)
+    seed = base_seed(seed)
     path = Path(path)
     if w.gpu and interpret:
         use_interpreter()
@@ -232,18 +269,21 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
 
     if problem is not None:
         return [emit(Record(workshop=w.id, id=c.id, label=c.label, status="skipped",
-                            message=problem, why=c.why, section=c.section)) for c in cases]
+                            message=problem, why=c.why, section=c.section, seed=seed))
+                for c in cases]
     try:
         mod = load_exercise(path, on_loaded)
     except LoadError as e:
         return [emit(Record(workshop=w.id, id="load", label=f"import {path.name}",
-                            status="error", message=str(e)))]
+                            status="error", message=str(e), seed=seed))]
+    if w.gpu:
+        mod = witnessed(mod, path, w)
     records = []
     for case in cases:
         if on_begin:
             on_begin(case)
         records.append(emit(run_case(case, mod, path, workshop_id=w.id, device=device,
-                                     interpret=interpret)))
+                                     interpret=interpret, seed=seed)))
     return records
 
 

@@ -38,6 +38,7 @@ class Record:
     why: str = ""
     section: str = ""
     details: dict = field(default_factory=dict)
+    seed: int = 0            # the run's base seed (0: the usual inputs)
 
     def to_dict(self) -> dict:
         return asdict(self)

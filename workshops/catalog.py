@@ -29,6 +29,11 @@ class Workshop:
     sessions: str        # suggested study sessions, e.g. "2-4"
     functions: tuple     # the contract's public functions, e.g. ("softmax",)
     folder: Path
+    # PyTorch ops (aten names) the lesson allows inside the learner's functions, beyond
+    # allocation, views and layout copies (checks.provenance.ALLOWED_OPS).
+    allowed_torch_ops: tuple = ()
+    # Each kept wrong answer (file name in wrong/) -> the check ids that must reject it.
+    wrong_answers: tuple = ()
 
     @property
     def gpu(self) -> bool:
@@ -84,7 +89,13 @@ def _load(folder: Path) -> Workshop:
         raise ValueError(f"{folder / 'meta.json'}: id {meta['id']!r} differs from folder name")
     if meta["level"] not in LEVELS or meta["device"] not in ("CPU", "GPU"):
         raise ValueError(f"{folder / 'meta.json'}: bad level or device")
+    wrong = meta.get("wrong_answers", {})
+    if not isinstance(wrong, dict) or not all(isinstance(v, list) and v for v in wrong.values()):
+        raise ValueError(f"{folder / 'meta.json'}: wrong_answers must map each file in wrong/ "
+                         f"to a non-empty list of check ids")
     return Workshop(folder=folder, functions=tuple(meta.pop("functions")),
+                    allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())),
+                    wrong_answers=tuple((name, tuple(ids)) for name, ids in sorted(wrong.items())),
                     **{k: meta[k] for k in REQUIRED if k != "functions"})
 
 
