@@ -19,6 +19,7 @@ import collections
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -73,8 +74,10 @@ class _Tail:
 class Worker:
     """A started ``python -m checks.worker`` process waiting for one job."""
 
-    def __init__(self, preload: str = "none", env: Optional[dict] = None):
+    def __init__(self, preload: str = "none", env: Optional[dict] = None, warm: str = ""):
         self.preload = preload
+        self.warm = warm
+        self.ready_info: dict = {}       # the ready event: pid, and the warmed workshop's cases
         self.events: "queue.Queue" = queue.Queue()
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")
@@ -82,6 +85,11 @@ class Worker:
             child_env["TRITON_INTERPRET"] = "1"
         args = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-m", "checks.worker",
                                                                          "--preload", preload]
+        if warm:
+            args += ["--warm", warm]
+        fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
+        os.close(fd)
+        args += ["--stack-file", self._stack_file]
         kwargs = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                       cwd=str(REPO), env=child_env)
         self._record_file = None
@@ -151,6 +159,7 @@ class Worker:
                 continue
             if ev.get("type") == "ready":
                 self.ready_at = time.monotonic()
+                self.ready_info = ev
                 return True
             self.events.put(ev)
             return False
@@ -163,6 +172,30 @@ class Worker:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def dump_stack(self, wait: float = 1.0) -> str:
+        """Ask the running worker for the Python stack of its threads (POSIX: SIGUSR1,
+        answered by faulthandler even inside an endless loop) and return the text."""
+        if POSIX and self.alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline, size = time.monotonic() + wait, -1
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                now = os.path.getsize(self._stack_file)
+            except OSError:
+                return ""
+            if now and now == size:
+                break            # written and no longer growing
+            size = now
+        try:
+            with open(self._stack_file, encoding="utf-8", errors="replace") as f:
+                return f.read()[-20000:]
+        except OSError:
+            return ""
 
     def kill(self) -> None:
         """Kill the worker and everything it started (its whole process group)."""
@@ -181,11 +214,12 @@ class Worker:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        if self._record_file:
-            try:
-                os.unlink(self._record_file)
-            except OSError:
-                pass
+        for leftover in (self._record_file, self._stack_file):
+            if leftover:
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
 
 
 class ChildRun:
@@ -205,6 +239,11 @@ class ChildRun:
         self.outcome = "running"       # done / crashed / timeout / cancelled / usage
         self.usage_error = ""
         self.content_hash: Optional[str] = None   # of the bytes the worker imported
+        self.options: dict = {}        # extra run_checks keywords (e.g. seed), passed through
+        # per check id: seconds (the engine's), compile_s, compiles, transfer_s (worker
+        # to here), began / arrived (monotonic, this process)
+        self.timings: dict = {}
+        self._began: dict = {}
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -213,7 +252,7 @@ class ChildRun:
         if self.worker is not None:
             self.worker.kill()
 
-    def _synthesize(self, why: str, details: dict) -> list:
+    def _synthesize(self, why: str, details: dict, seconds: float = 0.0) -> list:
         """Records for the planned checks that produced none."""
         done = {r.id for r in self.records}
         out = []
@@ -225,12 +264,14 @@ class ChildRun:
                               status="error" if running else "skipped",
                               message=why if running else f"not run: {why.split(':')[0]}",
                               why=c.get("why", ""), section=c.get("section", ""),
-                              details=details if running else {}))
+                              details=details if running else {},
+                              seconds=round(seconds, 3) if running else 0.0))
         if self.current is None:
             # Died outside any check: while importing the exercise (or between checks).
             out.insert(0, Record(workshop=self.workshop_id, id="load" if not self.records else "run",
                                  label=f"import {self.path.name}" if not self.records else "the run",
-                                 status="error", message=why, details=details))
+                                 status="error", message=why, details=details,
+                                 seconds=round(seconds, 3)))
         return out
 
     def events(self) -> Iterator[dict]:
@@ -239,8 +280,8 @@ class ChildRun:
         w = self.worker
         started = time.monotonic()
         try:
-            w.send_job({"workshop": self.workshop_id, "file": str(self.path),
-                        "interpret": self.interpret, "only": self.only})
+            w.send_job({**self.options, "workshop": self.workshop_id, "file": str(self.path),
+                        "interpret": self.interpret, "only": self.only, "timeout": self.timeout})
         except (BrokenPipeError, OSError):
             pass      # the worker died before the job; reported below as a crash
         deadline = started + self.timeout if self.timeout else None
@@ -266,11 +307,17 @@ class ChildRun:
                 yield ev
             elif kind == "begin":
                 self.current = ev["id"]
+                self._began[ev["id"]] = time.monotonic()
                 yield ev
             elif kind == "record":
                 rec = Record.from_dict(ev["record"])
                 self.records.append(rec)
                 self.current = None
+                self.timings[rec.id] = {
+                    "seconds": rec.seconds, "compile_s": ev.get("compile_s"),
+                    "compiles": ev.get("compiles"), "arrived": time.monotonic(),
+                    "began": self._began.get(rec.id),
+                    "transfer_s": (round(max(0.0, time.time() - ev["t"]), 4) if "t" in ev else None)}
                 yield {"type": "record", "record": rec}
             elif kind == "usage":
                 self.outcome, self.usage_error = "usage", ev["message"]
@@ -285,13 +332,24 @@ class ChildRun:
                 # A cancel kills the worker, which closes the pipe: that is not a crash.
                 self.outcome = "cancelled" if self._cancel.is_set() else "crashed"
                 finished = True
+        stack = w.dump_stack() if self.outcome == "timeout" else ""
         w.kill()           # the job is over: nothing the exercise started may survive it
         elapsed = time.monotonic() - started
         if self.outcome in ("crashed", "timeout"):
+            ran = elapsed
+            if self.current is not None and self.current in self._began:
+                ran = time.monotonic() - self._began[self.current]
             if self.outcome == "timeout":
                 why = (f"timed out: stopped after {self.timeout:g} s (an infinite loop, or "
                        f"far too slow)")
-                details = {"timeout_seconds": self.timeout}
+                details = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
+                stuck = stuck_at(stack, self.path)
+                if stuck is not None:
+                    details["stuck_at"] = stuck
+                    why += (f"; stuck at {Path(stuck['file']).name}, line {stuck['line']}, "
+                            f"in {stuck['function']}")
+                if stack.strip():
+                    details["stack"] = stack[-4000:]
             else:
                 code = w.proc.returncode
                 how = _signal_name(code) if code is not None and code < 0 else f"exit code {code}"
@@ -304,7 +362,7 @@ class ChildRun:
             out_tail = w.stdout.text(500)
             if out_tail.strip():
                 details["stdout_tail"] = out_tail
-            for rec in self._synthesize(why, details):
+            for rec in self._synthesize(why, details, ran):
                 self.records.append(rec)
                 yield {"type": "record", "record": rec}
         yield {"type": "end", "outcome": self.outcome, "seconds": round(elapsed, 3),
@@ -314,6 +372,31 @@ class ChildRun:
         for _ in self.events():
             pass
         return self.records
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
+
+
+def stuck_at(stack: str, path) -> Optional[dict]:
+    """The most recent frame in ``path`` in a faulthandler stack dump: where the
+    learner's code was when it was stopped ({"file", "line", "function"}), else None.
+    The thread that took the dump ("Current thread") is searched first."""
+    target = os.path.realpath(str(path))
+    blocks, block = [], None
+    for line in stack.splitlines():
+        if line.startswith(("Current thread", "Thread ", "Stack (most recent")):
+            block = [line.startswith("Current thread"), []]
+            blocks.append(block)
+        elif block is not None:
+            m = _FRAME.match(line)
+            if m:
+                block[1].append(m)
+    blocks.sort(key=lambda b: not b[0])
+    for _, frames in blocks:
+        for m in frames:        # most recent call first
+            if os.path.realpath(m["file"]) == target:
+                return {"file": m["file"], "line": int(m["line"]), "function": m["function"]}
+    return None
 
 
 def gpu_present() -> bool:

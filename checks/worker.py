@@ -7,19 +7,35 @@ Protocol (see checks/child.py for the parent side):
   writes JSON lines there; the learner's prints go to stdout, which the parent
   keeps only as a tail for crash reports and never parses.
 * With ``--preload`` the worker imports torch and triton first (and initialises
-  CUDA when there is a GPU), then says ``{"type": "ready"}``: a warm worker.
-* It reads ONE job from stdin as a JSON line: {"workshop", "file", "interpret", "only"},
-  replaces stdin with an empty stream (so ``input()`` in the exercise cannot hang),
-  then streams ``plan``, ``begin`` and ``record`` events and ends with ``done``.
+  CUDA and launches a tiny kernel when there is a GPU: see checks/warmup.py), then
+  says ``{"type": "ready"}``: a warm worker.  With ``--warm WORKSHOP`` it also imports
+  that workshop's checks and lists them in the ready event (``cases``: id, label,
+  why, section, cost, in run order), so the parent can split them between workers.
+* With ``--stack-file PATH`` the worker writes the Python stack of every thread to
+  PATH when it receives SIGUSR1 (POSIX; elsewhere shortly before the job's
+  ``timeout``): the parent asks for it before it stops a run that timed out.
+* It reads ONE job from stdin as a JSON line: {"workshop", "file", "interpret",
+  "only", "timeout"}; any other key is passed to ``engine.run_checks`` when it
+  accepts that keyword (e.g. ``seed``) and ignored otherwise.  It replaces stdin
+  with an empty stream (so ``input()`` in the exercise cannot hang), then streams
+  ``plan``, ``loaded``, ``begin`` and ``record`` events and ends with ``done``.
+  Every event carries ``t`` (the sender's wall clock, for transfer times); a
+  ``record`` event also carries ``compile_s`` and ``compiles``: the seconds Triton
+  spent compiling during that check and how many kernels it compiled.
 * It exits right after the job, so no state leaks from one run into the next.
 """
 from __future__ import annotations
 
 import argparse
 import faulthandler
+import inspect
 import json
 import os
+import signal
 import sys
+import time
+
+PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout"}
 
 
 def _channel(args):
@@ -29,6 +45,7 @@ def _channel(args):
         f = open(args.record_file, "a", encoding="utf-8", buffering=1)
 
     def send(event: dict) -> None:
+        event["t"] = time.time()
         f.write(json.dumps(event, default=str) + "\n")
         f.flush()
     return send
@@ -49,24 +66,91 @@ def _limit_memory() -> None:
         pass
 
 
+class _CompileClock:
+    """Seconds Triton spends compiling (cache misses), through its compilation
+    listener where this Triton version has one."""
+
+    def __init__(self):
+        self.seconds, self.count, self.hits = 0.0, 0, 0
+        try:
+            import triton.knobs as knobs
+            knobs.compilation.listener = self._heard
+        except Exception:  # noqa: BLE001 - an older Triton: no split, nothing else lost
+            pass
+
+    def _heard(self, *, times=None, cache_hit=False, **_):
+        if cache_hit:
+            self.hits += 1
+            return
+        self.count += 1
+        try:
+            self.seconds += times.total / 1e6
+        except AttributeError:
+            pass
+
+    def take(self) -> dict:
+        out = {"compile_s": round(self.seconds, 4), "compiles": self.count, "cache_hits": self.hits}
+        self.seconds, self.count, self.hits = 0.0, 0, 0
+        return out
+
+
+def _stack_dump(path, timeout) -> None:
+    """Arrange for the stack of every thread to be written to ``path`` on request."""
+    if not path:
+        return
+    f = open(path, "w", encoding="utf-8")        # kept open for the life of the process
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True, chain=False)
+    elif timeout:
+        faulthandler.dump_traceback_later(max(0.5, float(timeout) - 0.5), file=f)
+
+
+def _accepted(fn, options: dict) -> dict:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    return {k: v for k, v in options.items() if k in params}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m checks.worker")
     p.add_argument("--record-fd", type=int)
     p.add_argument("--record-file")
     p.add_argument("--preload", choices=("none", "cpu", "interpret", "gpu"), default="none")
+    p.add_argument("--warm", default="", help="workshop whose checks to import while warming up")
+    p.add_argument("--stack-file", default="")
     args = p.parse_args(argv)
     send = _channel(args)
     faulthandler.enable()           # a segfault prints the Python stack to stderr
+    if hasattr(signal, "SIGUSR1"):
+        _stack_dump(args.stack_file, None)
 
     if args.preload == "interpret":
         os.environ["TRITON_INTERPRET"] = "1"
     from checks import engine  # noqa: F401 - part of being warm
+    ready: dict = {"type": "ready", "pid": os.getpid()}
+    clock = None
     if args.preload in ("interpret", "gpu"):
         import torch
         import triton  # noqa: F401
-        if args.preload == "gpu" and torch.cuda.is_available():
-            torch.zeros(1, device="cuda")      # create the CUDA context now, not on the first check
-    send({"type": "ready", "pid": os.getpid()})
+        clock = _CompileClock()
+        try:
+            from checks import warmup
+            device = "cuda" if args.preload == "gpu" and torch.cuda.is_available() else "cpu"
+            warmup.warm(device, args.warm)
+        except Exception as e:  # noqa: BLE001 - a slower first check, not a failure
+            ready["warm_error"] = f"{type(e).__name__}: {e}"
+        clock.take()
+    if args.warm:
+        try:
+            ready["cases"] = [{"id": c.id, "label": c.label, "why": c.why, "section": c.section,
+                               "cost": c.cost} for c in engine.cases_for(args.warm)]
+        except Exception as e:  # noqa: BLE001 - the job reports it properly
+            ready["warm_error"] = f"{type(e).__name__}: {e}"
+    send(ready)
 
     line = sys.stdin.readline()
     if not line:
@@ -75,6 +159,8 @@ def main(argv=None) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     sys.stdin = open(os.devnull, encoding="utf-8")
+    if not hasattr(signal, "SIGUSR1"):
+        _stack_dump(args.stack_file, job.get("timeout"))
 
     if job.get("interpret"):
         os.environ["TRITON_INTERPRET"] = "1"
@@ -89,18 +175,21 @@ def main(argv=None) -> int:
                                           "section": c.section} for c in cases]})
 
     def on_begin(case):
+        if clock is not None:
+            clock.take()
         send({"type": "begin", "id": case.id})
 
     def on_record(rec: Record):
-        send({"type": "record", "record": rec.to_dict()})
+        send({"type": "record", "record": rec.to_dict(), **(clock.take() if clock else {})})
 
     def on_loaded(content_hash: str):
         send({"type": "loaded", "content_hash": content_hash})
 
+    extra = _accepted(engine.run_checks, {k: v for k, v in job.items() if k not in PROTOCOL_KEYS})
     try:
         engine.run_checks(job["workshop"], job["file"], interpret=bool(job.get("interpret")),
                           only=job.get("only"), on_plan=on_plan, on_begin=on_begin,
-                          on_record=on_record, on_loaded=on_loaded)
+                          on_record=on_record, on_loaded=on_loaded, **extra)
     except KeyError as e:
         send({"type": "usage", "message": str(e).strip("'\"")})
     send({"type": "done"})

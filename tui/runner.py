@@ -1,4 +1,9 @@
-"""The app's side of a check run: warm worker, run generations, stale-run cancellation.
+"""The app's side of a check run: warm workers, run generations, stale-run cancellation.
+
+A run is sharded over ``pool_size`` warm workers (see checks/pool.py: one per two
+cores, 1 on a 2-core machine), so the kernel variants a suite needs compile in
+parallel; the records still arrive in check order, and a newer save cancels every
+shard of the older run.
 
 No widgets here (only the typed messages it posts): the screen calls :meth:`CheckController.begin` on the event loop when
 a run should start, then :meth:`CheckController.execute` in a thread worker, which
@@ -16,9 +21,14 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from checks import workspace as ws
-from checks.child import ChildRun, WarmPool, preload_for
+from checks.child import ChildRun, preload_for
+from checks.pool import ShardedRun, WorkerPool, pool_size as machine_pool_size, split
 from checks.records import exit_code
-from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
+
+try:
+    from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
+except ImportError:        # headless, without Textual (the latency benchmark on a GPU box)
+    from tui.plain_messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 
 # exit code of the records -> the learner's status in the progress file
 PROGRESS_STATUS = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}
@@ -32,7 +42,8 @@ class CheckController:
     """Owns the runs of one workshop's checks on one file."""
 
     def __init__(self, workshop, path: Path, *, workspace: Path, interpret: bool,
-                 timeout: float = 120.0, record: bool = True):
+                 timeout: float = 120.0, record: bool = True, pool_size: Optional[int] = None,
+                 **options):
         self.workshop = workshop
         self.path = Path(path)
         self.workspace = Path(workspace)
@@ -40,7 +51,16 @@ class CheckController:
         self.timeout = timeout
         self.record = record
         self.preload = preload_for(workshop.gpu, interpret)
-        self.pool = WarmPool()
+        # Workers a run is sharded over: the machine's size for GPU workshops; the CPU
+        # workshop's checks take milliseconds, so more processes would only cost.
+        if pool_size is None:
+            pool_size = machine_pool_size(gpu=not interpret) if workshop.gpu else 1
+        self.pool_size = max(1, int(pool_size))
+        self.pool = WorkerPool(self.pool_size)
+        self.options = dict(options)      # extra run_checks keywords (e.g. seed)
+        self.estimates: dict = {}         # check id -> seconds in the last run (for split)
+        self.last_timings: dict = {}      # check id -> timing of the last finished run
+        self.last_shards = 0
         self.generation = 0
         self.started_hash: Optional[str] = None    # content of the last run started
         self._lock = threading.Lock()
@@ -80,25 +100,50 @@ class CheckController:
     def prime(self) -> None:
         """Start the warm worker for the next save (imports done before it arrives)."""
         if not self._closed:
-            self.pool.prime(self.preload)
+            self.pool.prime(self.preload, self.workshop.id)
 
-    def execute(self, generation: int, digest: str, post: Callable) -> None:
-        try:
-            worker = self.pool.take(self.preload)  # a warm one, or a new one if it died
+    def _shards(self, workers: list) -> list:
+        """The check ids of each worker's shard (None: the whole suite, one worker)."""
+        if len(workers) < 2 or not workers[0].wait_ready(timeout=self.timeout):
+            return [None]
+        ids = [c["id"] for c in workers[0].ready_info.get("cases") or []]
+        if len(ids) < 2:
+            return [None]
+        est = {c["id"]: c.get("cost", 1) for c in workers[0].ready_info["cases"]}
+        if self.estimates:
+            known = [v for v in self.estimates.values() if v > 0] or [1.0]
+            typical = sorted(known)[len(known) // 2]
+            est = {i: self.estimates.get(i, typical) for i in ids}
+        return split(ids, len(workers), est)
+
+    def execute(self, generation: int, digest: str, post: Callable, **options) -> None:
+        try:                                       # warm ones, or new ones if they died
+            workers = self.pool.take(self.preload, self.workshop.id)
+            shards = self._shards(workers)
         except OSError as e:                       # could not even start a process
             post(RunFinished(generation, digest, "error", [], 0.0,
                              f"could not start the check worker: {e}"))
             return
+        for spare in workers[len(shards):]:
+            spare.kill()
         with self._lock:
             if generation != self.generation or self._closed:
                 stale = True
             else:
                 stale = False
-                run = ChildRun(self.workshop.id, self.path, interpret=self.interpret,
-                               timeout=self.timeout, worker=worker)
+                runs = []
+                for only, worker in zip(shards, workers):
+                    child = ChildRun(self.workshop.id, self.path, interpret=self.interpret,
+                                     timeout=self.timeout, worker=worker, only=only)
+                    child.options = {**self.options, **options}
+                    runs.append(child)
+                order = ([c["id"] for c in workers[0].ready_info.get("cases") or []]
+                         if len(runs) > 1 else [])
+                run = ShardedRun(runs, order)
                 self._run = run
         if stale:
-            worker.kill()
+            for worker in workers:
+                worker.kill()
             return
         seconds, error = 0.0, ""
         started = time.monotonic()
@@ -133,6 +178,11 @@ class CheckController:
                 self._run = None
             current = generation == self.generation and not self._closed
         records = list(run.records)
+        timings = run.timings
+        self.last_timings, self.last_shards = timings, len(run.shards)
+        if outcome == "done":
+            self.estimates = {k: v["seconds"] for k, v in timings.items()
+                              if isinstance(v.get("seconds"), (int, float))}
         if current and self.record and outcome in ("done", "crashed", "timeout") and records:
             warnings: list = []
             try:
