@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.records import write_json_atomic
 from workshops.catalog import Workshop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,7 +73,8 @@ def backup(path: Path, workspace: Optional[Path] = None) -> Optional[Path]:
 
 
 def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
-    """Restore the starter into the learner's file; returns (path, backup or None)."""
+    """Restore the starter into the learner's file; returns (path, backup or None).
+    The progress entry keeps its best result and notes the reset in its history."""
     path = exercise_path(w, workspace)
     saved = backup(path, workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,6 +82,11 @@ def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
     os.close(fd)
     shutil.copyfile(w.starter, tmp)
     os.replace(tmp, path)
+    try:
+        _update_entry(w.id, workspace or path.parent, lambda e: _history(
+            e, {"event": "reset", "when": _now(), "backup": saved.name if saved else ""}))
+    except (OSError, TimeoutError):
+        pass                          # the reset itself succeeded; history is a nicety
     return path, saved
 
 
@@ -131,10 +136,148 @@ def record_progress(workshop_id: str, status: str, content: str = "",
         data, warning = load_progress(workspace)
         if warning and warn is not None:
             warn(warning)
-        data[workshop_id] = {"status": status, "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-                             "content_hash": content, "note": note}
-        write_json_atomic(p, data)
+        entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
+        # keep what the entry knows beyond the latest run (best result, hints, history)
+        entry = {**entry, "status": status, "when": _now(), "content_hash": content, "note": note}
+        _better_best(entry, {"status": status, "when": entry["when"], "content_hash": content})
+        data[workshop_id] = entry
+        write_json_public(p, data)
     return data
+
+
+# --- beyond the latest status: best result, hints revealed, history ---
+
+STATUS_RANK = {"passed": 3, "failing": 1, "todo": 1, "unavailable": 0}
+HISTORY_KEEP = 20
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _better_best(entry: dict, result: dict) -> None:
+    """Keep ``result`` as the entry's best if it beats the best so far: a pass beats
+    anything, then more checks passed."""
+    old = entry.get("best") if isinstance(entry.get("best"), dict) else None
+
+    def key(r):
+        return (STATUS_RANK.get(r.get("status"), 0), r.get("passed", -1))
+    if old is None or key(result) > key(old):
+        entry["best"] = dict(result)
+    elif (old.get("status") == result.get("status") and "passed" in result
+          and "passed" not in old):
+        entry["best"] = {**old, **result}       # the same result, now with its counts
+
+
+def _history(entry: dict, event: dict) -> None:
+    entry["history"] = (list(entry.get("history") or []) + [event])[-HISTORY_KEEP:]
+
+
+def _update_entry(workshop_id: str, workspace: Optional[Path], change: Callable[[dict], None]) -> dict:
+    p = progress_path(workspace)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with _Lock(p.with_suffix(".lock")):
+        data, _ = load_progress(workspace)
+        entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
+        change(entry)
+        data[workshop_id] = entry
+        write_json_public(p, data)
+    return entry
+
+
+def record_result(workshop_id: str, status: str, passed: int, total: int, content: str = "",
+                  workspace: Optional[Path] = None) -> dict:
+    """Offer one run's counts as the workshop's best result (kept across resets)."""
+    result = {"status": status, "passed": passed, "total": total, "when": _now(),
+              "content_hash": content}
+    return _update_entry(workshop_id, workspace, lambda e: _better_best(e, result))
+
+
+def record_hints(workshop_id: str, shown: int, workspace: Optional[Path] = None) -> dict:
+    """Remember how many hint tiers the learner has revealed (never fewer)."""
+    def change(e):
+        e["hints_shown"] = max(int(e.get("hints_shown") or 0), int(shown))
+    return _update_entry(workshop_id, workspace, change)
+
+
+def hints_shown(progress: dict, workshop_id: str) -> int:
+    entry = progress.get(workshop_id)
+    try:
+        return int(entry.get("hints_shown") or 0) if isinstance(entry, dict) else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def passed_ids(progress: dict) -> set:
+    return {k for k, e in progress.items() if isinstance(e, dict)
+            and (e.get("status") == "passed"
+                 or (isinstance(e.get("best"), dict) and e["best"].get("status") == "passed"))}
+
+
+def level_progress(workshops: list, progress: dict) -> list:
+    """[(level, passed, total)] in catalog order: a workshop counts once it has passed."""
+    done = passed_ids(progress)
+    out: dict = {}
+    for w in workshops:
+        n, k = out.get(w.level, (0, 0))
+        out[w.level] = (n + (w.id in done), k + 1)
+    return [(level, n, k) for level, (n, k) in out.items()]
+
+
+def prerequisite_codes(w: Workshop) -> set:
+    """Workshop codes named as required in its prerequisite ("I3 + A1; A2 helpful" -> I3, A1)."""
+    import re
+    required = re.split(r";", w.prerequisite)[0]
+    return set(re.findall(r"\b([IA]\d)\b", required))
+
+
+def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
+    """Workshops to suggest after ``current`` passes: not yet passed, every required
+    prerequisite passed (counting ``current``); those that build on ``current`` first."""
+    done = passed_ids(progress) | {current.id}
+    done_codes = {w.code for w in workshops if w.id in done}
+    ready = [w for w in workshops if w.id not in done and prerequisite_codes(w) <= done_codes]
+    return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w),
+                                        workshops.index(w)))
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)           # no /proc: read it by setting it back at once
+    os.umask(mask)
+    return mask
+
+
+def write_json_public(path: Path, payload) -> Path:
+    """Write JSON atomically (a temporary file beside ``path``, renamed over) with the
+    mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(payload, f, indent=2)
+            f.write("\n")
+            f.flush()
+            try:
+                os.fchmod(f.fileno(), 0o644 & ~_umask())
+            except (AttributeError, OSError):
+                pass
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
 
 
 class _Lock:

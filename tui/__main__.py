@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="poll for file changes (for file systems that send no events: network "
                         "drives, some WSL and container mounts)")
     p.add_argument("--no-bench", action="store_true", help="start with benchmarks off (b toggles)")
+    p.add_argument("--export-dir", type=Path, metavar="DIR",
+                   help="folder for exported results (default: exports/ in the state folder "
+                        "beside the workspace, .<workspace>-state/exports)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="time limit of one check run (default 120)")
     return p
@@ -40,7 +43,8 @@ def main(argv=None) -> int:
             return USAGE_ERROR
     from tui.app import DEFAULT_TIMEOUT, CourseApp
     app = CourseApp(workspace=args.workspace, open_workshop=args.open_workshop, poll=args.poll,
-                    bench=not args.no_bench, check_timeout=args.timeout or DEFAULT_TIMEOUT)
+                    bench=not args.no_bench, results_dir=args.export_dir,
+                    check_timeout=args.timeout or DEFAULT_TIMEOUT)
     app.run()
     return 0
 

@@ -41,7 +41,10 @@ class CourseApp(App[None]):
         self.bench_enabled = bench
         # Detected here, before the event loop starts, without importing torch.
         self._gpu = gpu_present() if gpu is None else gpu
-        self.results_dir = Path(results_dir) if results_dir else REPO / "results" / "local"
+        # exports go beside the workspace's state folder, not into the course checkout
+        from tui.screens.export import default_export_dir
+        self.results_dir = (Path(results_dir).expanduser().resolve() if results_dir
+                            else default_export_dir(self.workspace))
         self.check_timeout = check_timeout
 
     @property
@@ -68,6 +71,13 @@ class CourseApp(App[None]):
                 return
             self.pop_screen()
         self.push_screen(WorkshopScreen(w, id=f"workshop-{w.id}"))
+
+    def action_show_help_panel(self) -> None:
+        """The Keys panel (palette: Keys), on the current screen only; escape closes it."""
+        for screen in self.screen_stack:
+            if screen is not self.screen:
+                screen.query("HelpPanel").remove()
+        super().action_show_help_panel()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

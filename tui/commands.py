@@ -17,12 +17,19 @@ class CourseCommands(Provider):
         out = []
         screen = self.screen
         if isinstance(screen, WorkshopScreen):
+            out += [("Run checks", "re-run the checks on your file now", screen.action_run_checks)]
+            if screen.workshop.gpu:          # a CPU workshop has no kernel to time
+                out.append(("Toggle benchmarks", "time your kernel when the checks pass (b)",
+                            screen.action_toggle_bench))
+            if screen.passed and screen.next_up:
+                nxt = screen.next_up[0]
+                out.append((f"Next workshop {nxt.code} {nxt.title}", "every check passes here (n)",
+                            screen.action_next_workshop))
             out += [
-                ("Run checks", "re-run the checks on your file now", screen.action_run_checks),
-                ("Toggle benchmarks", "time your kernel when the checks pass (b)",
-                 screen.action_toggle_bench),
-                ("Export results as JSON", "write the checks (and timings) to results/local (o)",
+                ("Export results as JSON", "write the checks (and timings) beside your workspace (o)",
                  screen.action_export),
+                ("Show failure details", "everything the highlighted check said (enter)",
+                 screen.action_failure),
                 ("Reset exercise", "restore the starter, after backing up your file (r)",
                  screen.action_reset),
                 ("Reveal next hint", "one tier at a time (h)", screen.action_hint),

@@ -63,3 +63,12 @@ async def save(pilot, path: Path, text: str) -> None:
     """An editor's save, once the app's folder watch is in place."""
     await wait_for_watch(pilot)
     editor_save(path, text)
+
+
+def ready_workers(pool) -> list:
+    """The warm workers a controller's pool holds, whatever its shape (one worker per
+    preload, or a list per (preload, workshop))."""
+    out = []
+    for v in list(pool._ready.values()):
+        out += list(v) if isinstance(v, (list, tuple)) else [v]
+    return out

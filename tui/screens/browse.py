@@ -18,13 +18,37 @@ STATUS_LOOK = {
 }
 
 
-def status_text(entry) -> Text:
+def status_text(entry, when: bool = True) -> Text:
     if not isinstance(entry, dict) or "status" not in entry:
         return Text("not started", style="dim")
     word, style = STATUS_LOOK.get(str(entry["status"]), (str(entry["status"]), ""))
     text = Text(word, style=style)
-    if entry.get("when"):
+    if when and entry.get("when"):
         text.append(f"  {entry['when']}", style="dim")
+    best = entry.get("best") if isinstance(entry.get("best"), dict) else None
+    if best and best.get("status") == "passed" and entry["status"] != "passed":
+        text.append("  (passed before", style="green")
+        text.append(f", {str(best.get('when', ''))[:10]})" if best.get("when") else ")", style="green")
+    return text
+
+
+def best_text(entry) -> str:
+    best = entry.get("best") if isinstance(entry, dict) and isinstance(entry.get("best"), dict) else None
+    if not best:
+        return ""
+    counts = f" {best['passed']}/{best['total']}" if "passed" in best and "total" in best else ""
+    return f"{best.get('status', '?')}{counts} ({best.get('when', '?')})"
+
+
+def course_line(progress: dict) -> Text:
+    """'Course progress: Intermediate 1 of 3 passed · Advanced 0 of 3 passed'."""
+    text = Text("Course progress: ", style="bold")
+    for i, (level, n, total) in enumerate(ws.level_progress(catalog.workshops(), progress)):
+        if i:
+            text.append(" · ")
+        text.append(f"{level.capitalize()} ")
+        text.append(f"{n} of {total}", style="bold green" if n == total else "bold")
+        text.append(" passed")
     return text
 
 
@@ -32,6 +56,7 @@ class BrowseScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open_selected", "Open", id="open", show=True),
         Binding("q", "app.quit", "Quit", id="quit"),
+        Binding("escape", "close_keys", "Close keys", id="close-keys", show=False),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -45,6 +70,7 @@ class BrowseScreen(Screen[None]):
                      "keys or the mouse and press Enter. Budget 2-4 sessions of 60-90 minutes "
                      "for an intermediate workshop, 3-5 for an advanced one.", id="intro")
         yield Static("", id="progress-warning")
+        yield Static("", id="course-progress")
         yield DataTable(id="workshops", cursor_type="row", zebra_stripes=True)
         yield Static("", id="workshop-details")
         yield Footer()
@@ -59,6 +85,12 @@ class BrowseScreen(Screen[None]):
         self.refresh_progress()
         t.focus()
 
+    def on_screen_suspend(self) -> None:
+        self.query("HelpPanel").remove()       # the Keys panel does not follow to a workshop
+
+    def action_close_keys(self) -> None:
+        self.query("HelpPanel").remove()
+
     def on_screen_resume(self) -> None:
         if self.is_mounted and self.query("#workshops"):
             self.refresh_progress()
@@ -70,6 +102,7 @@ class BrowseScreen(Screen[None]):
         warn = self.query_one("#progress-warning", Static)
         warn.update(f"Warning: {self.warning}" if self.warning else "")
         warn.display = bool(self.warning)
+        self.query_one("#course-progress", Static).update(course_line(self.progress))
         t = self.query_one("#workshops", DataTable)
         row = t.cursor_row
         t.clear()
@@ -99,6 +132,15 @@ class BrowseScreen(Screen[None]):
                              ("Prerequisite: ", "bold"), f"{w.prerequisite}   ",
                              ("Suggested sessions: ", "bold"), f"{w.sessions}   ",
                              ("Status: ", "bold"), status_text(entry))
+        best, hints = best_text(entry), ws.hints_shown(self.progress, w.id)
+        if best:
+            text.append("\n")
+            text.append("Best result: ", style="bold")
+            text.append(best)
+        if hints:
+            text.append(f"{'   ' if best else chr(10)}")
+            text.append("Hints revealed: ", style="bold")
+            text.append(f"{hints} of {len(w.hints)}")
         self.query_one("#workshop-details", Static).update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,16 +1,14 @@
 """One workshop: the lesson, hints, the learner's file, live checks and timings.
 
-The loop (see DESIGN.md): watch the workspace folder -> filter to this exercise ->
-skip saves whose content hash did not change -> cancel the stale run -> run the checks
-in a warm worker from a thread worker -> stream records into the table -> benchmark
-when the checks pass on a GPU (if enabled) -> keep the last results with their hash.
+The check loop lives in tui.screens.run_loop (a mixin), the export in
+tui.screens.export, the layout by terminal size in tui.screens.layout; this module
+composes the screen and answers the keys.
 """
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
-import time
 from pathlib import Path
 
 from textual import work
@@ -18,35 +16,38 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
-from textual.widgets import Footer, Header, MarkdownViewer, Static, TabbedContent, TabPane
+from textual.widgets import (DataTable, Footer, Header, Markdown, MarkdownViewer, Static,
+                             TabbedContent, TabPane)
 
 from checks import workspace as ws
-from checks.records import exit_code, write_json_atomic
-from tui import bench
-from tui.messages import (BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived,
-                          RunFinished)
 from tui.runner import CheckController
+from tui.screens import export, layout
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
+from tui.screens.failure import FailureScreen
+from tui.screens.run_loop import RunLoop
+from tui.widgets.completion import CompletionPanel
 from tui.widgets.hints import HintsPanel
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
+from workshops import catalog
 
 BANNER = "No CUDA GPU: running kernels in Triton's interpreter (slow; timings unavailable)"
-EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 1
+EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
-class WorkshopScreen(Screen[None]):
+class WorkshopScreen(RunLoop, Screen[None]):
     BINDINGS = [
         Binding("h", "hint", "Hint", id="hint"),
         Binding("e", "edit", "Edit", id="edit"),
         Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space",
                 priority=True),
+        Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
         Binding("o", "export", "Export", id="export"),
         Binding("x", "explain", "Explain", id="explain"),
         Binding("r", "reset", "Reset", id="reset"),
+        Binding("z", "zoom", "Zoom", id="zoom"),
         Binding("t", "toggle_contents", "Contents", id="contents", show=False),
         Binding("escape", "back", "Back", id="back"),
     ]
@@ -64,12 +65,16 @@ class WorkshopScreen(Screen[None]):
         self.saves_skipped = 0
         self.watching = False          # True once the folder watch is in place
         self._bench_run = None
+        self.toc_choice: bool | None = None     # the learner's t, over the size's default
+        self.next_up: list = []        # workshops suggested once every check passes
+        self.last_export: Path | None = None
 
     # --- layout ---
     def compose(self) -> ComposeResult:
         app = self.app
         w = self.workshop
         self.interpret = w.gpu and not app.gpu
+        progress, _ = ws.load_progress(app.workspace)
         yield Header()
         if self.interpret:
             yield Static(BANNER, id="banner")
@@ -77,11 +82,12 @@ class WorkshopScreen(Screen[None]):
             with TabbedContent(id="left", initial="lesson-tab"):
                 with TabPane("Lesson", id="lesson-tab"):
                     yield MarkdownViewer(w.lesson or f"# {w.title}\n\n_No lesson yet._",
-                                         show_table_of_contents=True, id="lesson")
+                                         show_table_of_contents=False, id="lesson")
                 with TabPane("Hints", id="hints-tab"):
-                    yield HintsPanel(w.hints, id="hints")
+                    yield HintsPanel(w.hints, shown=ws.hints_shown(progress, w.id), id="hints")
             with Vertical(id="right"):
                 yield Static("", id="file-info")
+                yield CompletionPanel(id="completion")
                 yield ResultsPanel(id="results-panel")
         yield TimingsPanel(id="timings-panel")
         yield Footer()
@@ -91,13 +97,17 @@ class WorkshopScreen(Screen[None]):
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
-            info = (f"Your file: {self.path}\n"
-                    "e edit in $EDITOR · r reset to the starter · checks re-run on every save")
+            info = f"Your file: {self.path} (checks re-run on every save)"
         except OSError as e:         # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
             self.notify(info, severity="error", timeout=15)
         self.query_one("#file-info", Static).update(info)
+        self.query_one(ResultsPanel).timeout = app.check_timeout
+        self.set_class(not w.gpu, "cpu")
+        toc = self.query_one("#lesson", MarkdownViewer).table_of_contents
+        toc.styles.width = layout.contents_width(w.lesson)
+        self.apply_size(self.app.size.width, self.app.size.height)
         self.controller = CheckController(w, self.path, workspace=app.workspace,
                                           interpret=self.interpret, timeout=app.check_timeout)
         if w.gpu:
@@ -106,8 +116,30 @@ class WorkshopScreen(Screen[None]):
         self._watch()
         self.request_run(force=True)
 
+    def on_resize(self, event) -> None:
+        self.apply_size(event.size.width, event.size.height)
+
+    def apply_size(self, width: int, height: int) -> None:
+        size = layout.size_class(width, height)
+        for name in layout.SIZE_CLASSES:
+            self.set_class(name == size, name)
+        viewer = self.query_one("#lesson", MarkdownViewer)
+        show = self.toc_choice if self.toc_choice is not None else size == "-wide"
+        if viewer.show_table_of_contents != show:
+            viewer.show_table_of_contents = show
+
+    def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
+        # A long document that takes focus keeps its place (Textual would scroll its top
+        # into view: tabbing back to the lesson jumped to the top).
+        if isinstance(widget, Markdown) or isinstance(widget, HintsPanel):
+            scroll_visible = False
+        super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
+
     def on_unmount(self) -> None:
         self.shutdown()
+
+    def on_screen_suspend(self) -> None:
+        self.query("HelpPanel").remove()       # the Keys panel belongs to this screen
 
     def shutdown(self) -> None:
         if self._bench_run is not None:
@@ -115,174 +147,33 @@ class WorkshopScreen(Screen[None]):
         if self.controller is not None:
             self.controller.close()
 
-    # --- the loop ---
-    @work(exclusive=True, group="watch", exit_on_error=False)
-    async def _watch(self) -> None:
-        from tui.watch import saves
-        try:
-            async for changes in saves(self.path.parent, self.path.name, poll=self.app.poll):
-                first = not self.watching
-                self.watching = True        # the watch is in place
-                # On the first report, catch up with a save made before the watch was in
-                # place (a polling watcher takes its baseline late on a loaded machine).
-                if changes or first:
-                    self.request_run()
-        except Exception as e:      # the app keeps working; space still re-runs
-            self.notify(f"file watcher stopped ({e}); press space to re-run the checks",
-                        severity="error", timeout=10)
-
-    def request_run(self, force: bool = False) -> bool:
-        """Start a run if the file's content changed since the last run started (or force)."""
-        c = self.controller
-        if c is None:
-            return False
-        digest = c.read_hash()
-        if digest is None:
-            if force:
-                self.notify(f"{self.path} is missing; press r to restore the starter",
-                            severity="error")
-            return False
-        if not c.wants_run(digest, force):
-            self.saves_skipped += 1
-            return False
-        self._cancel_bench()
-        generation = c.begin(digest)
-        self.runs_started += 1
-        self.passed = False
-        self.query_one(ResultsPanel).mark_stale(digest)
-        self._run_checks(generation, digest)
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "toggle_bench":
+            return self.workshop.gpu           # a CPU workshop has no kernel to time
+        if action == "next_workshop":
+            return self.passed and bool(self.next_up)
         return True
 
-    @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
-    def _run_checks(self, generation: int, digest: str) -> None:
-        self.controller.execute(generation, digest, self.post_message)
-
-    def _current(self, message) -> bool:
-        return self.controller is not None and self.controller.is_current(message.generation)
-
-    def on_check_planned(self, message: CheckPlanned) -> None:
-        if self._current(message):
-            self.query_one(ResultsPanel).start(message.cases, message.content_hash)
-
-    def on_check_started(self, message: CheckStarted) -> None:
-        if self._current(message):
-            self.query_one(ResultsPanel).started(message.check_id)
-
-    def on_record_arrived(self, message: RecordArrived) -> None:
-        if self._current(message):
-            panel = self.query_one(ResultsPanel)
-            if panel.digest != message.content_hash:     # no plan came (the import failed)
-                panel.start([], message.content_hash)
-            panel.add(message.record)
-
-    def on_run_finished(self, message: RunFinished) -> None:
-        if not self._current(message):
-            return                      # a stale run: never shown as current
-        panel = self.query_one(ResultsPanel)
-        if panel.digest != message.content_hash:
-            panel.start([], message.content_hash)
-        panel.finish(message.outcome, message.records, message.content_hash, message.error)
-        self.last = {"digest": message.content_hash, "records": list(message.records),
-                     "outcome": message.outcome}
-        self.passed = (message.outcome == "done" and bool(message.records)
-                       and exit_code(message.records) == 0)
-        if message.error and message.outcome != "usage":
-            self.notify(message.error.splitlines()[-1], severity="error")
-        now = self.controller.read_hash()
-        if now is not None and self.controller.wants_run(now):
-            # Saved while this run went on, and that save was compared with the content
-            # this run was started for, not the newer one it checked: check the file now.
-            self.request_run()
-            return
-        if self.passed and self.workshop.gpu and self._maybe_bench(message.generation,
-                                                                   message.content_hash):
-            return                      # the next worker is primed after the benchmark
-        self._timings_idle()
-        self._prime()
-
-    @work(thread=True, group="prime", exit_on_error=False)
-    def _prime(self) -> None:
-        """Start the warm worker for the next save now (imports done before it arrives)."""
-        if self.controller is not None:
-            self.controller.prime()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Workers run with exit_on_error=False: an unexpected error is reported here
-        instead of taking the app down."""
-        if event.state == WorkerState.ERROR:
-            err = event.worker.error
-            self.notify(f"{event.worker.group} failed: {type(err).__name__}: {err}",
-                        severity="error", timeout=15)
-
-    # --- timings ---
-    def _timings_idle(self) -> None:
-        t = self.query_one(TimingsPanel)
-        w = self.workshop
-        ref = (f" Reference results ({t.reference_source.name}) below."
-               if t.reference and t.reference_source else "")
-        if not w.gpu:
-            t.set_status("Timings: this is a CPU workshop; there is no kernel to time.", "dim")
-        elif self.interpret:
-            t.set_status(f"Timings unavailable: no CUDA GPU (interpreted runs are not timed).{ref}",
-                         "dim")
-        elif not self.app.bench_enabled:
-            t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
-        elif not bench.available():
-            t.set_status(f"benchmarks unavailable (the engine has no checks.benchmark).{ref}", "dim")
-        elif self.bench_rows and self.bench_rows.get("digest") == self.last.get("digest"):
-            pass
+    # --- a finished run (called by RunLoop.on_run_finished) ---
+    def run_finished(self, message) -> None:
+        was_passed = self.query_one(CompletionPanel).display
+        records = list(message.records)
+        if message.outcome in ("done", "crashed", "timeout") and records:
+            self._record_result(records, message.content_hash)
+        panel = self.query_one(CompletionPanel)
+        if self.passed:
+            progress, _ = ws.load_progress(self.app.workspace)
+            self.next_up = ws.next_workshops(self.workshop, catalog.workshops(), progress)
+            panel.show(self.workshop, len(records), self.next_up, interpreted=self.interpret,
+                       gpu=self.app.gpu)
+            if not was_passed:
+                nxt = f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." \
+                    if self.next_up else ""
+                self.notify(f"All {len(records)} checks pass.{nxt}", title="Workshop complete",
+                            timeout=12)
         else:
-            t.set_status(f"Timings run when every check passes.{ref}", "dim")
-
-    @work(thread=True, group="reference", exit_on_error=False)
-    def _load_reference(self) -> None:
-        rows, source = bench.load_reference(self.workshop.id)   # big files: not on the loop
-        if rows:
-            self.app.call_from_thread(self._show_reference, rows, source)
-
-    def _show_reference(self, rows: list, source) -> None:
-        self.query_one(TimingsPanel).set_reference(rows, source)
-        if not self.query_one(TimingsPanel).results:
-            self._timings_idle()
-
-    def _maybe_bench(self, generation: int, digest: str) -> bool:
-        """Start the benchmark if it can and should run; whether it started."""
-        if self.interpret or not self.app.bench_enabled or not bench.available():
-            self._timings_idle()
-            return False
-        self.query_one(TimingsPanel).set_status(f"timing {digest[:8]}… (python -m checks.benchmark)",
-                                                "running")
-        self._bench_worker(generation, digest)
-        return True
-
-    @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
-    def _bench_worker(self, generation: int, digest: str) -> None:
-        run = bench.BenchmarkRun(self.workshop.id, self.app.workspace, file=self.path)
-        self._bench_run = run
-        try:
-            rows, error, output = run.run()
-        finally:
-            if self.controller is not None and self.controller.is_current(generation):
-                self.controller.prime()
-        self.post_message(BenchmarkFinished(generation, digest, rows, error, output))
-
-    def _cancel_bench(self) -> None:
-        if self._bench_run is not None:
-            self._bench_run.cancel()
-            self._bench_run = None
-
-    def on_benchmark_finished(self, message: BenchmarkFinished) -> None:
-        if not self._current(message) or message.error == "cancelled":
-            return
-        t = self.query_one(TimingsPanel)
-        if message.results:
-            self.bench_rows = {"digest": message.content_hash, "rows": list(message.results)}
-            t.set_results(message.results)
-        if message.error:
-            t.set_status(message.error, "bad")
-            return
-        ref = f"; reference from {t.reference_source.name}" if t.reference_source else ""
-        t.set_status(f"timings of {message.content_hash[:8]} (yours){ref}", "good")
+            panel.hide()
+        self.refresh_bindings()
 
     # --- actions ---
     def action_hint(self) -> None:
@@ -290,9 +181,51 @@ class WorkshopScreen(Screen[None]):
         self.query_one(TabbedContent).active = "hints-tab"
         if not hints.reveal_next():
             self.notify("All hints are shown." if hints.tiers else "This workshop has no hints.")
+            return
+        self._record_hints(hints.shown)
+
+    @work(thread=True, group="hints", exit_on_error=False)
+    def _record_hints(self, shown: int) -> None:
+        try:
+            ws.record_hints(self.workshop.id, shown, self.app.workspace)
+        except (OSError, TimeoutError):
+            pass                            # the hint is shown; remembering it is a nicety
 
     def action_run_checks(self) -> None:
         self.request_run(force=True)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "results":
+            self.action_failure()
+
+    def action_failure(self) -> None:
+        """The failure view of the highlighted row: everything the check said."""
+        panel = self.query_one(ResultsPanel)
+        rec = panel.cursor_record()
+        if rec is None:
+            return
+
+        def closed(choice: str | None) -> None:
+            if choice == "lesson":
+                self.goto_section(rec.section)
+        self.app.push_screen(FailureScreen(rec, panel.change_of(rec)), closed)
+
+    def goto_section(self, section: str) -> bool:
+        """Show the lesson at the heading that best matches ``section``."""
+        self.query_one(TabbedContent).active = "lesson-tab"
+        viewer = self.query_one("#lesson", MarkdownViewer)
+        block_id = layout.find_heading(viewer.document.table_of_contents, section)
+        if block_id is None:
+            self.notify(f"The lesson has no section called {section!r}.", severity="warning")
+            return False
+        block = viewer.document.query_one(f"#{block_id}")
+        viewer.document.focus(scroll_visible=False)
+        self.call_after_refresh(viewer.scroll_to_widget, block, top=True, animate=False)
+        return True
+
+    def action_next_workshop(self) -> None:
+        if self.next_up:
+            self.app.open_workshop(self.next_up[0].id)
 
     def action_edit(self) -> None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -323,7 +256,8 @@ class WorkshopScreen(Screen[None]):
                 self.notify(f"reset failed: {e}", severity="error")
                 return
             where = f"your previous file is saved as {saved}" if saved else "there was no file to back up"
-            self.notify(f"Restored the starter; {where}", title="Reset", timeout=15)
+            self.notify(f"Restored the starter; {where}. Your best result is kept.",
+                        title="Reset", timeout=15)
             self.request_run()
         self.app.push_screen(ConfirmScreen(
             f"Reset {self.path.name} to the starter?\nYour current file is backed up first.",
@@ -349,60 +283,69 @@ class WorkshopScreen(Screen[None]):
 
     def action_toggle_bench(self) -> None:
         app = self.app
+        if not self.workshop.gpu:
+            self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
+            return
         app.bench_enabled = not app.bench_enabled
         self.notify(f"Benchmarks {'on' if app.bench_enabled else 'off'}")
         if not app.bench_enabled:
             self._cancel_bench()
             self._timings_idle()
-        elif self.passed and self.workshop.gpu and self.last:
+        elif self.passed and self.last:
             self._maybe_bench(self.controller.generation, self.last["digest"])
         else:
             self._timings_idle()
 
     def action_toggle_contents(self) -> None:
         viewer = self.query_one("#lesson", MarkdownViewer)
-        viewer.show_table_of_contents = not viewer.show_table_of_contents
+        self.toc_choice = not viewer.show_table_of_contents
+        self.query_one(TabbedContent).active = "lesson-tab"
+        viewer.show_table_of_contents = self.toc_choice
+        toc = viewer.table_of_contents
+        focused = self.focused
+        if focused is None or (not self.toc_choice and focused in toc.walk_children(with_self=True)):
+            viewer.document.focus(scroll_visible=False)     # never leave nothing focused
+
+    def action_zoom(self) -> None:
+        """Give the whole screen to the panel with the focus (again: back)."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        for pid in ("#left", "#right"):
+            part = self.query_one(pid)
+            if focused is not None and (focused is part or part in focused.ancestors):
+                self.maximized = part
+                return
+        self.maximized = self.query_one("#right")
 
     def action_back(self) -> None:
+        if self.query("HelpPanel"):
+            self.query("HelpPanel").remove()     # escape closes the Keys panel first
+            return
+        if self.maximized is not None:
+            self.minimize()
+            return
         self.app.pop_screen()
 
     # --- export ---
     def export_payload(self) -> dict | None:
-        if not self.last or not self.last.get("records"):
-            return None
-        digest = self.last["digest"]
-        rows = self.bench_rows.get("rows", []) if self.bench_rows.get("digest") == digest else []
-        return {
-            "schema": EXPORT_SCHEMA, "version": EXPORT_VERSION,
-            "workshop": self.workshop.id, "content_hash": digest, "file": str(self.path),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "outcome": self.last.get("outcome"),
-            "interpreted": self.interpret,
-            "records": [r.to_dict() for r in self.last["records"]],
-            "benchmarks": rows,
-        }
+        return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
 
     def action_export(self) -> None:
-        payload = self.export_payload()
-        if payload is None:
+        data = self.export_payload()
+        if data is None:
             self.notify("Nothing to export yet: wait for the checks to finish.", severity="warning")
             return
-        self._export_worker(payload)
+        self._export_worker(data)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def _export_worker(self, payload: dict) -> None:
-        folder = Path(self.app.results_dir)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = folder / f"{payload['workshop']}-{stamp}.json"
-        n = 2
-        while path.exists():
-            path = folder / f"{payload['workshop']}-{stamp}-{n}.json"
-            n += 1
+    def _export_worker(self, data: dict) -> None:
         try:
-            write_json_atomic(path, payload)
+            path = export.write(Path(self.app.results_dir), data)
         except OSError as e:
             self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
             return
         self.last_export = path
-        self.app.call_from_thread(self.notify, f"Results written to {path}", title="Exported",
-                                  timeout=10)
+        self.app.call_from_thread(self.notify, f"Results ({data['outcome']}) written to {path}",
+                                  title="Exported", timeout=10)

@@ -1,4 +1,5 @@
-"""Hints revealed one tier at a time, from a nudge to nearly the answer."""
+"""Hints revealed one tier at a time, from a nudge to nearly the answer.  Each tier is
+its own Markdown block; a newly revealed tier is scrolled into view."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -7,14 +8,15 @@ from textual.widgets import Markdown, Static
 
 
 class HintsPanel(VerticalScroll):
-    def __init__(self, tiers: list, **kwargs) -> None:
+    def __init__(self, tiers: list, shown: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tiers = list(tiers)
-        self.shown = 0
+        self.shown = max(0, min(int(shown), len(self.tiers)))   # tiers revealed before
 
     def compose(self) -> ComposeResult:
         yield Static(self._counter(), id="hint-counter")
-        yield Markdown("", id="hint-text")
+        for i in range(self.shown):
+            yield Markdown(self.tiers[i], id=f"hint-{i + 1}", classes="hint")
 
     def _counter(self) -> str:
         n = len(self.tiers)
@@ -25,12 +27,19 @@ class HintsPanel(VerticalScroll):
         more = "press h for the next" if self.shown < n else "that was the last one"
         return f"hint {self.shown} of {n} ({more})"
 
+    def shown_text(self) -> str:
+        """The markdown of every tier on show, in order."""
+        return "\n\n".join(self.tiers[: self.shown])
+
     def reveal_next(self) -> bool:
-        """Show one more tier; False when every tier is already shown."""
+        """Show one more tier and scroll it into view; False when all are shown."""
         if self.shown >= len(self.tiers):
             return False
         self.shown += 1
         self.query_one("#hint-counter", Static).update(self._counter())
-        self.query_one("#hint-text", Markdown).update("\n\n".join(self.tiers[: self.shown]))
-        self.scroll_end(animate=False)
+        block = Markdown(self.tiers[self.shown - 1], id=f"hint-{self.shown}", classes="hint")
+        self.mount(block)
+        # once laid out: the new tier's top at the top of the panel
+        self.call_after_refresh(lambda: self.call_after_refresh(
+            self.scroll_to_widget, block, top=True, animate=False))
         return True

@@ -1,5 +1,12 @@
-"""The live results of a check run: a row per named check, filled in as records arrive."""
+"""The live results of a check run: a row per named check, filled in as records arrive.
+
+A running row shows its elapsed time, ticking; after STILL_RUNNING seconds the status
+line says the check is still running and what ends it.  A load error (the file does
+not import) is one row, not a row per check that never ran.  Enter on a row opens the
+failure view (tui.screens.failure)."""
 from __future__ import annotations
+
+import time
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -7,45 +14,16 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.records import Record
+from tui.widgets.record_text import (STATUS_STYLE, first_line, is_timeout, source_line,  # noqa: F401
+                                     status_cell, summary, tally_line)
 
-STATUS_STYLE = {
-    "pass": ("PASS", "bold green"),
-    "fail": ("FAIL", "bold red"),
-    "todo": ("TODO", "bold yellow"),
-    "error": ("ERROR", "bold magenta"),
-    "skipped": ("SKIP", "dim"),
-    "pending": ("·", "dim"),
-    "running": ("RUN", "bold cyan"),
-    "not run": ("—", "dim"),
-}
-LABEL_WIDTH, MESSAGE_WIDTH = 32, 72
-
-
-def status_cell(status: str) -> Text:
-    word, style = STATUS_STYLE.get(status, (status.upper(), ""))
-    return Text(word, style=style)
-
-
-def first_line(text: str, width: int) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def tally_line(records: list) -> str:
-    """'9/11 passed, 2 failed' -- the counts of one run, worst news included."""
-    n = len(records)
-    count = lambda *s: sum(r.status in s for r in records)
-    parts = [f"{count('pass')}/{n} passed"]
-    for label, statuses in (("failed", ("fail",)), ("errors", ("error",)), ("TODO", ("todo",)),
-                            ("skipped", ("skipped",))):
-        k = count(*statuses)
-        if k:
-            parts.append(f"{k} {label}")
-    return ", ".join(parts)
+STILL_RUNNING = 10.0             # seconds on one check before the status line says so
+STATUS_W, TIME_W = 6, 7
+NARROW = 70                      # columns under which the table drops its Message column
 
 
 class ResultsPanel(Vertical):
-    """Status line, progress, the table, and the highlighted check's full message."""
+    """Status line, progress, the table, and a one-line pointer to the failure view."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -54,6 +32,10 @@ class ResultsPanel(Vertical):
         self.digest: str = ""            # content hash the displayed rows belong to
         self.outcome: str = ""           # "" while running or before any run
         self.previous: dict = {}         # check id -> status in the previous finished run
+        self.running_since: dict = {}    # check id -> time.monotonic() it began
+        self.load_error = None           # the record of a file that did not import
+        self.timeout = 120.0             # the run's limit, for the "still running" line
+        self.label_w, self.message_w = 32, 60
 
     def compose(self) -> ComposeResult:
         yield Static("waiting for the first run…", id="run-status")
@@ -65,10 +47,11 @@ class ResultsPanel(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one("#results", DataTable)
-        table.add_column("Status", key="status", width=6)
-        table.add_column("Check", key="label")
-        table.add_column("Time", key="time", width=6)
-        table.add_column("Message", key="message")
+        table.add_column("Status", key="status", width=STATUS_W)
+        table.add_column("Check", key="label", width=self.label_w)
+        table.add_column("Time", key="time", width=TIME_W)
+        table.add_column("Message", key="message", width=self.message_w)
+        self.set_interval(0.5, self._tick)
 
     # --- queries, for the screen and for tests ---
     @property
@@ -81,11 +64,58 @@ class ResultsPanel(Vertical):
         for c in self.planned:
             rec = self.records.get(c["id"])
             out.append(rec.status if rec else c.get("_state", "pending"))
-        out += [r.status for k, r in self.records.items() if k not in {c["id"] for c in self.planned}]
+        planned = {c["id"] for c in self.planned}
+        out += [r.status for k, r in self.records.items() if k not in planned]
         return out
 
     def done_count(self) -> int:
         return sum(1 for c in self.planned if c["id"] in self.records)
+
+    def cursor_record(self):
+        t = self.table
+        if not t.row_count:
+            return None
+        key = t.coordinate_to_cell_key((t.cursor_row, 0)).row_key.value
+        return self.records.get(key)
+
+    # --- layout: the columns follow the panel's width ---
+    def on_resize(self, event) -> None:
+        self.size_columns(event.size.width)
+
+    def size_columns(self, width: int) -> None:
+        """Label and message columns share what Status and Time leave; under
+        NARROW columns the message column goes (the line under the table and the
+        failure view carry it)."""
+        inner = max(width - STATUS_W - TIME_W - 8, 20)      # cell padding, scrollbar
+        labels = [len(c.get("label") or c["id"]) for c in self.planned]
+        labels += [len(r.label or r.id) for r in self.records.values()]
+        want = max(labels, default=20)
+        if width < NARROW:
+            label_w, message_w = inner, 0
+        else:
+            label_w = max(12, min(want, int(inner * 0.45)))
+            message_w = max(inner - label_w, 12)
+        if (label_w, message_w) == (self.label_w, self.message_w):
+            return
+        had_message = self.message_w > 0
+        self.label_w, self.message_w = label_w, message_w
+        t = self.table
+        if had_message and not message_w:
+            t.remove_column("message")
+        elif message_w and not had_message:
+            t.add_column("Message", key="message", width=message_w, default="")
+        for key, w in (("label", label_w), ("message", message_w)):
+            col = t.columns.get(key)  # type: ignore[call-overload]
+            if col is not None and w:
+                col.width, col.auto_width = w, False
+        self._refill()
+
+    def _refill(self) -> None:
+        for c in self.planned:
+            self._set(c["id"], "label", first_line(c.get("label") or c["id"], self.label_w))
+        for rec in self.records.values():
+            self._cells(rec)
+        self.table.refresh()
 
     # --- updates ---
     def mark_stale(self, new_digest: str) -> None:
@@ -100,41 +130,70 @@ class ResultsPanel(Vertical):
         if self.records:
             self.previous = {k: r.status for k, r in self.records.items()}
         self.digest, self.outcome = digest, ""
-        self.records = {}
+        self.records, self.running_since, self.load_error = {}, {}, None
         self.planned = [dict(c) for c in cases]
         table = self.table
         table.clear()
+        self.size_columns(self.size.width or 80)
         for c in self.planned:
-            table.add_row(status_cell("pending"), first_line(c.get("label") or c["id"], LABEL_WIDTH),
-                          "", "", key=c["id"])
-        self.query_one("#record-detail", Static).update("")
-        bar = self.query_one("#run-progress", ProgressBar)
-        bar.update(total=max(1, len(self.planned)), progress=0)
-        self._count()
+            self._add_row(c["id"], status_cell("pending"),
+                          first_line(c.get("label") or c["id"], self.label_w))
+        self._detail("")
+        self._progress()
         self._status(f"checking {digest[:8]}…", "running")
 
     def started(self, check_id: str) -> None:
         for c in self.planned:
             if c["id"] == check_id and c["id"] not in self.records:
                 c["_state"] = "running"
+                self.running_since[check_id] = time.monotonic()
                 self._set(check_id, "status", status_cell("running"))
+                self._set(check_id, "time", "0s")
 
     def add(self, rec: Record) -> None:
+        began = self.running_since.pop(rec.id, None)
+        if is_timeout(rec) and not rec.seconds and began is not None:
+            rec.seconds = round(time.monotonic() - began, 2)     # the real time it ran
         self.records[rec.id] = rec
+        planned = {c["id"] for c in self.planned}
+        if rec.id not in planned and rec.status == "error" and rec.id == "load":
+            self._show_load_error(rec)
+            return
         table = self.table
-        change = self.change_of(rec)
-        message = f"[{change}] {rec.message}" if change else rec.message
-        cells = (status_cell(rec.status), first_line(rec.label or rec.id, LABEL_WIDTH),
-                 f"{rec.seconds:.2f}s", first_line(message, MESSAGE_WIDTH))
-        if rec.id in table.rows:
-            for key, value in zip(("status", "label", "time", "message"), cells):
-                table.update_cell(rec.id, key, value)
-        else:
-            table.add_row(*cells, key=rec.id)
-        self.query_one("#run-progress", ProgressBar).update(progress=self.done_count())
-        self._count()
+        if rec.id not in table.rows:
+            self._add_row(rec.id)
+        self._cells(rec)
+        self._progress()
         if table.cursor_row == table.get_row_index(rec.id):
             self.show_detail(rec.id)
+
+    def _cells(self, rec: Record) -> None:
+        if rec.id not in self.table.rows:
+            return
+        change = self.change_of(rec)
+        message = summary(rec)
+        if rec.id == "load" and rec is self.load_error:
+            message = first_line(rec.message, 10_000)
+        message = f"[{change}] {message}" if change else message
+        self._set(rec.id, "status", status_cell(rec.status))
+        self._set(rec.id, "label", first_line(rec.label or rec.id, self.label_w))
+        self._set(rec.id, "time", f"{rec.seconds:.2f}s")
+        if self.message_w:
+            self._set(rec.id, "message", first_line(message, self.message_w))
+
+    def _show_load_error(self, rec: Record) -> None:
+        """The file did not import: one row that says so, not a row per check."""
+        self.load_error = rec
+        self.running_since = {}
+        table = self.table
+        table.clear()
+        for c in self.planned:
+            c["_state"] = "not run"
+        self._add_row(rec.id)
+        self._cells(rec)
+        table.move_cursor(row=0)
+        self._progress()
+        self.show_detail(rec.id)
 
     def finish(self, outcome: str, records: list, digest: str, error: str = "") -> None:
         for rec in records:
@@ -142,10 +201,13 @@ class ResultsPanel(Vertical):
                 self.add(rec)
         self.outcome = outcome
         self.digest = digest
+        self.running_since = {}
         for c in self.planned:              # planned but never run (an import error, a cancel)
             if c["id"] not in self.records:
                 c["_state"] = "not run"
                 self._set(c["id"], "status", status_cell("not run"))
+                self._set(c["id"], "time", "")
+        self._progress()
         bad = [k for k, r in self.records.items() if r.status in ("fail", "error")]
         if bad and bad[0] in self.table.rows:
             self.table.move_cursor(row=self.table.get_row_index(bad[0]))
@@ -153,38 +215,34 @@ class ResultsPanel(Vertical):
         if outcome == "usage" or (outcome == "error" and not records):
             self._status(f"{digest[:8]}: could not run the checks: {first_line(error, 90)}", "bad")
             return
+        if self.load_error is not None:
+            where = source_line(self.load_error)
+            n = len(self.planned)
+            self._status(f"{digest[:8]}: your file does not import"
+                         f"{' (' + where + ')' if where else ''}; "
+                         f"{'none of the ' + str(n) + ' checks ran' if n else 'no check ran'}. "
+                         "Enter: the whole error", "bad")
+            return
         line = tally_line(list(self.records.values()))
         extra = {"timeout": " (timed out)", "crashed": " (crashed)", "error": " (app error)"}.get(outcome, "")
         statuses = {r.status for r in self.records.values()}
         cls = "good" if statuses == {"pass"} else ("bad" if statuses & {"fail", "error"} else "todo")
-        self._status(f"{digest[:8]}: {line}{extra}", cls)
+        tail = "  Enter on a row: the whole story" if cls == "bad" else ""
+        self._status(f"{digest[:8]}: {line}{extra}{tail}", cls)
 
     def show_detail(self, check_id: str) -> None:
+        """One line under the table about the highlighted row (Enter shows everything)."""
         rec = self.records.get(check_id)
-        detail = self.query_one("#record-detail", Static)
         if rec is None:
             plan = next((c for c in self.planned if c["id"] == check_id), None)
-            detail.update(Text(f"{check_id}: {plan.get('why', '') if plan else ''}".strip()))
+            self._detail(Text(f"{check_id}: {plan.get('why', '') if plan else ''}".strip()))
             return
         word, style = STATUS_STYLE.get(rec.status, (rec.status, ""))
-        text = Text.assemble((word, style), " ", (rec.id, "bold"), f"  {rec.label}\n")
-        if rec.message:
-            text.append(rec.message.strip()[:1500] + "\n")
-        change = self.change_of(rec)
-        if change:
-            text.append(f"{change} since the last run\n", style="bold")
-        if rec.why:
-            text.append(f"why it matters: {rec.why}\n", style="italic")
-        if rec.section:
-            text.append(f"lesson section: {rec.section}\n", style="dim")
-        error_map = rec.details.get("map") if isinstance(rec.details, dict) else None
-        if error_map:
-            text.append("where the output is wrong (rows down, columns across; # wrong):\n")
-            for row in error_map:
-                for ch in row:
-                    text.append(ch, style="bold red" if ch == "#" else "green")
-                text.append("\n")
-        detail.update(text)
+        text = Text.assemble((word, style), " ", (rec.label or rec.id, "bold"), "  ")
+        text.append(summary(rec))
+        if rec.status != "pass":
+            text.append("  (Enter: details)", style="dim")
+        self._detail(text)
 
     def change_of(self, rec: Record) -> str:
         """'newly passing' / 'newly failing' against the previous run of this workshop."""
@@ -197,13 +255,40 @@ class ResultsPanel(Vertical):
         if event.row_key is not None and event.row_key.value:
             self.show_detail(event.row_key.value)
 
+    # --- the ticking clock of running rows ---
+    def _tick(self) -> None:
+        if not self.running_since or self.outcome:
+            return
+        now = time.monotonic()
+        longest_id, longest = None, 0.0
+        for check_id, began in self.running_since.items():
+            elapsed = now - began
+            self._set(check_id, "time", f"{elapsed:.0f}s")
+            if elapsed >= longest:
+                longest_id, longest = check_id, elapsed
+        if longest >= STILL_RUNNING and longest_id is not None:
+            label = next((c.get("label") or c["id"] for c in self.planned if c["id"] == longest_id),
+                         longest_id)
+            self._status(f"still running: {label} for {longest:.0f} s (it stops at {self.timeout:g} s; "
+                         "a save or space restarts the checks)", "running")
+
     # --- helpers ---
+    def _add_row(self, key: str, status="", label="") -> None:
+        cells = [status, label, ""] + ([""] if self.message_w else [])
+        self.table.add_row(*cells, key=key)
+
     def _set(self, row: str, column: str, value) -> None:
         if row in self.table.rows:
             self.table.update_cell(row, column, value)
 
-    def _count(self) -> None:
-        self.query_one("#run-count", Static).update(f"{self.done_count()}/{len(self.planned)}")
+    def _progress(self) -> None:
+        n, done = len(self.planned), self.done_count()
+        self.query_one("#run-progress", ProgressBar).update(total=max(1, n), progress=done)
+        count = f"{done}/{n}" if n or not self.load_error else "0/0"
+        self.query_one("#run-count", Static).update(count)
+
+    def _detail(self, text) -> None:
+        self.query_one("#record-detail", Static).update(text)
 
     def _status(self, text: str, cls: str) -> None:
         st = self.query_one("#run-status", Static)

@@ -1,0 +1,49 @@
+"""The failure view (Enter on a result row): everything one check said, scrollable --
+the whole message, where a hang was stuck, the map of wrong elements, why it matters --
+and a key that jumps to the lesson section it points at."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.widgets.record_text import story
+
+
+class FailureScreen(ModalScreen[str]):
+    """Dismisses with "lesson" when the learner asks for the lesson section, else ""."""
+
+    BINDINGS = [
+        Binding("escape,q,enter", "close", "Close", id="failure-close"),
+        Binding("l", "lesson", "Lesson section", id="failure-lesson"),
+    ]
+
+    def __init__(self, record, change: str = "", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.record = record
+        self.change = change
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="failure-box"):
+            with VerticalScroll(id="failure-scroll"):
+                yield Static(story(self.record, self.change), id="failure-text")
+            keys = "escape close · arrows/pgup/pgdn scroll"
+            if self.record.section:
+                keys = f"l go to the lesson section \"{self.record.section}\" · " + keys
+            yield Static(keys, id="failure-footer")
+
+    def on_mount(self) -> None:
+        self.query_one("#failure-scroll").focus()
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "lesson":
+            return bool(self.record.section)
+        return True
+
+    def action_close(self) -> None:
+        self.dismiss("")
+
+    def action_lesson(self) -> None:
+        self.dismiss("lesson")

@@ -1,0 +1,57 @@
+"""The workshop screen's layout by terminal size, and lesson-heading helpers.
+
+compact (under 100 columns or 30 rows): lesson above results, the timings table folded
+to its status line, the file path on one line; normal: lesson and results side by side;
+wide (160 columns and more): the lesson's contents shown beside it."""
+from __future__ import annotations
+
+import re
+
+SIZE_CLASSES = ("-compact", "-normal", "-wide")
+COMPACT_W, COMPACT_H, WIDE_W = 100, 30, 160
+
+
+def size_class(width: int, height: int) -> str:
+    if width < COMPACT_W or height < COMPACT_H:
+        return "-compact"
+    return "-wide" if width >= WIDE_W else "-normal"
+
+
+def headings(markdown: str) -> list:
+    """[(level, title)] of the ATX headings outside code blocks."""
+    out, fence = [], False
+    for line in (markdown or "").splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        m = re.match(r"(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if m and not fence:
+            out.append((len(m.group(1)), m.group(2)))
+    return out
+
+
+def contents_width(markdown: str, cap: int = 56) -> int:
+    """Columns the table of contents needs for its longest entry (indent, numeral, title,
+    border and scrollbar), at most ``cap``."""
+    need = max((2 * level + 2 + len(title) for level, title in headings(markdown)), default=20)
+    return max(16, min(need + 4, cap))
+
+
+def _words(text: str) -> set:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def find_heading(table_of_contents, section: str):
+    """The block id of the heading that names ``section`` (exactly, then by words)."""
+    if not section or not table_of_contents:
+        return None
+    want = section.strip().lower()
+    for _level, label, block_id in table_of_contents:
+        if str(label).strip().lower() == want:
+            return block_id
+    for _level, label, block_id in table_of_contents:
+        if want in str(label).lower() or str(label).lower() in want:
+            return block_id
+    words = _words(section)
+    best = max(table_of_contents, key=lambda t: len(words & _words(str(t[1]))))
+    return best[2] if words & _words(str(best[1])) else None

@@ -1,0 +1,42 @@
+"""The completion moment: every check passes -- say so, suggest the next workshop by
+its prerequisites, and point at the benchmark where there is a GPU to time on."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+def completion_text(workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> Text:
+    text = Text.assemble(("Workshop complete: ", "bold green"),
+                         f"all {n_checks} checks of {workshop.code} {workshop.title} pass.")
+    if next_up:
+        first = next_up[0]
+        text.append("\nNext: ")
+        text.append("n", style="bold reverse")
+        text.append(f" opens {first.code} {first.title} ({first.device}; needs {first.prerequisite})")
+        if len(next_up) > 1:
+            text.append("; also ready: " + ", ".join(f"{w.code} {w.title}" for w in next_up[1:]))
+        text.append(".")
+    else:
+        text.append("\nNo further workshop is ready yet: see the list (escape) for the course.")
+    if workshop.gpu:
+        if interpreted or not gpu:
+            text.append(f"\nOn a machine with a CUDA GPU, time it: python -m checks.benchmark "
+                        f"--op {workshop.id} (or b in this app).", style="dim")
+        else:
+            text.append("\nTimings run below while benchmarks are on (b).", style="dim")
+    text.append("\nx shows the answer's explanation, to compare with yours.", style="dim")
+    return text
+
+
+class CompletionPanel(Static):
+    def on_mount(self) -> None:
+        self.display = False
+
+    def show(self, workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> None:
+        self.update(completion_text(workshop, n_checks, next_up, interpreted, gpu))
+        self.display = True
+
+    def hide(self) -> None:
+        self.display = False
+        self.update("")

@@ -1,0 +1,141 @@
+"""How one check record reads: the status word, a one-line summary for the table, and
+the whole story (message, where it hung, the map of wrong elements, why it matters,
+the lesson section) for the failure view.  Rich text only; no widgets."""
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+STATUS_STYLE = {
+    "pass": ("PASS", "bold green"),
+    "fail": ("FAIL", "bold red"),
+    "todo": ("TODO", "bold yellow"),
+    "error": ("ERROR", "bold magenta"),
+    "skipped": ("SKIP", "dim"),
+    "pending": ("·", "dim"),
+    "running": ("RUN", "bold cyan"),
+    "not run": ("—", "dim"),
+}
+MAP_TITLE = "Where the output is wrong (rows down, columns across; # = wrong, . = right):"
+# facts of checks/tensors.py mismatch_report worth a line of their own, in this order
+FACTS = (("mismatched", "wrong elements"), ("total", "elements in all"),
+         ("unwritten", "never written (still hold the poison value)"), ("nan", "NaN"),
+         ("inf", "Inf"), ("rows_affected", "rows affected"), ("cols_affected", "columns affected"),
+         ("worst_index", "worst element at"), ("worst_got", "its value"),
+         ("worst_expected", "expected"), ("max_abs_error", "largest absolute error"))
+
+
+def status_cell(status: str) -> Text:
+    word, style = STATUS_STYLE.get(status, (status.upper(), ""))
+    return Text(word, style=style)
+
+
+def first_line(text: str, width: int) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    width = max(width, 2)
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def tally_line(records: list) -> str:
+    """'9/11 passed, 2 failed' -- the counts of one run, worst news included."""
+    n = len(records)
+    count = lambda *s: sum(r.status in s for r in records)
+    parts = [f"{count('pass')}/{n} passed"]
+    for label, statuses in (("failed", ("fail",)), ("errors", ("error",)), ("TODO", ("todo",)),
+                            ("skipped", ("skipped",))):
+        k = count(*statuses)
+        if k:
+            parts.append(f"{k} {label}")
+    return ", ".join(parts)
+
+
+def details_of(rec) -> dict:
+    return rec.details if isinstance(getattr(rec, "details", None), dict) else {}
+
+
+def stuck_at(rec) -> str:
+    """'exercise.py:12 in merge' when a timeout record says where the code was stuck."""
+    where = details_of(rec).get("stuck_at")
+    if not isinstance(where, dict) or not where.get("file"):
+        return ""
+    text = f"{where['file'].rsplit('/', 1)[-1]}:{where.get('line', '?')}"
+    if where.get("function"):
+        text += f" in {where['function']}"
+    return text
+
+
+def is_timeout(rec) -> bool:
+    return rec.status == "error" and (rec.message or "").startswith("timed out")
+
+
+def summary(rec) -> str:
+    """The table's one-line message: a timeout says where and after how long."""
+    if is_timeout(rec):
+        where = stuck_at(rec)
+        secs = f" after {rec.seconds:.1f} s" if getattr(rec, "seconds", 0) else ""
+        return f"timed out{secs}" + (f", stuck at {where}" if where else
+                                     ": an infinite loop, or far too slow")
+    return first_line(rec.message, 10_000)
+
+
+def source_line(rec) -> str:
+    """'line 3' of a load error (a syntax error names the file and line)."""
+    m = re.search(r"line (\d+)", rec.message or "")
+    return f"line {m.group(1)}" if m else ""
+
+
+def story(rec, change: str = "") -> Text:
+    """Everything a record says, for the failure view."""
+    word, style = STATUS_STYLE.get(rec.status, (rec.status.upper(), ""))
+    text = Text.assemble((word, style), "  ", (rec.label or rec.id, "bold"), (f"  ({rec.id})\n", "dim"))
+    if change:
+        text.append(f"{change} since the last run\n", style="bold")
+    secs = getattr(rec, "seconds", 0.0) or 0.0
+    if secs:
+        text.append(f"took {secs:.2f} s\n", style="dim")
+    where = stuck_at(rec)
+    if where:
+        text.append("\nStuck at ", style="bold")
+        text.append(f"{where}", style="bold yellow")
+        text.append(" when the time limit ran out.\n")
+    if rec.message:
+        text.append("\n")
+        text.append(rec.message.rstrip() + "\n")
+    d = details_of(rec)
+    facts = [(label, d[k]) for k, label in FACTS if k in d and d[k] not in (None, 0, [], "")]
+    if facts:
+        text.append("\n")
+        for label, value in facts:
+            text.append(f"  {label}: ", style="dim")
+            text.append(f"{_fmt(value)}\n")
+    if d.get("map"):
+        text.append("\n" + MAP_TITLE + "\n", style="bold")
+        for row in d["map"]:
+            text.append("  ")
+            for ch in row:
+                text.append(ch, style="bold red" if ch == "#" else "green")
+            text.append("\n")
+    if d.get("first_mismatches"):
+        text.append("\nFirst wrong elements:\n", style="bold")
+        for m in d["first_mismatches"][:8]:
+            text.append(f"  at {m.get('index')}: got {_fmt(m.get('got'))}, "
+                        f"expected {_fmt(m.get('expected'))}\n")
+    if rec.why:
+        text.append("\nWhy it matters: ", style="bold")
+        text.append(rec.why.strip() + "\n", style="italic")
+    if rec.section:
+        text.append("\nLesson section: ", style="bold")
+        text.append(rec.section + "\n")
+    for key, title in (("traceback", "Traceback"), ("stderr_tail", "Last output on stderr"),
+                       ("stdout_tail", "Last output on stdout")):
+        if isinstance(d.get(key), str) and d[key].strip():
+            text.append(f"\n{title}:\n", style="bold")
+            text.append(d[key].rstrip() + "\n", style="dim")
+    return text
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
