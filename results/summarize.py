@@ -1,7 +1,7 @@
 """Regenerate results/SUMMARY.md from the committed benchmark evidence.
 
     python results/summarize.py                       # results/*.json -> results/SUMMARY.md
-    python results/summarize.py --results DIR --output PATH
+    python results/summarize.py --results DIR --output PATH [--charts DIR]
 
 Reads every ``*.json`` directly in the results folder whose ``schema`` is
 ``kernel-course/benchmark`` (files written by ``python -m checks.benchmark``); the
@@ -11,7 +11,15 @@ comes from those files, and every table names the file it comes from.  Evidence 
 append-only: a new measurement is a new file, and this summary is regenerated, never
 edited by hand.
 
-Standard library only.
+Beside the summary it draws one chart per op, ``charts/<op>.svg`` (see charts.py):
+achieved throughput against the ceiling, for the best candidate, the baseline and the
+peer, across shapes and dtypes, from the newest file with device (graph) timing.
+
+The ops and their order come from the workshop catalog, as the benchmark's do
+(``checks.benchmark.specs``).  Targets of a ``--solution`` file are judged by the
+benchmark's own code (``checks.benchmark.targets``) with the current definitions in
+each op's spec module, on that file's rows; that needs torch (the spec modules import
+it).  Without it, the verdicts recorded in the file are shown.
 """
 from __future__ import annotations
 
@@ -21,9 +29,43 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import charts  # noqa: E402  (results/charts.py)
+from checks.benchmark import kernels as kernel_info  # noqa: E402
+from checks.benchmark import specs  # noqa: E402
+
 SCHEMA = "kernel-course/benchmark"
-OP_ORDER = ("strided_softmax", "softmax_backward", "fused_gemm", "split_softmax",
-            "streaming_attention")
+
+
+def op_order() -> list:
+    """The benchmarked ops in catalog order (the benchmark's own discovery)."""
+    try:
+        return specs.benchmarked_ops()
+    except Exception:  # noqa: BLE001 - a broken catalog still gets a summary, sorted by name
+        return []
+
+
+def judged_targets(d: dict) -> tuple:
+    """(verdicts, how): a solution file's targets judged now with the specs' definitions
+    on its rows, or the verdicts recorded in the file when that is not possible."""
+    recorded = list(d.get("targets") or [])
+    rows = [r for r in (d.get("results") or []) if isinstance(r, dict)]
+    if d.get("target") != "solution" or d.get("timing") not in ("graph", "events", "both"):
+        return recorded, "recorded"
+    try:
+        from checks.benchmark import targets
+        defs = {}
+        for op in dict.fromkeys(r.get("op") for r in rows):
+            if op in op_order() and specs.spec_problem(op) is None:
+                defs[op] = targets.definitions(specs.load_spec(op))
+        return targets.evaluate_targets(rows, d["timing"], defs), "judged"
+    except Exception:  # noqa: BLE001 - no torch here, say: show what the file recorded
+        return recorded, "recorded"
 
 
 def load_evidence(folder: Path) -> tuple:
@@ -91,7 +133,47 @@ def _describe(name: str, d: dict) -> str:
             f"{env.get('gpu_name', '?')}, {d.get('created', '?')}")
 
 
-def render(evidence: list, notes: list) -> str:
+def _per_call(r: dict) -> str:
+    return _num(r.get("per_call_us")) if r.get("device_us") is not None else "-"
+
+
+def _host(r: dict) -> str:
+    if r.get("host_us") is None:
+        return "-"
+    return f"{r['host_us']:.2f}" + (" **launch-bound**" if r.get("launch_bound") else "")
+
+
+def chart_sources(evidence: list) -> dict:
+    """op -> (file name, payload): the newest file with device time and a fraction of
+    the ceiling for the op (what its chart is drawn from)."""
+    out = {}
+    for name, d in evidence:                   # oldest first: the newest wins
+        if d.get("timing") not in ("graph", "both"):
+            continue
+        for r in d.get("results") or []:
+            if r.get("fraction_of_ceiling") is not None and r.get("status") == "ok":
+                out[r.get("op")] = (name, d)
+    return out
+
+
+def draw_charts(evidence: list, folder: Path) -> dict:
+    """Write charts/<op>.svg; op -> the chart's path."""
+    written = {}
+    for op, (name, d) in chart_sources(evidence).items():
+        text = charts.svg(op, [r for r in d["results"] if r.get("op") == op], name,
+                          d.get("ceilings") or {})
+        if text:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{op}.svg"
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+            written[op] = path
+    return written
+
+
+def render(evidence: list, notes: list, chart_links: dict = None) -> str:
+    chart_links = chart_links or {}
     lines = ["# Benchmark summary", "",
              "Generated by `python results/summarize.py` from the benchmark JSON files in "
              "`results/` (`results/local/` is not read). Do not edit by hand: add a new "
@@ -118,11 +200,19 @@ def render(evidence: list, notes: list) -> str:
                          "commit", "copy GB/s", "bf16 matmul TFLOP/s", "ok/failed/TODO"], rows)
         lines.append("")
 
-        targets = [(name, t) for name, d in evidence for t in (d.get("targets") or [])]
+        judged = [(name, judged_targets(d)) for name, d in evidence]
+        targets = [(name, t) for name, (ts, _) in judged for t in ts]
         lines += ["## Targets", ""]
         if targets:
             met = sum(bool(t.get("met")) for _, t in targets)
+            how = {h for _, (ts, h) in judged if ts}
             lines += [f"{met} of {len(targets)} targets met; {len(targets) - met} MISSED.", ""]
+            if "judged" in how:
+                lines += ["Targets are judged by `checks/benchmark/targets.py` with the "
+                          "definitions in each op's spec module (`checks/benchmarks/<op>.py`), "
+                          "on each file's own rows" + ("; files it could not judge show the "
+                                                       "verdicts they recorded" if "recorded" in how
+                                                       else "") + ".", ""]
             rows = []
             for name, t in targets:
                 unit = t.get("unit", "")
@@ -136,10 +226,14 @@ def render(evidence: list, notes: list) -> str:
             lines.append("No targets in these files (targets are judged on `--solution` runs).")
         lines.append("")
 
+        order = op_order()
         ops = sorted({r.get("op") for _, d in evidence for r in (d.get("results") or [])},
-                     key=lambda o: (OP_ORDER.index(o) if o in OP_ORDER else len(OP_ORDER), o))
+                     key=lambda o: (order.index(o) if o in order else len(order), o))
         for op in ops:
             lines += [f"## {op}", ""]
+            if op in chart_links:
+                lines += [f"![{op}: achieved throughput against the ceiling]({chart_links[op]})",
+                          ""]
             for name, d in evidence:
                 res = [r for r in (d.get("results") or []) if r.get("op") == op]
                 if not res:
@@ -152,11 +246,14 @@ def render(evidence: list, notes: list) -> str:
                     frac = r.get("fraction_of_ceiling")
                     rows.append([r.get("shape", "-"), r.get("dtype") or "-", _variant(r),
                                  r.get("role", "-"), _num(r.get("median_us")), spread,
+                                 _per_call(r), _host(r),
                                  _num(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
                                  _achieved(r), "-" if frac is None else f"{frac * 100:.0f}%",
+                                 kernel_info.brief(r.get("kernels")),
                                  _num(r.get("rel_error"), ".1e"), _status(r)])
                 lines += _table(["shape", "dtype", "variant", "role", "median us", "p20-p80 us",
-                                 "speedup", "achieved", "% ceiling", "rel err", "status"], rows)
+                                 "per call us", "host us", "speedup", "achieved", "% ceiling",
+                                 "kernel", "rel err", "status"], rows)
                 lines += ["", f"Source: `{name}`.", ""]
     if notes:
         lines += ["## Files not summarized", ""] + [f"- {n}" for n in notes] + [""]
@@ -167,14 +264,24 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python results/summarize.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--results", type=Path, default=HERE, help="folder of evidence files (default results/)")
     p.add_argument("--output", type=Path, help="file to write (default <results>/SUMMARY.md)")
+    p.add_argument("--charts", type=Path, help="folder of the SVG charts (default charts/ beside the output)")
     args = p.parse_args(argv)
     evidence, notes = load_evidence(args.results)
     out = args.output or (args.results / "SUMMARY.md")
-    text = render(evidence, notes)
+    folder = args.charts or (out.parent / "charts")
+    written = draw_charts(evidence, folder)
+    links = {}
+    for op, path in written.items():
+        try:
+            links[op] = path.resolve().relative_to(out.parent.resolve()).as_posix()
+        except ValueError:
+            links[op] = path.resolve().as_posix()
+    text = render(evidence, notes, links)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(out)
-    print(f"wrote {out} from {len(evidence)} benchmark file(s)")
+    print(f"wrote {out} from {len(evidence)} benchmark file(s)"
+          + (f"; {len(written)} chart(s) in {folder}" if written else ""))
     return 0
 
 

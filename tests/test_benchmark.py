@@ -521,6 +521,14 @@ def test_summarize_writes_tables_and_targets(tmp_path, learner):
     assert "| met |" in text and "**MISSED**" in text and "1 of 2 targets met" in text
     assert "triton num_warps=4" in text and "10.00" in text and "2.00x" in text
     assert "TODO: write the kernel" in text and "FAILED" in text
+    # a chart per op beside the summary, linked from it, drawn from the rows' fractions
+    chart = tmp_path / "charts" / "strided_softmax.svg"
+    assert "![strided_softmax: achieved throughput against the ceiling](charts/strided_softmax.svg)" in text
+    import xml.etree.ElementTree as ET
+    root = ET.parse(chart).getroot()
+    tips = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert any("triton num_warps=4 [candidate]: 10.00 us" in t for t in tips)
+    assert any("[baseline]" in t for t in tips) and "ceiling" in chart.read_text()
 
 
 def test_summarize_with_no_evidence(tmp_path):
