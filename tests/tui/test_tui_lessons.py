@@ -40,8 +40,8 @@ def run_together(markdown: str) -> list:
         if tok.type == "paragraph_open" and tok.level == 0 and tok.map:
             first, end = tok.map
             bad += [f"line {first + 1 + i}: {line.strip()}"
-                    for i, line in enumerate(lines[first + 1:end], start=1)
-                    if line.startswith("  ") or line.lstrip().startswith("=")]
+                    for i, line in enumerate(lines[first:end])
+                    if (i and line.startswith("  ")) or line.lstrip().startswith("=")]
     return bad
 
 

@@ -220,7 +220,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return False
         block = viewer.document.query_one(f"#{block_id}")
         viewer.document.focus(scroll_visible=False)
-        self.call_after_refresh(viewer.scroll_to_widget, block, top=True, animate=False)
+        # the lesson tab may have been hidden until now: scroll once it is laid out
+        self.set_timer(0.05, lambda: viewer.scroll_to(y=block.virtual_region.y, animate=False))
         return True
 
     def action_next_workshop(self) -> None:

@@ -35,6 +35,7 @@ class ResultsPanel(Vertical):
         self.running_since: dict = {}    # check id -> time.monotonic() it began
         self.load_error = None           # the record of a file that did not import
         self.timeout = 120.0             # the run's limit, for the "still running" line
+        self.still_after = STILL_RUNNING
         self.label_w, self.message_w = 32, 60
 
     def compose(self) -> ComposeResult:
@@ -266,7 +267,7 @@ class ResultsPanel(Vertical):
             self._set(check_id, "time", f"{elapsed:.0f}s")
             if elapsed >= longest:
                 longest_id, longest = check_id, elapsed
-        if longest >= STILL_RUNNING and longest_id is not None:
+        if longest >= self.still_after and longest_id is not None:
             label = next((c.get("label") or c["id"] for c in self.planned if c["id"] == longest_id),
                          longest_id)
             self._status(f"still running: {label} for {longest:.0f} s (it stops at {self.timeout:g} s; "
