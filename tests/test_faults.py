@@ -154,3 +154,25 @@ def test_illegal_memory_access_is_an_error_never_a_pass(tmp_path):
     assert "PASS" not in r.stdout
     expected = "illegal memory access" if _cuda_available() else "out-of-bounds store"
     assert expected in r.stdout.lower() or expected in r.stdout, r.stdout
+
+
+def test_timeout_names_where_the_code_was_stuck(tmp_path):
+    """A timeout dumps the child's stack before stopping it: the record names the
+    learner's file, line and function, and how long the check really ran."""
+    p = tmp_path / "stuck.py"
+    body = SOLUTION + "\ndef merge(left, right):\n    n = 0\n    while True:\n        n += 1\n"
+    p.write_text(body)
+    loop_lines = {i + 1 for i, line in enumerate(body.splitlines())
+                  if line.strip() in ("while True:", "n += 1")}
+    run = ChildRun("online_normalizer", p, timeout=3)
+    records = run.run()
+    assert run.outcome == "timeout"
+    stuck = [r for r in records if r.status == "error"]
+    assert len(stuck) == 1
+    rec = stuck[0]
+    where = rec.details["stuck_at"]
+    assert Path(where["file"]).name == "stuck.py"
+    assert where["line"] in loop_lines and where["function"] == "merge"
+    assert f"stuck at stuck.py, line {where['line']}, in merge" in rec.message
+    assert 2.0 <= rec.seconds <= 30         # the real time it ran, not 0.00s
+    assert all(r.seconds == 0 for r in records if r.status == "skipped")

@@ -1,25 +1,52 @@
 """Save-to-verdict latency, measured side by side: ``python -m tui.latency``.
 
-It edits an exercise file the way an editor does (write a temporary file, rename it
-over the old one), then measures the time from that save to the first and to the
-last verdict along two paths, in one run:
+An editor-style save (temporary file renamed over the old one) is timed to the first
+and the last verdict along two paths, in one run, each save with its own edit:
 
-* ``warm``: the app's path -- a watcher on the workspace folder notices the save, the
-  content hash is compared, and the job goes to an already-started worker from
-  :class:`checks.child.WarmPool` (torch and triton imported, CUDA initialised);
-* ``fresh``: a new ``python -m checks --file`` process, as a learner at the shell.
+* ``warm``: the app's own path, headless -- :func:`tui.watch.saves` with the app's
+  settings notices the save, :class:`tui.runner.CheckController` compares the content
+  hash and shards the checks over its pool of warm workers (torch and triton imported,
+  CUDA initialised); without Textual, and without watchfiles (the watch then polls);
+* ``fresh``: a new ``python -m checks WORKSHOP --file F`` process, as a learner at the
+  shell starts it after the same kind of edit.
 
-Scenarios: the CPU workshop; a GPU workshop (strided softmax) with an edit that
-changes the kernel source, so Triton recompiles; and a save that changes nothing
-(the warm path must start no run).  The worker and watcher are the same code the app
-uses; Textual itself is not needed, so this also runs on the GPU machine.
+A GPU workshop's edit inserts a statement with a unique literal into the body of every
+``@triton.jit`` function (``--edit first``: only the first), so its source and Triton
+cache key are new for every path and repeat: nothing either path compiled before is
+reused.  The CPU workshop's edit adds a unique comment.  A save that changes nothing is
+also tried (the warm path must start no run).  Before every measured save the pool is
+primed and ready, so neither path shares the machine with the pool's imports.
 
-Prints a table and writes JSON (``--output``, default results/local/latency-*.json).
+JSON (``--json``, default results/local/latency-<time>.json), schema
+``kernel-course/latency`` version 2::
+
+    {"schema", "version", "created", "command",
+     "machine": {"python", "platform", "cpus", "gpu", "pool_size": {workshop: n},
+                 "watcher": "watchfiles" | "stat-poll"},
+     "settings": {"repeats", "edit", "watch_step_ms", "targets": {...}},
+     "summary": [{"workshop", "scenario", "path", "n", "runs_started",
+                  "first_s": {"median", "min", "max"}, "last_s": {...},
+                  # warm rows with a fresh row beside them:
+                  "ratio_fresh_over_warm": {"first", "last"},
+                  # warm rows of GPU workshops:
+                  "targets": {"applies", "why", "last_s", "first_s", "ratio":
+                              {"limit", "value", "met", "missed_by"}}}],
+     "runs": [{"workshop", "scenario", "path", "repeat", "ran", "first_s", "last_s",
+               "split": {...}, ...}]}
+
+``split`` of a warm run: ``notice_s`` (save to the watcher's report), ``shards``,
+``checks_s`` (the checks' own seconds, summed over shards), ``compile_s`` and
+``compiles`` (Triton compiling, from its compilation listener, summed), ``run_s``
+(checks_s - compile_s), ``critical_s`` (the busiest shard's checks_s) and
+``transfer_max_s`` (worker to controller, per record).  A fresh run's split has
+``checks_s`` and ``outside_checks_s`` (process start, imports, file load, output).
+``results/latency_table.py`` turns the JSON into the README's table.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import ast
+import itertools
 import os
 import platform
 import re
@@ -27,16 +54,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from checks.child import ChildRun, WarmPool, gpu_present, preload_for
-from checks.records import write_json_atomic
+from checks.child import gpu_present
+from checks.records import UsageParser, write_json_atomic
 from checks.workspace import content_hash
+from tui import watch
+from tui.headless import HeadlessSession
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent
+TARGETS = {"last_s": 3.0, "first_s": 0.7, "ratio": 5.0}    # on a GPU, after a kernel edit
+_stamps = itertools.count(int(time.time()) % 1_000_000 * 1000)
 
 
 def editor_save(path: Path, text: str) -> float:
@@ -49,83 +79,84 @@ def editor_save(path: Path, text: str) -> float:
     return time.monotonic()
 
 
-class Watcher:
-    """Polls the folder for the file's (mtime, size, inode) -- the portable fallback the
-    app uses with --poll; watchfiles, when installed, is used instead."""
-
-    def __init__(self, path: Path, interval: float = 0.02):
-        self.path, self.interval = path, interval
-        self.event = threading.Event()
-        self._stop = threading.Event()
-        self.kind = "poll"
-        try:
-            import watchfiles  # noqa: F401
-            self.kind = "watchfiles"
-        except ImportError:
-            pass
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        time.sleep(0.3)       # let the watcher settle before the first save
-
-    def _sig(self):
-        try:
-            st = self.path.stat()
-            return (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
-            return None
-
-    def _run(self):
-        if self.kind == "watchfiles":
-            import watchfiles
-            for changes in watchfiles.watch(self.path.parent, stop_event=self._stop,
-                                            debounce=5, step=5, rust_timeout=100):
-                if any(Path(p).name == self.path.name for _, p in changes):
-                    self.event.set()
-            return
-        last = self._sig()
-        while not self._stop.is_set():
-            sig = self._sig()
-            if sig != last and sig is not None:
-                last = sig
-                self.event.set()
-            time.sleep(self.interval)
-
-    def wait(self, timeout: float) -> bool:
-        ok = self.event.wait(timeout)
-        self.event.clear()
-        return ok
-
-    def stop(self):
-        self._stop.set()
+def _is_jit(fn: ast.AST) -> bool:
+    return any("jit" in ast.unparse(d) for d in getattr(fn, "decorator_list", []))
 
 
-def warm_run(w, path: Path, text: str, pool: WarmPool, watcher: Watcher, last_hash: list,
-             interpret: bool, timeout: float) -> dict:
-    preload = preload_for(w.gpu, interpret)
-    worker = pool.prime(preload)
-    worker.wait_ready(timeout=300)
-    saved = editor_save(path, text)
-    if not watcher.wait(timeout=10):
-        return {"error": "the watcher saw no change"}
-    noticed = time.monotonic()
-    h = content_hash(path.read_bytes())
-    if h == last_hash[0]:
-        return {"ran": False, "notice_s": noticed - saved}
-    last_hash[0] = h
-    run = ChildRun(w.id, path, interpret=interpret, timeout=timeout, worker=pool.take(preload))
-    first = None
-    for ev in run.events():
-        if ev["type"] == "record" and first is None:
-            first = time.monotonic()
-    end = time.monotonic()
-    return {"ran": True, "notice_s": noticed - saved, "first_s": (first or end) - saved,
-            "last_s": end - saved, "checks": len(run.records),
-            "statuses": sorted({r.status for r in run.records})}
+def kernel_edit(src: str, stamp: int, which: str = "all") -> str:
+    """``src`` with ``_kc_edit = <stamp>`` as the first statement (after a docstring) of
+    every ``@triton.jit`` function (``which="first"``: the first one only).  Without one,
+    a comment with the stamp is appended."""
+    tree = ast.parse(src)
+    kernels = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and _is_jit(n)]
+    kernels.sort(key=lambda n: n.lineno)
+    if which == "first":
+        kernels = kernels[:1]
+    if not kernels:
+        return src + f"\n# edit {stamp}\n"
+    lines = src.splitlines(keepends=True)
+    for fn in sorted(kernels, key=lambda n: -n.lineno):         # bottom up: lines stay valid
+        body = fn.body
+        first = body[0]
+        doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+               and isinstance(first.value.value, str))
+        if doc and len(body) > 1:
+            at, indent = first.end_lineno, body[1].col_offset
+        else:
+            at, indent = (first.end_lineno if doc else first.lineno - 1), first.col_offset
+        lines.insert(at, " " * indent + f"_kc_edit = {stamp}\n")
+    return "".join(lines)
+
+
+def edited(w, which: str) -> str:
+    stamp = next(_stamps) % 2_000_000_000 + 1
+    src = w.solution.read_text(encoding="utf-8")
+    return kernel_edit(src, stamp, which) if w.gpu else src + f"\n# edit {stamp}\n"
+
+
+def _spread(values: list) -> dict:
+    return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
+            "max": round(max(values), 4)}
+
+
+def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
+    if not session.wait_ready(timeout):
+        return {"ran": False, "error": "the worker pool did not become ready"}
+    c = session.controller
+    digest = content_hash(text.encode("utf-8"))
+    started = session.runs_started
+    saved = editor_save(session.path, text)
+    got = session.wait_finished(digest, saved, timeout)
+    if got is None:
+        return {"ran": False, "error": f"no verdict within {timeout:g} s"}
+    fin = got["finished"]
+    notice = next((t for t in session.batches if t >= saved), None)
+    timings = c.last_timings
+    secs = [v.get("seconds") or 0.0 for v in timings.values()]
+    comp = [v.get("compile_s") or 0.0 for v in timings.values()]
+    per_shard: dict = {}
+    for v in timings.values():
+        per_shard[v.get("shard", 0)] = per_shard.get(v.get("shard", 0), 0.0) + (v.get("seconds") or 0.0)
+    transfers = [v["transfer_s"] for v in timings.values() if v.get("transfer_s") is not None]
+    order = [c_["id"] for c_ in session.messages_plan(fin.generation)]
+    return {"ran": session.runs_started > started, "first_s": round(got["first"] - saved, 4),
+            "last_s": round(got["last"] - saved, 4), "outcome": fin.outcome,
+            "checks": len(fin.records), "statuses": sorted({r.status for r in fin.records}),
+            "in_check_order": got["order"] == [i for i in order if i in got["order"]],
+            "split": {"notice_s": round(notice - saved, 4) if notice else None,
+                      "shards": c.last_shards, "checks_s": round(sum(secs), 4),
+                      "compile_s": round(sum(comp), 4),
+                      "compiles": sum(v.get("compiles") or 0 for v in timings.values()),
+                      "run_s": round(sum(secs) - sum(comp), 4),
+                      "critical_s": round(max(per_shard.values(), default=0.0), 4),
+                      "transfer_max_s": round(max(transfers), 4) if transfers else None}}
 
 
 def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict:
     saved = editor_save(path, text)
-    cmd = [sys.executable, "-m", "checks", w.id, "--file", str(path)]
+    out = path.with_suffix(".records.json")
+    cmd = [sys.executable, "-m", "checks", w.id, "--file", str(path), "--json", str(out)]
     if interpret:
         cmd.append("--interpret")
     env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
@@ -138,121 +169,157 @@ def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict
             first = time.monotonic()
     proc.wait(timeout=timeout)
     end = time.monotonic()
-    return {"ran": True, "first_s": (first or end) - saved, "last_s": end - saved,
-            "exit_code": proc.returncode}
-
-
-def edits_for(w, n: int, kernel_edit: bool) -> list:
-    """n distinct versions of the reference answer.  With kernel_edit, a comment inside
-    the first @triton.jit function changes, which changes its source and so its cache
-    key: Triton recompiles that kernel, as after a learner's real edit."""
-    src = w.solution.read_text(encoding="utf-8")
-    out = []
-    for i in range(n):
-        stamp = f"{time.time_ns()}-{i}"
-        if kernel_edit and "@triton.jit" in src:
-            head, tail = src.split("@triton.jit", 1)
-            sig_end = tail.index(":\n") + 2            # end of the kernel's def line(s)
-            text = head + "@triton.jit" + tail[:sig_end] + f"    # edit {stamp}\n" + tail[sig_end:]
-        else:
-            text = src + f"\n# edit {stamp}\n"
-        out.append(text)
-    return out
-
-
-def measure(workshop_id: str, repeats: int, interpret: bool, timeout: float, pool: WarmPool,
-            work: Path) -> list:
-    w = catalog.get(workshop_id)
-    path = work / w.exercise_name
-    path.write_text(w.solution.read_text(encoding="utf-8"), encoding="utf-8")
-    watcher = Watcher(path)
-    rows = []
-    last_hash = [content_hash(path.read_bytes())]
+    checks_s = None
     try:
-        kernel_edit = w.gpu
-        # One warm-up of each path (compiles shared kernels once, fills the OS cache).
-        warm_run(w, path, edits_for(w, 1, kernel_edit)[0], pool, watcher, last_hash, interpret, timeout)
-        fresh_run(w, path, edits_for(w, 1, kernel_edit)[0], interpret, timeout)
-        for i, text in enumerate(edits_for(w, repeats, kernel_edit)):
-            for mode in ("warm", "fresh"):           # interleaved, so drift hits both
-                text_i = text + f"# {mode}\n"
-                r = (warm_run(w, path, text_i, pool, watcher, last_hash, interpret, timeout)
-                     if mode == "warm" else fresh_run(w, path, text_i, interpret, timeout))
-                rows.append({"workshop": w.id, "scenario": "kernel edit" if kernel_edit else "edit",
-                             "path": mode, "repeat": i, **r})
-        # A save that changes nothing: the warm path notices it and starts no run.
-        same = path.read_text(encoding="utf-8")
-        last_hash[0] = content_hash(same.encode("utf-8"))    # the app has seen this content
-        r = warm_run(w, path, same, pool, watcher, last_hash, interpret, timeout)
-        rows.append({"workshop": w.id, "scenario": "unchanged save", "path": "warm", "repeat": 0, **r})
+        import json
+        data = json.loads(out.read_text(encoding="utf-8"))
+        recs = data.get("records", data) if isinstance(data, dict) else data
+        checks_s = round(sum(r.get("seconds") or 0.0 for r in recs if isinstance(r, dict)), 4)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {"ran": True, "first_s": round((first or end) - saved, 4),
+            "last_s": round(end - saved, 4), "exit_code": proc.returncode,
+            "split": {"checks_s": checks_s, "outside_checks_s":
+                      round(end - saved - checks_s, 4) if checks_s is not None else None}}
+
+
+def unchanged_save(session: HeadlessSession, timeout: float) -> dict:
+    session.wait_ready(timeout)
+    runs, skipped = session.runs_started, session.saves_skipped
+    saved = editor_save(session.path, session.path.read_text(encoding="utf-8"))
+    deadline = saved + 5.0
+    while session.saves_skipped == skipped and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"ran": session.runs_started > runs, "noticed": session.saves_skipped > skipped,
+            "notice_s": round(time.monotonic() - saved, 4)}
+
+
+def measure(w, repeats: int, interpret: bool, timeout: float, work: Path, edit: str,
+            pool_size) -> tuple:
+    (work / "warm").mkdir(parents=True, exist_ok=True)
+    (work / "fresh").mkdir(parents=True, exist_ok=True)
+    warm_path, fresh_path = work / "warm" / w.exercise_name, work / "fresh" / w.exercise_name
+    warm_path.write_text(w.solution.read_text(encoding="utf-8"), encoding="utf-8")
+    scenario = "kernel edit" if w.gpu else "edit"
+    session = HeadlessSession(w, warm_path, workspace=work / "warm", interpret=interpret,
+                              timeout=timeout, pool_size=pool_size)
+    rows = []
+    try:
+        session.start()
+        warm_run(session, edited(w, edit), timeout)          # unmeasured: the first launch
+        for i in range(repeats):
+            for mode in ("warm", "fresh"):                   # interleaved, so drift hits both
+                r = (warm_run(session, edited(w, edit), timeout) if mode == "warm"
+                     else fresh_run(w, fresh_path, edited(w, edit), interpret, timeout))
+                if mode == "fresh":
+                    session.wait_ready(timeout)
+                rows.append({"workshop": w.id, "scenario": scenario, "path": mode,
+                             "repeat": i, **r})
+        rows.append({"workshop": w.id, "scenario": "unchanged save", "path": "warm",
+                     "repeat": 0, **unchanged_save(session, timeout)})
     finally:
-        watcher.stop()
-    return rows
+        size = session.controller.pool_size
+        session.close()
+    return rows, size
 
 
-def summarize(rows: list) -> list:
+def _target(value: float, limit: float, higher_is_better: bool = False) -> dict:
+    met = value >= limit if higher_is_better else value <= limit
+    missed = 0.0 if met else (limit - value if higher_is_better else value - limit)
+    return {"limit": limit, "value": round(value, 4), "met": met, "missed_by": round(missed, 4)}
+
+
+def summarize(rows: list, gpu: bool) -> list:
     out = []
-    keys = sorted({(r["workshop"], r["scenario"], r["path"]) for r in rows})
+    keys = sorted({(r["workshop"], r["scenario"], r["path"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2] != "warm"))
     for wid, scen, mode in keys:
         rs = [r for r in rows if (r["workshop"], r["scenario"], r["path"]) == (wid, scen, mode)]
-        ran = [r for r in rs if r.get("ran")]
+        ran = [r for r in rs if r.get("ran") and "last_s" in r]
         row = {"workshop": wid, "scenario": scen, "path": mode, "n": len(rs),
-               "runs_started": len(ran)}
+               "runs_started": sum(bool(r.get("ran")) for r in rs)}
         if ran:
-            row["first_median_s"] = round(statistics.median(r["first_s"] for r in ran), 3)
-            row["last_median_s"] = round(statistics.median(r["last_s"] for r in ran), 3)
+            row["first_s"] = _spread([r["first_s"] for r in ran])
+            row["last_s"] = _spread([r["last_s"] for r in ran])
         out.append(row)
-    # ratios side by side
     for row in out:
-        if row["path"] == "warm" and "last_median_s" in row:
-            fresh = [r for r in out if r["workshop"] == row["workshop"] and r["path"] == "fresh"
-                     and r["scenario"] == row["scenario"] and "last_median_s" in r]
+        if row["path"] != "warm" or "last_s" not in row:
+            continue
+        fresh = next((r for r in out if (r["workshop"], r["scenario"], r["path"])
+                      == (row["workshop"], row["scenario"], "fresh") and "last_s" in r), None)
+        if fresh:
+            row["ratio_fresh_over_warm"] = {
+                k: round(fresh[f"{k}_s"]["median"] / max(row[f"{k}_s"]["median"], 1e-9), 2)
+                for k in ("first", "last")}
+        if catalog.get(row["workshop"]).gpu and row["scenario"] == "kernel edit":
+            t = {"applies": gpu, "why": "a CUDA GPU, after a kernel edit" if gpu else
+                 "no CUDA GPU: interpreted runs, figures reported without a target",
+                 "last_s": _target(row["last_s"]["median"], TARGETS["last_s"]),
+                 "first_s": _target(row["first_s"]["median"], TARGETS["first_s"])}
             if fresh:
-                row["speedup_last_vs_fresh"] = round(fresh[0]["last_median_s"] / row["last_median_s"], 2)
-                row["speedup_first_vs_fresh"] = round(fresh[0]["first_median_s"] / row["first_median_s"], 2)
+                t["ratio"] = _target(row["ratio_fresh_over_warm"]["last"], TARGETS["ratio"], True)
+            t["met"] = all(v["met"] for k, v in t.items() if isinstance(v, dict))
+            row["targets"] = t
     return out
+
+
+def print_table(table: list) -> None:
+    print(f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first med':>10} "
+          f"{'last med':>9} {'last min-max':>14} {'fresh/warm':>10} {'targets':>8}")
+    for r in table:
+        first, last = r.get("first_s", {}), r.get("last_s", {})
+        rng = f"{last['min']:.2f}-{last['max']:.2f}" if last else ""
+        t = r.get("targets")
+        mark = "" if not t else ("n/a" if not t["applies"] else ("met" if t["met"] else "MISSED"))
+        print(f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
+              f"{first.get('median', float('nan')):>10.3f} {last.get('median', float('nan')):>9.3f} "
+              f"{rng:>14} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tui.latency", description=__doc__.split("\n\n")[0])
+    p = UsageParser(prog="python -m tui.latency", description=__doc__.split("\n\n")[0])
     p.add_argument("--workshops", default="online_normalizer,strided_softmax",
-                   help="comma-separated workshop ids (default: the CPU workshop and strided_softmax)")
+                   help="comma-separated workshop ids, or 'all' (default: the CPU workshop "
+                        "and strided_softmax)")
     p.add_argument("--repeats", type=int, default=3, help="measured saves per path (default 3)")
+    p.add_argument("--edit", choices=("all", "first"), default="all",
+                   help="which @triton.jit functions each save edits (default all)")
+    p.add_argument("--pool", type=int, help="workers per run (default: the machine's pool size)")
     p.add_argument("--timeout", type=float, default=300.0, help="per-run limit in seconds")
-    p.add_argument("--output", type=Path, help="JSON path (default results/local/latency-<time>.json)")
+    p.add_argument("--json", "--output", dest="json", type=Path,
+                   help="JSON path (default results/local/latency-<time>.json)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats: must be at least 1")
-    ids = [s.strip() for s in args.workshops.split(",") if s.strip()]
+    ids = ([w.id for w in catalog.workshops()] if args.workshops.strip() == "all"
+           else [s.strip() for s in args.workshops.split(",") if s.strip()])
     for i in ids:
         try:
             catalog.get(i)
         except KeyError as e:
             p.error(f"--workshops: {e}")
     gpu = gpu_present()
-    pool = WarmPool()
-    rows = []
+    rows, sizes = [], {}
+    t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="latency-ws-") as d:
-        try:
-            for wid in ids:
-                w = catalog.get(wid)
-                interpret = w.gpu and not gpu
-                rows += measure(wid, args.repeats, interpret, args.timeout, pool, Path(d))
-        finally:
-            pool.close()
-    table = summarize(rows)
-    print(f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first (s)':>10} "
-          f"{'last (s)':>9} {'x fresh (last)':>15}")
-    for r in table:
-        print(f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
-              f"{r.get('first_median_s', float('nan')):>10.3f} {r.get('last_median_s', float('nan')):>9.3f} "
-              f"{r.get('speedup_last_vs_fresh', ''):>15}")
-    payload = {"schema": "kernel-course/latency", "version": 1,
+        for wid in ids:
+            w = catalog.get(wid)
+            got, sizes[wid] = measure(w, args.repeats, w.gpu and not gpu, args.timeout,
+                                      Path(d) / wid, args.edit, args.pool)
+            rows += got
+            print(f"  {wid}: measured ({time.monotonic() - t0:.0f} s so far)", flush=True)
+    table = summarize(rows, gpu)
+    print_table(table)
+    payload = {"schema": "kernel-course/latency", "version": 2,
                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "command": "python -m tui.latency " + " ".join(argv if argv is not None else sys.argv[1:]),
                "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                           "cpus": os.cpu_count(), "gpu": gpu},
-               "summary": table, "runs": rows}
-    out = args.output or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
+                           "cpus": os.cpu_count(), "gpu": gpu, "pool_size": sizes,
+                           "watcher": watch.BACKEND},
+               "settings": {"repeats": args.repeats, "edit": args.edit,
+                            "watch_step_ms": watch.STEP_MS, "targets": TARGETS},
+               "seconds": round(time.monotonic() - t0, 1), "summary": table, "runs": rows}
+    out = args.json or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
     write_json_atomic(out, payload)
     print(f"written to {out}")
     return 0

@@ -1,0 +1,141 @@
+"""The app's check loop without Textual: tui.watch -> content hash -> CheckController.
+
+The same steps as the workshop screen's loop (tui/screens/run_loop.py): every batch of
+changes from :func:`tui.watch.saves` asks for a run; a save whose content hash did not
+change starts none; a new run cancels the stale one (every shard); the run executes in
+a thread; its messages are kept with their arrival times; after a current run the
+pool is primed for the next save.  The latency benchmark drives this on a machine
+with no Textual and no watchfiles (the watch then polls).
+
+    session = HeadlessSession(workshop, path, workspace=folder, interpret=False)
+    session.start()
+    ...                       # save the file; session.wait_finished(digest)
+    session.close()
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+from tui import watch
+from tui.runner import CheckController
+
+
+class HeadlessSession:
+    def __init__(self, workshop, path: Path, *, workspace: Path, interpret: bool,
+                 timeout: float = 300.0, pool_size: Optional[int] = None, poll: bool = False):
+        self.workshop, self.path = workshop, Path(path)
+        self.poll = poll
+        self.controller = CheckController(workshop, self.path, workspace=workspace,
+                                          interpret=interpret, timeout=timeout, record=False,
+                                          pool_size=pool_size)
+        self.messages: list = []          # (monotonic arrival time, message), current runs only
+        self.runs_started = 0
+        self.saves_skipped = 0
+        self.batches: list = []           # monotonic times the watcher reported a change
+        self.watching = threading.Event()
+        self.primed = threading.Event()
+        self._cond = threading.Condition()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stop: Optional[asyncio.Event] = None
+        self._thread: Optional[threading.Thread] = None
+
+    # --- the loop (its own thread, like the app's event loop) ---
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+        if not self.watching.wait(30):
+            raise RuntimeError("the watcher did not start")
+
+    def _main(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(self._watch())
+
+    async def _watch(self) -> None:
+        self._stop = asyncio.Event()
+        async for changes in watch.saves(self.path.parent, self.path.name, poll=self.poll,
+                                         stop_event=self._stop):
+            first = not self.watching.is_set()
+            if changes:
+                self.batches.append(time.monotonic())
+            if changes or first:
+                self.request_run(force=first)
+            self.watching.set()
+
+    def request_run(self, force: bool = False) -> bool:
+        c = self.controller
+        digest = c.read_hash()
+        if digest is None:
+            return False
+        if not c.wants_run(digest, force):
+            self.saves_skipped += 1
+            with self._cond:
+                self._cond.notify_all()
+            return False
+        generation = c.begin(digest)
+        self.runs_started += 1
+        self.primed.clear()
+        threading.Thread(target=c.execute, args=(generation, digest, self._post),
+                         daemon=True).start()
+        return True
+
+    def _post(self, message) -> None:
+        if not self.controller.is_current(message.generation):
+            return                        # a stale run: never counted as current
+        with self._cond:
+            self.messages.append((time.monotonic(), message))
+            self._cond.notify_all()
+        if type(message).__name__ == "RunFinished":
+            now = self.controller.read_hash()
+            if now is not None and self.controller.wants_run(now):
+                self._loop.call_soon_threadsafe(self.request_run)
+                return
+            self.controller.prime()       # in this thread, as the app's prime worker
+            self.primed.set()
+
+    # --- for the caller ---
+    def wait_ready(self, timeout: float = 300.0) -> bool:
+        """Until the pool for the next save is primed and every worker in it is ready."""
+        if not self.primed.wait(timeout):
+            return False
+        c = self.controller
+        return c.pool.wait_ready(c.preload, self.workshop.id, timeout)
+
+    def wait_finished(self, digest: str, since: float, timeout: float) -> Optional[dict]:
+        """The current run of ``digest`` that finished after ``since``: the arrival time
+        of its first record, of its RunFinished, and the message; None on a timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                done = [(t, m) for t, m in self.messages if t >= since
+                        and type(m).__name__ == "RunFinished" and m.content_hash == digest]
+                if done:
+                    t_end, fin = done[-1]
+                    gen = fin.generation
+                    recs = [t for t, m in self.messages if t >= since and m.generation == gen
+                            and type(m).__name__ == "RecordArrived"]
+                    return {"first": recs[0] if recs else t_end, "last": t_end, "finished": fin,
+                            "order": [m.record.id for t, m in self.messages if t >= since
+                                      and m.generation == gen
+                                      and type(m).__name__ == "RecordArrived"]}
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(min(left, 0.5))
+
+    def messages_plan(self, generation: int) -> list:
+        """The cases of the last plan the run ``generation`` posted."""
+        with self._cond:
+            plans = [m.cases for _, m in self.messages if m.generation == generation
+                     and type(m).__name__ == "CheckPlanned"]
+        return plans[-1] if plans else []
+
+    def close(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self.controller.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
