@@ -1,10 +1,14 @@
 """Timings for the app: run ``python -m checks.benchmark`` in a subprocess, read its JSON.
 
 The app never imports torch or triton, so the benchmark always runs in a child
-process.  Its payload holds rows in ``payload["results"]``, each shaped like::
+process (``--timing both`` by default: device time and per-call time).  Its payload
+holds rows in ``payload["results"]``, each shaped like::
 
     {"op", "shape", "dtype", "variant", "role", "median_us", "p20_us", "p80_us",
-     "speedup", "gbps", "tflops", "fraction_of_ceiling", "status"}
+     "speedup", "gbps", "tflops", "fraction_of_ceiling", "status",
+     "device_us", "per_call_us", "host_us", "launch_bound", "ceiling_us", "kernels"}
+
+(the last six only from a benchmark that measures them; older files lack them).
 
 Committed reference results are shown beside the learner's own rows, labelled
 "reference": the newest file (names sort by date) in ``results/reference/`` or
@@ -200,3 +204,65 @@ def fmt_fraction(v) -> str:
 
 def median(row: dict) -> Optional[float]:
     return _num(row.get("median_us"))
+
+
+def fmt_host(row: dict) -> str:
+    """Host overhead (per-call minus device time), marked when it is most of the call."""
+    x = _num(row.get("host_us"))
+    if x is None:
+        return MISSING
+    return f"{x:,.1f}" + (" launch-bound" if row.get("launch_bound") is True else "")
+
+
+def fmt_per_call(row: dict) -> str:
+    return fmt_us(row.get("per_call_us")) if _num(row.get("device_us")) is not None else MISSING
+
+
+def fmt_kernel(row: dict) -> str:
+    """The first Triton kernel's registers, spills, warps, stages and shared memory:
+    "40r 0sp 4w 3st 2K" (+N more kernels); "no triton" when the call launched none."""
+    ks = row.get("kernels")
+    if not isinstance(ks, list):
+        return MISSING
+    if not ks:
+        return "no triton"
+    k = ks[0] if isinstance(ks[0], dict) else {}
+    bits = [f"{k[key]}{unit}" for key, unit in (("n_regs", "r"), ("n_spills", "sp"),
+                                                 ("num_warps", "w"), ("num_stages", "st"))
+            if _num(k.get(key)) is not None]
+    if _num(k.get("shared_bytes")) is not None:
+        bits.append(f"{k['shared_bytes'] / 1024:.0f}K")
+    return (" ".join(bits) or str(k.get("name", "kernel"))) + (f" +{len(ks) - 1}" if len(ks) > 1 else "")
+
+
+def ceiling_time(row: dict) -> Optional[float]:
+    """The roofline floor in µs: the row's own, or median x fraction of the ceiling."""
+    c = _num(row.get("ceiling_us"))
+    if c is not None:
+        return c
+    m, f = median(row), _num(row.get("fraction_of_ceiling"))
+    return m * f if (m is not None and f is not None) else None
+
+
+def _same_case(a: dict, b: dict) -> bool:
+    return a.get("shape") == b.get("shape") and a.get("dtype") == b.get("dtype")
+
+
+def markers(row: dict, rows: list, reference: list) -> dict:
+    """What a row's bar is drawn against, in µs (a missing one is left out): the
+    reference answer's time for the same variant (else its best candidate) at this shape
+    and dtype, the PyTorch baseline's time among ``rows``, and the roofline floor."""
+    out = {}
+    same = [r for r in reference if _same_case(r, row) and median(r) is not None]
+    ref = [r for r in same if r.get("variant") == row.get("variant")] or \
+          [r for r in same if r.get("role") in (None, "candidate")]
+    if ref:
+        out["reference"] = min(median(r) for r in ref)
+    base = [median(r) for r in rows if _same_case(r, row) and r.get("role") == "baseline"
+            and median(r) is not None]
+    if base and row.get("role") != "baseline":
+        out["baseline"] = min(base)
+    c = ceiling_time(row)
+    if c is not None:
+        out["ceiling"] = c
+    return out

@@ -1,8 +1,17 @@
-"""Timings: the learner's benchmark rows beside the committed reference rows, with a bar
-chart of the medians in the table itself (Rich's Bar renderable in a DataTable cell)."""
+"""Timings: the learner's benchmark rows beside the committed reference rows.
+
+Each row's time is a bar in the table itself, drawn against what it should be compared
+with, on one scale (the slowest time shown): ``R`` the reference answer's time for the
+same variant, ``B`` the PyTorch baseline's, ``|`` the roofline floor (the ceiling: no
+kernel can be faster).  Beside it: the spread, per-call time and host overhead (marked
+launch-bound when the call is mostly host time), speedup, achieved throughput, fraction
+of the ceiling and the first Triton kernel's registers, spills, warps, stages and shared
+memory.  Compact: at most 8 lines tall; the table scrolls inside."""
 from __future__ import annotations
 
 from rich.bar import Bar
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -11,9 +20,49 @@ from textual.widgets import DataTable, Static
 from tui import bench
 
 BAR_WIDTH = 16
+MAX_LINES = 8               # the whole panel, so results and timings fit 80x24 together
+LEGEND = "bar: time, shorter is faster · R reference · B baseline · | ceiling (roofline floor)"
+MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
+
+
+class MarkedBar(Bar):
+    """A Rich bar of one time (``end``) on a scale of ``size``, with one-letter marks at
+    the times it is compared with (``marks``: name -> µs)."""
+
+    def __init__(self, size: float, end: float, marks: dict, width: int = BAR_WIDTH,
+                 color: str = "green"):
+        super().__init__(size=size, begin=0, end=end, width=width, color=color)
+        self.marks = dict(marks)
+
+    def _column(self, value: float, width: int) -> int:
+        return max(0, min(width - 1, int(round(value / self.size * width)) - 1))
+
+    def cells(self, width: int = BAR_WIDTH) -> list:
+        """(character, style) per column: the bar, then the marks over it."""
+        filled = 0 if not self.size else int(round(min(self.end, self.size) / self.size * width))
+        out = [("█", self.style.color.name if self.style.color else "green") if i < filled
+               else ("·", "grey35") for i in range(width)]
+        for name, char, colour in MARKS:
+            value = self.marks.get(name)
+            if value is not None and self.size:
+                out[self._column(value, width)] = (char, f"bold {colour}")
+        return out
+
+    def __rich_console__(self, console, options):
+        width = min(self.width or options.max_width, options.max_width)
+        for char, style in self.cells(width):
+            yield Segment(char, Style.parse(style))
+        yield Segment.line()
+
+    def plain(self, width: int = BAR_WIDTH) -> str:
+        return "".join(c for c, _ in self.cells(width))
 
 
 class TimingsPanel(Vertical):
+    DEFAULT_CSS = """
+    TimingsPanel #timings-legend { color: $text-muted; padding: 0 1; height: 1; }
+    """
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.results: list = []        # the learner's rows from the last benchmark
@@ -22,13 +71,18 @@ class TimingsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="timings-status")
+        yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
+        # Inline styles: the panel stays compact whatever the app's stylesheet says.
+        self.styles.max_height = MAX_LINES
         t = self.query_one("#timings", DataTable)
+        t.styles.max_height = MAX_LINES - 2
         for label, key in (("Run", "run"), ("Variant", "variant"), ("Shape", "shape"),
                            ("Median µs", "median"), ("", "bar"), ("p20/p80 µs", "spread"),
-                           ("Speedup", "speedup"), ("Throughput", "rate"), ("Of ceiling", "fraction")):
+                           ("Speedup", "speedup"), ("Throughput", "rate"), ("Of ceiling", "fraction"),
+                           ("Per call µs", "per_call"), ("Host µs", "host"), ("Kernel", "kernel")):
             t.add_column(label, key=key, width=BAR_WIDTH if key == "bar" else None)
         self._render_rows()
 
@@ -54,21 +108,31 @@ class TimingsPanel(Vertical):
         t.clear()
         rows = self._labelled()
         self.set_class(not rows, "empty")
-        top = max((m for m in (bench.median(r) for _, r in rows) if m is not None), default=None)
+        self.query_one("#timings-legend", Static).display = bool(rows)
+        marks = {i: (bench.markers(r, self.results, self.reference) if who == "yours" else
+                     bench.markers(r, self.reference, []))
+                 for i, (who, r) in enumerate(rows)}
+        times = [m for m in (bench.median(r) for _, r in rows) if m is not None]
+        times += [v for m in marks.values() for v in m.values()]
+        top = max(times, default=None)
         for i, (who, r) in enumerate(rows):
             shape = " ".join(str(x) for x in (r.get("shape", ""), r.get("dtype", "")) if x)
             variant = str(r.get("variant", "?"))
             if r.get("role"):
                 variant += f" ({r['role']})"
+            host = bench.fmt_host(r)
             t.add_row(Text(who, style="bold" if who == "yours" else "dim"), variant, shape,
-                      bench.fmt_median(r), self.bar(bench.median(r), top, who),
+                      bench.fmt_median(r), self.bar(bench.median(r), top, who, marks[i]),
                       bench.fmt_spread(r), bench.fmt_speedup(r.get("speedup")), bench.fmt_rate(r),
-                      bench.fmt_fraction(r.get("fraction_of_ceiling")), key=f"{who}-{i}")
+                      bench.fmt_fraction(r.get("fraction_of_ceiling")), bench.fmt_per_call(r),
+                      Text(host, style="yellow" if "launch-bound" in host else ""),
+                      bench.fmt_kernel(r), key=f"{who}-{i}")
 
     @staticmethod
-    def bar(value, top, who: str = "yours"):
-        """The median as a Rich bar, scaled to the slowest row (shorter is faster)."""
+    def bar(value, top, who: str = "yours", marks=None):
+        """The median as a bar with its comparison marks, scaled to the slowest time
+        shown (shorter is faster)."""
         if value is None or not top:
             return Text("unavailable", style="dim")
-        return Bar(size=top, begin=0, end=value, width=BAR_WIDTH,
-                   color="green" if who == "yours" else "grey50")
+        return MarkedBar(size=top, end=value, marks=marks or {},
+                         color="green" if who == "yours" else "grey50")
