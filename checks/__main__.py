@@ -1,6 +1,6 @@
 """``python -m checks``: run a workshop's named checks from the shell.
 
-Exit codes (the seed's runner): 0 every selected check that can run here passed;
+Exit codes: 0 every selected check that can run here passed;
 1 a wrong answer or a load error; 2 TODO and nothing wrong; 3 nothing selected or
 dependencies unavailable; 64 a usage error.
 
@@ -10,6 +10,7 @@ works from the repository root.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -60,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--self-check", action="store_true",
                    help="instructors: check the course itself -- each selected workshop's answer "
                         "passes, its starter is TODO, and every kept wrong answer is rejected")
+    p.add_argument("--seed", metavar="N",
+                   help="mix N into every check's inputs (same N, same inputs on every machine; "
+                        "default $KERNEL_COURSE_SEED, else 0: the usual inputs)")
+    p.add_argument("--no-interpret", action="store_true",
+                   help="without a GPU, refuse to run GPU workshops instead of interpreting them")
+    p.add_argument("--doctor", action="store_true",
+                   help="report what will work on this machine and how to fix what will not")
     p.add_argument("--sanitize", action="store_true",
                    help="on a GPU: run the checks under compute-sanitizer (memcheck) and report "
                         "invalid memory accesses")
@@ -163,13 +171,32 @@ def _previous(json_records: dict, w_id: str) -> dict:
     return {r["id"]: r["status"] for r in json_records.get(w_id, [])}
 
 
+def _no_cuda_gpu() -> bool:
+    """True when torch imports but sees no CUDA GPU.  Asks torch only: triton must not
+    be imported before the interpreter is chosen (it reads TRITON_INTERPRET when a
+    kernel is decorated)."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - the engine reports a missing torch plainly
+        return False
+    return not torch.cuda.is_available()
+
+
 def run(args, out: Printer) -> int:
     from checks import workspace
 
+    selected = _select(args)
+    if args.interpret and args.no_interpret:
+        raise UsageError("--interpret and --no-interpret contradict each other; choose one")
+    if any(w.gpu for w in selected) and not args.interpret and not args.no_interpret:
+        if _no_cuda_gpu():
+            args.interpret = True       # as the app does; one notice, not one per check
+            out.line("No CUDA GPU here: the GPU workshops run in Triton's interpreter on the CPU "
+                     "(correct but slow, not timed; checks that need a GPU are skipped). "
+                     "--no-interpret refuses instead.")
     if args.interpret:
         from checks.engine import use_interpreter
         use_interpreter()      # before anything imports triton
-    selected = _select(args)
     if not selected:
         out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
         out.line(summary_line([]))
@@ -193,7 +220,12 @@ def run(args, out: Printer) -> int:
         before = _previous(previous, w.id) if not (args.solution or args.file) else {}
         changes = []
 
+        said = set()
+
         def show(rec: Record):
+            if rec.status == "skipped" and rec.message in said:
+                rec = dataclasses.replace(rec, message="")      # the same reason, said once
+            said.add(rec.message)
             old = before.get(rec.id)
             change = ""
             if old and old != rec.status and "pass" in (old, rec.status):
@@ -219,8 +251,6 @@ def run(args, out: Printer) -> int:
                                      on_record=show)
         except KeyError as e:
             raise UsageError(str(e).strip("'\"")) from None
-        if w.gpu and records and all(r.status == "skipped" for r in records):
-            out.line(f"  {records[0].message}")
         if not (args.solution or args.file or args.check):
             status = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}[exit_code(records)]
             h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
@@ -256,6 +286,7 @@ def run(args, out: Printer) -> int:
             "exit_code": code, "summary": summary_line(all_records),
             "environment": {"python": platform.python_version(), "platform": platform.platform(),
                             "interpret": bool(args.interpret)},
+            "seed": all_records[0].seed if all_records else 0,
             "records": [r.to_dict() for r in all_records],
         }
         write_json_atomic(args.json, payload)
@@ -302,6 +333,15 @@ def main(argv=None) -> int:
     try:
         if args.timeout is not None and not args.timeout > 0:
             raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
+        if args.seed is not None:
+            from checks.case import SEED_ENV, parse_seed
+            try:
+                os.environ[SEED_ENV] = str(parse_seed(args.seed))   # child processes inherit it
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+        if args.doctor:
+            from checks import doctor
+            return doctor.report(out)
         if args.list:
             return cmd_list(args, out)
         if args.self_check:

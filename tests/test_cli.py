@@ -64,12 +64,35 @@ def test_all_intermediate_without_gpu_is_unavailable():
     assert r.returncode == 3, r.stdout + r.stderr
 
 
-def test_named_gpu_workshop_without_gpu_says_how_to_fix():
-    r = cli("strided_softmax", "--solution")
-    if "unknown workshop" in r.stderr:
-        pytest.skip("strided_softmax not in the catalog yet")
+def test_named_gpu_workshop_without_gpu_and_no_interpret_says_why_once():
+    r = cli("strided_softmax", "--solution", "--no-interpret")
     assert r.returncode == 3, r.stdout + r.stderr
-    assert "--interpret" in r.stdout
+    assert r.stdout.count("--interpret") == 1, r.stdout     # one notice, not one per check
+
+
+def test_named_gpu_workshop_without_gpu_runs_interpreted_with_one_notice():
+    r = cli("strided_softmax", "--solution", "--check", "rejects-type", "--check", "own-kernel")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("No CUDA GPU here") == 1
+    assert "(interpreter)" in r.stdout
+
+
+def test_interpret_and_no_interpret_together_is_a_usage_error():
+    r = cli("strided_softmax", "--interpret", "--no-interpret")
+    assert r.returncode == 64 and "--no-interpret" in r.stderr
+
+
+@pytest.mark.parametrize("bad", ["-1", "x", "1.5"])
+def test_a_bad_seed_is_a_usage_error_naming_it(bad):
+    r = cli("online_normalizer", "--solution", "--seed", bad)
+    assert r.returncode == 64 and "--seed" in r.stderr, r.stderr
+
+
+def test_doctor_reports_what_works_here():
+    r = cli("--doctor")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for word in ("python", "torch", "triton", "GPU", "interpreter"):
+        assert word in r.stdout
 
 
 def test_partial_answer_is_wrong_not_todo(tmp_path):

@@ -22,14 +22,6 @@ GPU_ONLY = {"bf16-basic", "bf16-hazards", "non-default-stream"}
 VALIDATION_ONLY = {"rejects-dtype", "rejects-shape", "rejects-head-dim", "rejects-long-sequence",
                    "rejects-causal", "rejects-block-n", "rejects-layout", "rejects-device",
                    "rejects-requires-grad"}
-# Each kept wrong answer and the checks that must fail on it.
-MUST_CATCH = {
-    "rescale_l_not_acc": ["worked-answer", "basic", "growing-maximum", "isolated-maximum",
-                          "extreme-logits"],
-    "causal_excludes_diagonal": ["causal-row-zero", "causal-basic", "uniform-causal", "worked-answer"],
-    "tail_scores_not_masked": ["basic", "ragged-lengths", "tiny-lengths", "worked-answer"],
-    "grid_misses_tail": ["poisoned-allocator", "ragged-lengths", "tiny-lengths"],
-}
 
 
 def _by_id(records):
@@ -43,61 +35,6 @@ def test_meta_matches_the_course_table():
     assert [h.split("\n")[0] for h in W.hints] == [
         "## Hint 1: what does one program remember?", "## Hint 2: the same factor, twice",
         "## Hint 3: masks and the loop", "## Hint 4: nearly the answer"]
-
-
-def test_every_check_points_at_a_lesson_section():
-    headings = set(re.findall(r"(?m)^## (.+)$", W.lesson))
-    cases = cases_for(WID)
-    missing = {c.id: c.section for c in cases if c.section not in headings}
-    assert not missing, f"sections not in lesson.md: {missing}"
-    assert all(c.why for c in cases)
-    assert {c.id for c in cases if not c.interpreter} == GPU_ONLY
-    assert cases[0].id == "basic"                 # the first verdict is a small basic shape
-
-
-def test_solution_passes_every_check_the_interpreter_can_run():
-    t0 = time.perf_counter()
-    records = run_checks(WID, W.solution, interpret=True)
-    elapsed = time.perf_counter() - t0
-    bad = [(r.id, r.status, r.message[:300]) for r in records
-           if r.status != "pass" and not (r.status == "skipped" and r.id in GPU_ONLY)]
-    assert not bad, bad
-    assert {r.id for r in records if r.status == "skipped"} == GPU_ONLY
-    assert elapsed < 60, f"the interpreted solution run took {elapsed:.1f} s"
-
-
-def test_starter_is_todo_and_only_validation_passes():
-    records = run_checks(WID, W.starter, interpret=True)
-    statuses = {r.status for r in records}
-    assert statuses <= {"todo", "pass", "skipped"}, [(r.id, r.status, r.message) for r in records]
-    assert "todo" in statuses
-    passed = {r.id for r in records if r.status == "pass"}
-    assert passed == VALIDATION_ONLY
-
-
-def test_starter_imports_cleanly_and_defines_no_kernel():
-    import triton
-    mod = load_exercise(W.starter)
-    kernels = [name for name, obj in vars(mod).items()
-               if isinstance(obj, (triton.runtime.JITFunction, triton.runtime.interpreter.InterpretedFunction))]
-    assert kernels == []
-    q = torch.zeros(4, 16, dtype=torch.float16)
-    with pytest.raises(NotImplementedError):
-        mod.attention(q, q, q)
-
-
-def test_every_wrong_version_is_listed():
-    assert sorted(p.stem for p in W.wrong_versions()) == sorted(MUST_CATCH)
-
-
-@pytest.mark.parametrize("name", sorted(MUST_CATCH))
-def test_wrong_version_is_rejected_by_its_checks(name):
-    path = W.folder / "wrong" / f"{name}.py"
-    assert path.read_text().startswith('"""WRONG on purpose')
-    records = _by_id(run_checks(WID, path, interpret=True, only=MUST_CATCH[name]))
-    not_caught = {i: (records[i].status, records[i].message[:200]) for i in MUST_CATCH[name]
-                  if records[i].status != "fail"}
-    assert not not_caught, not_caught
 
 
 def test_missing_alpha_is_reported_as_the_seven():
@@ -203,8 +140,12 @@ def test_benchmark_spec_describes_the_work():
     from checks.benchmarks import streaming_attention as B
     names = [s["name"] for s in B.SHAPES]
     assert names == ["129x32-full", "129x32-causal", "512x64-full", "512x64-causal",
-                     "2048x64-full", "2048x64-causal"]
-    assert {s["role"] for s in B.SHAPES if s["n"] == 2048} == {"roofline"}
+                     "2048x64-full", "2048x64-causal",
+                     "b4h16-2048x64-full", "b4h16-2048x64-causal",
+                     "b4h16-4096x64-full", "b4h16-4096x64-causal"]
+    assert {s["role"] for s in B.SHAPES if s["n"] >= 2048} == {"roofline"}
+    batched = B.SHAPES[6]
+    assert B.work(batched, torch.float16)["flops"] == 64 * 4 * 2048 * 2048 * 64
     assert B.DTYPES == ["fp16", "bf16"]
     full, causal = B.SHAPES[4], B.SHAPES[5]
     assert B.work(full, torch.float16) == {"bytes": 4 * 2048 * 64 * 2, "flops": 4 * 2048 * 2048 * 64}
