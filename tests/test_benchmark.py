@@ -430,6 +430,10 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
     for col in ("variant", "median us", "speedup", "% ceiling", "status"):
         assert col in printed
     assert "results written to" in printed
+    # --file is a learner's file: a candidate computed by PyTorch is refused, not timed
+    mine = next(r for r in payload["results"] if r["variant"] == "triton num_warps=4")
+    assert mine["status"] == "failed" and mine["refused"] == "not-own-kernel", mine
+    assert mine["median_us"] is None and "not your own kernel" in printed
     # --dtype outside the spec's list names the argument
     assert bench_cli.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "bf16",
                        "--output", str(out)]) == EXIT_USAGE
@@ -462,7 +466,8 @@ def test_real_spec_interface(op):
 @pytest.mark.parametrize("op", specs.benchmarked_ops())
 def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
     """The harness, the op's spec and its reference answer agree on the first comparison
-    shape (Triton's interpreter on the CPU; fake timer)."""
+    shape (Triton's interpreter on the CPU; fake timer), and the answer passes the
+    provenance check a learner's file goes through."""
     spec = _real_spec(op)
     from workshops import catalog
     try:
@@ -487,7 +492,7 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
                                   oracle=spec.oracle, work=spec.work, variants=few_variants)
     rows = runner.run_op(op, small, load_exercise(w.solution), w.solution, dtypes=spec.DTYPES[:1],
                          timers={"graph": lambda fn: [0.01]}, ceilings=CEILINGS, device="cpu",
-                         warm_calls=0)
+                         warm_calls=0, learner=True, allowed_ops=w.allowed_torch_ops)
     bad = [(r["variant"], r["status"], r["message"]) for r in rows if r["status"] != "ok"]
     assert not bad, bad
     assert {r["role"] for r in rows} >= {"candidate", "baseline"}
