@@ -15,7 +15,8 @@ A GPU workshop's edit inserts a statement with a unique literal into the body of
 cache key are new for every path and repeat: nothing either path compiled before is
 reused.  The CPU workshop's edit adds a unique comment.  A save that changes nothing is
 also tried (the warm path must start no run).  Before every measured save the pool is
-primed and ready, so neither path shares the machine with the pool's imports.
+primed and ready, so neither path shares the machine with the pool's imports; the
+session's first run (the unedited answer) is the unmeasured warm-up.
 
 JSON (``--json``, default results/local/latency-<time>.json), schema
 ``kernel-course/latency`` version 2::
@@ -205,14 +206,12 @@ def measure(w, repeats: int, interpret: bool, timeout: float, work: Path, edit: 
                               timeout=timeout, pool_size=pool_size)
     rows = []
     try:
-        session.start()
-        warm_run(session, edited(w, edit), timeout)          # unmeasured: the first launch
+        session.start()         # its first run (the unedited answer) is the unmeasured warm-up
         for i in range(repeats):
             for mode in ("warm", "fresh"):                   # interleaved, so drift hits both
+                session.wait_ready(timeout)                  # no worker imports during either
                 r = (warm_run(session, edited(w, edit), timeout) if mode == "warm"
                      else fresh_run(w, fresh_path, edited(w, edit), interpret, timeout))
-                if mode == "fresh":
-                    session.wait_ready(timeout)
                 rows.append({"workshop": w.id, "scenario": scenario, "path": mode,
                              "repeat": i, **r})
         rows.append({"workshop": w.id, "scenario": "unchanged save", "path": "warm",
