@@ -59,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="restore the starter into your file (your file is backed up first)")
     p.add_argument("--where", action="store_true", help="print the path of your exercise file")
     p.add_argument("--self-check", action="store_true",
-                   help="instructors: check the course itself -- each selected workshop's answer "
-                        "passes, its starter is TODO, and every kept wrong answer is rejected")
+                   help="authors: check the course itself -- each selected workshop's folder is "
+                        "complete, its answer passes, its starter is TODO, and every kept wrong "
+                        "answer is rejected by the checks its meta.json names")
     p.add_argument("--seed", metavar="N",
                    help="mix N into every check's inputs (same N, same inputs on every machine; "
                         "default $KERNEL_COURSE_SEED, else 0: the usual inputs)")
@@ -298,7 +299,11 @@ def self_check(args, out: Printer) -> int:
     """Rustlings' rule for a course: every unsolved exercise must fail.  Each file runs
     in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
     the next worker starts importing while the current one runs."""
+    from checks.authoring import folder_problems, missed_catches
     from checks.child import ChildRun, WarmPool, preload_for
+    folder_issues = [p for w in _select(args) for p in folder_problems(w)]
+    for p in folder_issues:
+        out.line(f"  BAD {p}", "bold red")
     pool = WarmPool()
     expected = []
     for w in _select(args):
@@ -314,17 +319,21 @@ def self_check(args, out: Printer) -> int:
         records = ChildRun(w.id, path, interpret=args.interpret, worker=worker,
                            timeout=args.timeout or 600).run()
         code = exit_code(records)
-        ok = code in want
+        missed = missed_catches(w, path.name, records) if want == {1} else []
+        ok = code in want and not missed
         problems += not ok
         caught = sorted({r.id for r in records if r.status in ("fail", "error")})
         note = f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}" if caught and code == 1 else ""
+        if missed:
+            note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
         out.line(f"  {'ok ' if ok else 'BAD'} {w.id:<20} {path.relative_to(w.folder.parent)}: "
                  f"exit {code} ({what}){note}", "" if ok else "bold red")
     pool.close()
-    out.line(f"{len(expected) - problems} of {len(expected)} course files behave as expected.")
+    out.line(f"{len(expected) - problems} of {len(expected)} course files behave as expected."
+             + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else ""))
     if not expected:
         return EXIT_UNAVAILABLE
-    return 0 if problems == 0 else 1
+    return 0 if problems == 0 and not folder_issues else 1
 
 
 def main(argv=None) -> int:

@@ -90,7 +90,7 @@ def test_every_check_has_a_reason_and_a_lesson_section_that_exists(w):
 @pytest.mark.parametrize("w", GPU, ids=[w.id for w in GPU])
 def test_gpu_workshop_checks_its_own_kernel_early_and_at_scale(w):
     order = [c.id for c in cases_for(w.id)]
-    assert "own-kernel" in order and order.index("own-kernel") < 5, order[:6]
+    assert order[0] == "own-kernel", order[:3]      # is it your kernel at all? first
     assert any(i.startswith("many-") or i == "widest-length" for i in order)
     assert any("beyond-fp16" in i for i in order)
 
@@ -101,3 +101,30 @@ def test_starter_defines_no_kernel(w):
     decorated = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
                  for d in n.decorator_list if "jit" in ast.unparse(d)]
     assert decorated == []
+
+
+@pytest.mark.parametrize("w", WORKSHOPS, ids=IDS)
+def test_authors_check_finds_nothing_wrong_with_the_folder(w):
+    from checks.authoring import folder_problems
+    assert folder_problems(w) == []
+
+
+def test_authors_check_names_each_problem_of_a_broken_folder(tmp_path):
+    import dataclasses
+    import shutil
+
+    from checks.authoring import folder_problems
+    w = catalog.get("strided_softmax")
+    broken = tmp_path / w.id
+    shutil.copytree(w.folder, broken)
+    (broken / "explanation.md").unlink()
+    (broken / "hints.md").write_text("")
+    (broken / "wrong" / "stray.py").write_text('"""WRONG on purpose: unlisted."""\n')
+    (broken / "lesson.md").write_text((broken / "lesson.md").read_text().replace(
+        "## Your kernel, not PyTorch", "## Renamed"))
+    listed = w.wrong_answers + (("gone.py", ("basic",)), ("capped.py", ("no-such-check",)))
+    problems = "\n".join(folder_problems(dataclasses.replace(w, folder=broken, wrong_answers=listed)))
+    for expected in ("explanation.md is missing", "hints.md is empty", "wrong/stray.py is not in",
+                     "lists wrong/gone.py, which does not exist", "'no-such-check'",
+                     "'Your kernel, not PyTorch', which lesson.md does not have"):
+        assert expected in problems, (expected, problems)

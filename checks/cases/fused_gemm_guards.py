@@ -14,7 +14,7 @@ SECTION_K = "The K loop and its masks"
 
 
 @check("own-kernel", "the output is written by a @triton.jit kernel of your file",
-       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=1)
+       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=0)
 def own_kernel(mod, ctx):
     _run(ctx, mod, 20, 24, 16)
     _run(ctx, mod, 33, 17, 40, group_m=1, tile_m=16)

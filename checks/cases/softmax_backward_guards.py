@@ -13,7 +13,7 @@ SECTION_TILES = "Tile ownership and addresses"
 
 
 @check("own-kernel", "dx is written by a @triton.jit kernel of your file (fp32 and fp16)",
-       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=1)
+       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=0)
 def own_kernel(mod, ctx):
     y, g = _inputs(ctx, (4, 33), torch.float32)
     _expect(mod, ctx, y, g, "backward(y, g) fp32 4x33")

@@ -12,7 +12,7 @@ SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
 
 
 @check("own-kernel", "the output is written by a @triton.jit kernel of your file (full and causal)",
-       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=1)
+       why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=0)
 def own_kernel(mod, ctx):
     q, k, v = _qkv(ctx, 40, 16)
     for causal in (False, True):
