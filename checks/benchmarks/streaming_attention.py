@@ -11,6 +11,12 @@ skip_future_tiles=False (every key tile visited and masked: the lesson's startin
 point), when the learner's function has that option.  Baseline: PyTorch SDPA with
 automatic backend selection on [1, 1, N, D] views.  Peer: the eager expression that
 materializes the fp32 N x N score matrix, the thing this workshop avoids.
+
+Batched heads ("b4h16-<N>x64-full/-causal", roofline): q, k, v of shape [B, H, N, D]
+= [4, 16, N, 64], each a [B, N, H, D] tensor's transpose(1, 2) (the layout a projection
+produces), N = 2048 and 4096.  64 heads give the GPU enough programs for causal
+skipping to pay.  Baseline: SDPA on the same views; no peer (the fp32 scores would
+take gigabytes).
 """
 import inspect
 import math
@@ -24,6 +30,10 @@ SHAPES = [
     dict(name="512x64-causal", role="comparison", n=512, d=64, causal=True),
     dict(name="2048x64-full", role="roofline", n=2048, d=64, causal=False),
     dict(name="2048x64-causal", role="roofline", n=2048, d=64, causal=True),
+    dict(name="b4h16-2048x64-full", role="roofline", b=4, h=16, n=2048, d=64, causal=False),
+    dict(name="b4h16-2048x64-causal", role="roofline", b=4, h=16, n=2048, d=64, causal=True),
+    dict(name="b4h16-4096x64-full", role="roofline", b=4, h=16, n=4096, d=64, causal=False),
+    dict(name="b4h16-4096x64-causal", role="roofline", b=4, h=16, n=4096, d=64, causal=True),
 ]
 DTYPES = ["fp16", "bf16"]
 BLOCK_NS = (32, 64)
@@ -41,16 +51,31 @@ TARGETS = [
          what="N=2048 D=64 fp16 full: best candidate no slower than SDPA"),
     dict(shape="2048x64", dtype="fp16", kind="causal_over_full", target=0.6,
          what="N=2048 D=64 fp16: causal takes <= 0.6x the time of full"),
+] + [
+    dict(shape=f"b4h16-{n}x64", dtype=dt, causal=False, kind="vs_baseline", target=0.8,
+         what=f"B=4 H=16 N={n} D=64 {dt} full: best candidate >= 0.8x SDPA's throughput")
+    for n in (2048, 4096) for dt in ("fp16", "bf16")
+] + [
+    dict(shape=f"b4h16-{n}x64", dtype=dt, kind="causal_over_full", target=0.6,
+         what=f"B=4 H=16 N={n} D=64 {dt}: causal takes <= 0.6x the time of full")
+    for n in (2048, 4096) for dt in ("fp16", "bf16")
 ]
 REFERENCE_COURSE = {"129x32": (8.11, 4.57), "512x64": (10.36, 10.02)}
 REFERENCE_COURSE_CAUSAL = True
 
 
 def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
-    """q, k, v: independent standard normal [N, D] tensors, contiguous, drawn on the CPU."""
+    """q, k, v: independent standard normal [N, D] tensors, contiguous, drawn on the CPU;
+    batched shapes: [B, H, N, D] views of [B, N, H, D] tensors, drawn on the device."""
+    n, d = shape["n"], shape["d"]
+    if "b" in shape:
+        g = torch.Generator(device=device)
+        g.manual_seed(seed)
+        return dict(zip("qkv", (torch.randn(shape["b"], n, shape["h"], d, generator=g,
+                                            device=device).to(dtype).transpose(1, 2)
+                                for _ in range(3))))
     g = torch.Generator(device="cpu")
     g.manual_seed(seed)
-    n, d = shape["n"], shape["d"]
     q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(dtype).to(device)
                for _ in range(3))
     return {"q": q, "k": k, "v": v}
@@ -59,6 +84,14 @@ def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict
 def oracle(inputs: dict, shape: dict) -> torch.Tensor:
     """float64 softmax(q k^T / sqrt(D) [causal mask]) v, on the inputs' device (outside
     the timed calls; only here is the N x N score matrix formed)."""
+    if "b" in shape:       # head by head, so only one N x N float64 matrix exists at a time
+        q, k, v = inputs["q"], inputs["k"], inputs["v"]
+        out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
+        for b in range(q.shape[0]):
+            for h in range(q.shape[1]):
+                out[b, h] = oracle({"q": q[b, h], "k": k[b, h], "v": v[b, h]},
+                                   {"causal": shape["causal"]})
+        return out
     q, k, v = (inputs[name].to(torch.float64) for name in ("q", "k", "v"))
     n, d = q.shape
     scores = q @ k.T / math.sqrt(d)
@@ -72,11 +105,12 @@ def work(shape: dict, dtype: torch.dtype) -> dict:
     """Minimal bytes: q, k, v read once and the output written once (4 N D elements).
     FLOPs: 2 N^2 D for Q K^T plus 2 N^2 D for P V; causal needs about half of them."""
     n, d = shape["n"], shape["d"]
+    heads = shape.get("b", 1) * shape.get("h", 1)
     elem = torch.empty((), dtype=dtype).element_size()
-    flops = 4 * n * n * d
+    flops = 4 * n * n * d * heads
     if shape["causal"]:
         flops //= 2
-    return {"bytes": 4 * n * d * elem, "flops": flops}
+    return {"bytes": 4 * n * d * elem * heads, "flops": flops}
 
 
 def _accepts(fn, name: str) -> bool:
@@ -102,6 +136,11 @@ def variants(mod, inputs: dict, shape: dict) -> list:
                         "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn,
                                                                 skip_future_tiles=False))})
 
+    if "b" in shape:                  # batched heads: SDPA on the same [B, H, N, D] views
+        out.append({"name": "torch SDPA (automatic backend)", "role": "baseline", "config": {},
+                    "fn": lambda: torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal)})
+        return out
     q4, k4, v4 = q[None, None], k[None, None], v[None, None]       # [1, 1, N, D] views
     out.append({"name": "torch SDPA (automatic backend)", "role": "baseline", "config": {},
                 "fn": lambda: torch.nn.functional.scaled_dot_product_attention(

@@ -499,3 +499,4 @@ def non_default_stream(mod, ctx):
 
 
 CASES = collect(globals())
+from checks.cases.streaming_attention_heads import CASES as _HEADS; CASES += _HEADS  # noqa: E402,E702

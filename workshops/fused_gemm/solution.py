@@ -18,8 +18,8 @@ import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import (HALF_DTYPES, INT32_MAX, check_option, check_tensor,
-                                same_device, same_dtype)
+from workshops.contract import (HALF_DTYPES, INT32_MAX, Launcher, cdiv, check_option,
+                                check_tensor, next_power_of_2, same_device, same_dtype)
 
 GROUP_M_VALUES = (1, 4, 8)
 # 16/32/64 are the contract's tile heights.  128 is an extra, wide-tile option for large
@@ -98,6 +98,9 @@ def _matmul_bias_relu_kernel(
     tl.store(c_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])
 
 
+_launch = Launcher(_matmul_bias_relu_kernel)   # cached handles: see workshops/contract.py
+
+
 def _validate(a, b, bias, group_m, tile_m):
     """Metadata only (the contract: no value scans).  TypeError for type/dtype,
     ValueError for everything else; messages start with the argument's name."""
@@ -136,13 +139,15 @@ def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
 
     widest_n, widest_k, num_warps, num_stages = _CONFIGS[tile_m]
     # tl.dot needs every block dimension >= 16; no point in tiles much wider than N or K.
-    block_n = min(widest_n, max(16, triton.next_power_of_2(N)))
-    block_k = min(widest_k, max(16, triton.next_power_of_2(K)))
-    num_tiles = triton.cdiv(M, tile_m) * triton.cdiv(N, block_n)   # one program per tile
-    _matmul_bias_relu_kernel[(num_tiles,)](
+    block_n = min(widest_n, max(16, next_power_of_2(N)))
+    block_k = min(widest_k, max(16, next_power_of_2(K)))
+    num_tiles = cdiv(M, tile_m) * cdiv(N, block_n)   # one program per tile
+    # a, b and c are contiguous (checked, and c is fresh): their strides are (K, 1), (N, 1), (N, 1).
+    _launch(
+        (num_tiles,),
         a, b, bias, c,
         M, N, K,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        K, 1, N, 1, N, 1,
         BLOCK_M=tile_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
         num_warps=num_warps, num_stages=num_stages,
     )

@@ -13,7 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import check_option, check_tensor, same_device, same_dtype
+from workshops.contract import (Launcher, cdiv, check_option, check_tensor, next_power_of_2,
+                                same_device, same_dtype)
 
 MAX_COLS = 8192            # a whole row of y and g fits in one program's registers
 NUM_WARPS = (4, 8)
@@ -54,6 +55,9 @@ def _softmax_backward_kernel(
     tl.store(dx_ptr + dx_offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
+_launch = Launcher(_softmax_backward_kernel)   # cached handles: see workshops/contract.py
+
+
 def backward(y, grad_output, *, num_warps=4):
     """dL/dx of softmax along the last dim, from the softmax output ``y`` and
     ``grad_output`` = dL/dy.  Returns a fresh contiguous tensor of y's shape and dtype.
@@ -75,16 +79,18 @@ def backward(y, grad_output, *, num_warps=4):
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     if n_rows == 0:
         return dx                      # a grid of zero programs is not a valid launch
-    block_cols = triton.next_power_of_2(n_cols)
+    block_cols = next_power_of_2(n_cols)
     # Narrow rows leave most lanes of a program idle; pack several rows per program so
     # each one still moves a tile of about TILE_ELEMENTS elements.
     rows_per_program = max(1, min(MAX_ROWS_PER_PROGRAM, TILE_ELEMENTS // block_cols))
-    grid = (triton.cdiv(n_rows, rows_per_program),)
-    _softmax_backward_kernel[grid](
+    y_stride_row, y_stride_col = y.stride()
+    g_stride_row, g_stride_col = grad_output.stride()
+    _launch(
+        (cdiv(n_rows, rows_per_program),),
         y, grad_output, dx,
         n_rows, n_cols,
-        y.stride(0), y.stride(1),
-        grad_output.stride(0), grad_output.stride(1),
+        y_stride_row, y_stride_col,
+        g_stride_row, g_stride_col,
         BLOCK_COLS=block_cols,
         ROWS_PER_PROGRAM=rows_per_program,
         num_warps=num_warps,

@@ -2,6 +2,8 @@
 
     out = softmax(q k^T * scale [causal mask]) v,   q, k, v: contiguous [N, D], scale = 1/sqrt(D)
 
+and, per head, for q, k, v of shape [B, H, N, D] with any nonnegative strides.
+
 Outline (use it as scaffolding, or delete it for more challenge):
 
     @triton.jit
@@ -24,11 +26,18 @@ Outline (use it as scaffolding, or delete it for more challenge):
             add this tile's row sums of p to l, and p @ v to acc (convert p to v's dtype first)
         store acc / l (converted to the output dtype), masking rows >= N
 
+    Batched heads (the lesson's "Batched heads" section): add the strides of q, k and v
+    (batch, head, row, column: four each) and the head count H as arguments; make the
+    grid 2D, program_id(0) = the head b * H + h and program_id(1) = the query block; move
+    Q, K, V by b * stride_b + h * stride_h and Out by head * N * D; address rows and
+    columns with the row and column strides.  The [N, D] form is then one head.
+
     attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
-        1. validate metadata (already written below)
-        2. allocate the output: torch.empty((N, D), dtype=q.dtype, device=q.device)
-        3. N == 0: return it without launching
-        4. launch one program per BLOCK_M query rows: grid = (triton.cdiv(N, BLOCK_M),)
+        1. validate metadata (already written below; it returns whether q is batched)
+        2. allocate the output: torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        3. an empty output (N, B or H == 0): return it without launching
+        4. launch one program per BLOCK_M query rows of each head:
+           grid = (B * H, triton.cdiv(N, BLOCK_M))   ([N, D]: B * H = 1)
         5. return the output
 
 Start by visiting every key tile (masking future keys when causal); once the checks
@@ -45,7 +54,8 @@ import triton.language as tl
 
 from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
 
-MAX_SEQ_LEN = 2048
+MAX_SEQ_LEN = 2048            # the [N, D] form (one head)
+MAX_SEQ_LEN_BATCHED = 16384   # the [B, H, N, D] form
 HEAD_DIMS = (16, 32, 64)
 BLOCK_N_CHOICES = (32, 64)
 BLOCK_M = 64          # query rows per program: a multiple of every block_n
@@ -54,12 +64,13 @@ BLOCK_M = 64          # query rows per program: a multiple of every block_n
 # Your kernel goes here (see the outline above).
 
 
-def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
-    """softmax(q k^T / sqrt(D)) v for contiguous fp16/bf16 q, k, v of shape [N, D]."""
-    # 1. Validate metadata (never values).  Done for you: the rejection checks pass already.
-    check_tensor(q, "q", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
-    check_tensor(k, "k", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
-    check_tensor(v, "v", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
+    """Metadata only.  [N, D] contiguous, or [B, H, N, D] with any nonnegative strides;
+    k and v must match q's shape, dtype and device.  Returns True for the batched form."""
+    batched = isinstance(q, torch.Tensor) and q.dim() == 4
+    ndim = 4 if batched else 2
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(t, name, ndim=ndim, dtypes=HALF_DTYPES, contiguous=not batched)
     same_dtype("k", k, "q", q)
     same_dtype("v", v, "q", q)
     same_device("k", k, "q", q)
@@ -67,20 +78,29 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     check_bool(causal, "causal")
     check_option(block_n, "block_n", BLOCK_N_CHOICES)
     check_bool(skip_future_tiles, "skip_future_tiles")
-    n, d = q.shape
+    n, d = q.shape[-2], q.shape[-1]
     if d not in HEAD_DIMS:
         raise ValueError(f"q: head dimension {d} is not supported; use one of {list(HEAD_DIMS)}")
-    if n > MAX_SEQ_LEN:
-        raise ValueError(f"q: sequence length {n} exceeds the limit of {MAX_SEQ_LEN}")
-    if tuple(k.shape) != (n, d):
-        raise ValueError(f"k: shape {tuple(k.shape)} differs from q's {(n, d)}")
-    if tuple(v.shape) != (n, d):
-        raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {(n, d)}")
+    limit = MAX_SEQ_LEN_BATCHED if batched else MAX_SEQ_LEN
+    if n > limit:
+        raise ValueError(f"q: sequence length {n} exceeds the limit of {limit}")
+    if k.shape != q.shape:
+        raise ValueError(f"k: shape {tuple(k.shape)} differs from q's {tuple(q.shape)}")
+    if v.shape != q.shape:
+        raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {tuple(q.shape)}")
+    return batched
 
-    scale = 1.0 / math.sqrt(d)   # noqa: F841 - for your kernel launch
 
-    # 2-5. Allocate the output, handle N == 0, launch your kernel, return the output.
+def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
+    """softmax(q k^T / sqrt(D)) v for fp16/bf16 q, k, v of one shape: contiguous [N, D],
+    or [B, H, N, D] with any nonnegative strides (every head independent)."""
+    # 1. Validate metadata (never values).  Done for you: the rejection checks pass already.
+    batched = _check_inputs(q, k, v, causal, block_n, skip_future_tiles)  # noqa: F841
+
+    scale = 1.0 / math.sqrt(q.shape[-1])   # noqa: F841 - for your kernel launch
+
+    # 2-5. Allocate the output, handle empty shapes, launch your kernel, return the output.
     raise NotImplementedError(
-        "attention: write a kernel where each program owns BLOCK_M query rows and walks the "
-        "key tiles carrying (m, l, acc); then allocate the output and launch "
-        "triton.cdiv(N, BLOCK_M) programs")
+        "attention: write a kernel where each program owns BLOCK_M query rows of one head and "
+        "walks the key tiles carrying (m, l, acc); then allocate the output and launch "
+        "B * H x triton.cdiv(N, BLOCK_M) programs")

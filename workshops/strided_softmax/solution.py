@@ -22,7 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import check_option, check_tensor
+from workshops.contract import Launcher, cdiv, check_option, check_tensor, next_power_of_2
 
 MAX_COLS = 8192
 NUM_WARPS = (4, 8)
@@ -90,6 +90,12 @@ def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
                  mask=row_ok[:, None] & col_ok[None, :])
 
 
+# Launch through cached handles: the second call of a specialization skips Triton's
+# argument binding (see workshops/contract.py and the worksheet's per-call measurements).
+_launch_rows = Launcher(softmax_rows_kernel)
+_launch_tiles = Launcher(softmax_tiles_kernel)
+
+
 def use_tiles(x: torch.Tensor) -> bool:
     """The layout-aware path pays off when rows, not columns, are neighbours in memory:
     the column stride is larger than the row stride (a transpose).  A size-1 dimension's
@@ -101,9 +107,9 @@ def use_tiles(x: torch.Tensor) -> bool:
 
 def launch_rows(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
-    BLOCK_C = triton.next_power_of_2(n_cols)
-    softmax_rows_kernel[(n_rows,)](x, out, n_cols, x.stride(0), x.stride(1),
-                                   BLOCK_C=BLOCK_C, num_warps=num_warps)
+    stride_row, stride_col = x.stride()
+    _launch_rows((n_rows,), x, out, n_cols, stride_row, stride_col,
+                 BLOCK_C=next_power_of_2(n_cols), num_warps=num_warps)
 
 
 def tile_shape(n_rows: int, n_cols: int, element_size: int) -> tuple:
@@ -112,19 +118,20 @@ def tile_shape(n_rows: int, n_cols: int, element_size: int) -> tuple:
     programs to fill the GPU (fewer than ~2 per H200 SM), halve it, but keep at least one
     32-byte sector (8 fp32 or 16 fp16/bf16 rows).  The tile holds 4096 elements."""
     full_line, one_sector = 128 // element_size, 32 // element_size
-    block_r = min(full_line, triton.next_power_of_2(n_rows))
-    while block_r > one_sector and triton.cdiv(n_rows, block_r) < 264:
+    block_r = min(full_line, next_power_of_2(n_rows))
+    while block_r > one_sector and cdiv(n_rows, block_r) < 264:
         block_r //= 2
-    block_c = min(4096 // block_r, triton.next_power_of_2(n_cols))
+    block_c = min(4096 // block_r, next_power_of_2(n_cols))
     return block_r, block_c
+
 
 
 def launch_tiles(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
+    stride_row, stride_col = x.stride()
     BLOCK_R, BLOCK_C = tile_shape(n_rows, n_cols, x.element_size())
-    grid = (triton.cdiv(n_rows, BLOCK_R),)
-    softmax_tiles_kernel[grid](x, out, n_rows, n_cols, x.stride(0), x.stride(1),
-                               BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=num_warps)
+    _launch_tiles((cdiv(n_rows, BLOCK_R),), x, out, n_rows, n_cols, stride_row, stride_col,
+                  BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=num_warps)
 
 
 def softmax(x, *, num_warps=4):
