@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The reference answers' evidence on one NVIDIA H200, in one go.
+# The reference answers' evidence on one NVIDIA H200, in two parts that each fit one
+# ten-minute device call:
 #
-#   OUT=/some/folder bash results/run_h200.sh        # from the repository root
+#   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
+#   OUT=/some/folder bash results/run_h200.sh latency
 #
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
-# Writes into $OUT (at most 8 files):
-#   checks-h200.json / .log   every GPU workshop's named checks on the reference answers
-#   bench-graph.json / .log   benchmark, --timing graph (warm graph replay), every dtype
-#   bench-events.json / .log  benchmark, --timing events (per Python call, warm L2), every dtype
-#   SUMMARY.md                results/summarize.py over those two benchmark files
-# Budget (measured on an H200, 2026-12-02, 5 ops x all dtypes = 252 variants per run): the
-# checks about 75 s, the graph run about 65 s, the events run about 25 s with --quick and
-# about a minute without; the whole script stays well under 8 minutes.  If a slower
-# machine needs it, add --quick (fewer repetitions) to the benchmark steps.
+# "checks" writes into $OUT:
+#   self-check.json / .log  every GPU and CPU workshop: each folder complete, the reference
+#                           answer passes every check, the starter is TODO, each kept wrong
+#                           answer is rejected by the checks its meta.json names
+#   bench-both.json / .log  benchmark, graph and events timing, every dtype
+#   SUMMARY.md              results/summarize.py over the benchmark file
+# "latency" writes latency-h200.json / .log: python -m tui.latency over all six workshops.
 # Each step runs even if an earlier one failed; the exit status is the worst of them.
-# To keep the evidence, copy the two bench-*.json files into results/ under new names
-# (date and commit, e.g. results/2026-12-02-<commit>-graph.json) and run
+# To keep the evidence, copy the JSON into results/ under new names (date and commit,
+# e.g. results/2026-12-03-<commit>-h200-self-check.json) and run
 # `python3 results/summarize.py`; never overwrite an earlier file.
 set -o pipefail
 export PYTHONUNBUFFERED=1
@@ -39,11 +39,23 @@ step() {   # step NAME COMMAND...: run, tee the log, remember the worst exit sta
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
 $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"
 
-step checks-h200 $PY -m checks all --include-gpu --solution --json "$OUT/checks-h200.json"
-step bench-graph $PY -m checks.benchmark --op all --solution --timing graph --dtype all \
-    --output "$OUT/bench-graph.json"
-step bench-events $PY -m checks.benchmark --op all --solution --timing events --dtype all \
-    --output "$OUT/bench-events.json"
-$PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" || status=1
+case "${1:-checks}" in
+checks)
+    step self-check $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
+    step bench-both $PY -m checks.benchmark --op all --solution --timing both --dtype all \
+        --output "$OUT/bench-both.json"
+    # (charts are drawn again where the JSON is committed: $OUT brings back 8 files at most)
+    $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
+    ;;
+latency)
+    step latency-h200 $PY -m tui.latency --workshops all --repeats "${REPEATS:-2}" \
+        --json "$OUT/latency-h200.json"
+    $PY results/latency_table.py --label H200 "$OUT/latency-h200.json" || status=1
+    ;;
+*)
+    echo "usage: OUT=DIR bash results/run_h200.sh checks|latency" >&2
+    exit 64
+    ;;
+esac
 echo "=== done in $SECONDS s; worst exit status $status"
 exit "$status"
