@@ -14,7 +14,7 @@ from pathlib import Path
 
 STATUSES = ("pass", "fail", "todo", "error", "skipped")
 
-# Exit codes of `python -m checks` (the seed's runner, plus a usage code that is not 2).
+# Exit codes of `python -m checks` (a usage error is 64, not argparse's 2, which means TODO here).
 EXIT_PASS, EXIT_WRONG, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 1, 2, 3, 64
 
 

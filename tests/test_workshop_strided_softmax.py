@@ -109,7 +109,7 @@ def triton_next_pow2(n):
 
 
 def test_worked_example_addresses():
-    """The seed's arithmetic, checked against torch's own view metadata."""
+    """The lesson's arithmetic, checked against torch's own view metadata."""
     base = torch.arange(6.0).reshape(2, 3)
     x = base.t()
     assert x.stride() == (1, 3)

@@ -138,7 +138,7 @@ def worked_tile_map(mod, ctx):
             raise CheckFailed(f"tile_of({pid}, {nm}, {nn}, {g}) should return (pid_m, pid_n), "
                               f"got {got!r}")
 
-    # The seed's worked answer, and the whole grouped order around it.
+    # The lesson's worked answer, and the whole grouped order around it.
     order = [tile(p, 3, 2, 2) for p in range(6)]
     want = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
     if order[4:] != want[4:]:
@@ -213,7 +213,7 @@ def ragged_tails(mod, ctx):
 def partial_group(mod, ctx):
     # Small products plus a bias offset of 4: every correct output is >= ~2, so an
     # unwritten element stands out even if the allocator handed back zeros.
-    cases = ((70, 100, 16, 32, 4),     # 3 tile rows x 2 tile columns: the seed's example with group 4
+    cases = ((70, 100, 16, 32, 4),     # 3 tile rows x 2 tile columns: the lesson's example with group 4
              (91, 150, 24, 16, 4),     # 6 tile rows: full group of 4, then a group of 2
              (91, 150, 24, 16, 8),     # 6 tile rows in one short group of 8
              (91, 150, 24, 32, 8))     # 3 tile rows, group 8

@@ -69,7 +69,7 @@ def basic(mod, ctx):
 
 
 @check("worked-transpose", "worked answer: a 2x3 transposed reads storage 5 at (2,1), 3 at (0,1)",
-       why="the seed's worked example: logical (r, c) reads r*stride_row + c*stride_col, "
+       why="the lesson's worked example: logical (r, c) reads r*stride_row + c*stride_col, "
            "writes r*n_cols + c",
        section=SECTION_WORKED, cost=1)
 def worked_transpose(mod, ctx):

@@ -48,7 +48,7 @@ TILE_M_VALUES = (16, 32, 64)   # add 128 here if you build a wide tile for big p
 def tile_of(pid, num_pid_m, num_pid_n, group_m):
     """The output tile (pid_m, pid_n) that program ``pid`` owns, in plain Python.
 
-    Keep this helper: a check runs the seed's worked example through it (3 tile rows,
+    Keep this helper: a check runs the lesson's worked example through it (3 tile rows,
     2 tile columns, GROUP=2: pids 4 and 5 own (2, 0) and (2, 1)).  Your kernel must use
     the same arithmetic."""
     raise NotImplementedError("tile_of: compute group_id, first_pid_m and the group's height "

@@ -4,7 +4,7 @@ tile raises the running maximum, but not the accumulator acc.
 Both l and acc are sums of exp(score - m_old) terms; after the maximum rises, the new
 tile's terms are exp(score - m_new), so the old ones must shrink by alpha too.  Here
 acc mixes the two scales, and every output row whose maximum ever increased after the
-first tile is wrong.  The seed's worked example: logits [0, 0, log 2] on values
+first tile is wrong.  The lesson's worked example: logits [0, 0, log 2] on values
 [1, 3, 10], one key per tile, gives (1 + 3 + 10) / 2 = 7 instead of 6.
 
 The mistake is easy to make because l and acc look different (a vector and a matrix)
