@@ -107,7 +107,7 @@ def basic(mod, ctx):
 
 
 @check("worked-answer", "logits [0, 0, log 2] on values [1, 3, 10] in three key tiles give 6, not 7",
-       why="rescaling l but not acc when the running maximum rises: the seed's worked answer",
+       why="rescaling l but not acc when the running maximum rises: the lesson's worked answer",
        section="Worked example: logits [0, 0, log 2]", cost=1)
 def worked_answer(mod, ctx):
     d = 16                                        # scale = 1/sqrt(16) = 1/4, q = [4, 0, ...]
