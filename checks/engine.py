@@ -40,7 +40,9 @@ def case_modules(workshop_id: str) -> list:
     """The modules holding a workshop's checks: ``checks/cases/<id>.py`` and any
     ``checks/cases/<id>_<part>.py`` beside it (e.g. ``<id>_guards.py``), by name."""
     folder = Path(__file__).resolve().parent / "cases"
-    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py"))
+    others = {w.id for w in catalog.workshops()}     # "a_b.py" is workshop a_b's, not a's part
+    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py")
+                                   if p.stem not in others)
     return [importlib.import_module(f"checks.cases.{name}") for name in names]
 
 
