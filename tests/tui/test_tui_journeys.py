@@ -217,18 +217,37 @@ def test_newer_save_cancels_a_stale_run_and_keys_stay_responsive(make_app, works
 
 
 def test_infinite_loop_ends_as_timeout_error(make_app, workspace):
+    """A hang looks like a hang: a RUN row whose time ticks, a "still running" line,
+    then a timeout that shows the real elapsed time (never 0.00s)."""
     path = workspace / A1.exercise_name
     workspace.mkdir(parents=True)
-    path.write_text("while True:\n    pass\n")
+    path.write_text(A1.solution.read_text() + "\ndef merge(left, right):\n    while True:\n"
+                    "        pass\n")
 
     async def body():
-        app = make_app(open_workshop="A1", check_timeout=2)
+        from tui.widgets.results import ResultsPanel
+        app = make_app(open_workshop="A1", check_timeout=3)
         async with app.run_test(size=(120, 40)) as pilot:
+            panel = await wait_for(pilot, lambda: app.screen.query(ResultsPanel)
+                                   and app.screen.query_one(ResultsPanel), 10, "the results")
+            panel.still_after = 1.0
+            status = app.screen.query_one("#run-status")
+            seen = await wait_for(pilot, lambda: "still running" in str(status.render())
+                                  and str(status.render()), 30, "the still-running line")
+            assert "stops at 3 s" in seen
+            hung = next(iter(panel.running_since))
+            row = panel.table.get_row_index(hung)
+            assert str(panel.table.get_cell_at((row, 0))) == "RUN"
+            assert str(panel.table.get_cell_at((row, 2))).rstrip("s").isdigit()   # ticking
             panel = await wait_for_run(pilot, digest_of(path), 30)
             assert panel.outcome == "timeout"
-            assert "error" in panel.statuses()
-            assert "timed out" in " ".join(r.message for r in panel.records.values())
-            assert "pass" not in panel.statuses()
+            assert "pass" not in panel.statuses() or "error" in panel.statuses()
+            rec = panel.records[hung]
+            assert rec.status == "error" and rec.message.startswith("timed out")
+            assert rec.seconds >= 2.5                        # the real time, not 0.00s
+            assert str(panel.table.get_cell_at((row, 2))) == f"{rec.seconds:.2f}s"
+            # the line under the table (the message column is off at this panel width)
+            assert "timed out after" in str(app.screen.query_one("#record-detail").render())
     run(body())
 
 
@@ -255,6 +274,27 @@ def test_reset_asks_first_and_keeps_a_backup(make_app, workspace):
             assert any(str(backups[0]) in n.message for n in app._notifications)
             panel = await wait_for_run(pilot, digest_of(path))
             assert set(panel.statuses()) == {"todo"}
+            await pilot.press("h")
+            await pilot.press("h")
+            await wait_for(pilot, lambda: ws.load_progress(workspace)[0][A1.id].get("hints_shown")
+                           == 2, 5, "the hints recorded")
+        # the reset left a trace: the best result stays, the history names the backup
+        entry = ws.load_progress(workspace)[0][A1.id]
+        assert entry["status"] == "todo" and entry["best"]["status"] == "passed"
+        assert entry["best"]["passed"] == entry["best"]["total"] > 0
+        assert entry["history"][-1]["event"] == "reset"
+        assert entry["history"][-1]["backup"] == backups[0].name
+        # a restart: the list says it passed before; the hints come back as revealed
+        app2 = make_app()
+        async with app2.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            row = app2.screen.query_one("#workshops").get_row(A1.id)
+            assert "TODO" in str(row[-1]) and "passed before" in str(row[-1])
+            app2.open_workshop(A1.id)
+            await wait_for(pilot, lambda: app2.screen.query("#hints"), 10, "the workshop")
+            hints = app2.screen.query_one("#hints")
+            assert hints.shown == 2 and hints.query("#hint-2")
+            assert "hint 2 of" in str(hints.query_one("#hint-counter").render())
     run(body())
 
 
@@ -312,18 +352,56 @@ def test_command_palette_exports(make_app, tmp_path):
 
 
 def test_help_and_back(make_app):
+    """Every overlay closes with escape (help, the Keys panel, the contents), and focus
+    is never left on nothing."""
+    from textual.widgets import HelpPanel, MarkdownViewer
     from tui.screens.browse import BrowseScreen
     from tui.screens.help import HelpScreen
+    from tui.screens.workshop import WorkshopScreen
 
     async def body():
         app = make_app(open_workshop="A1")
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for_run(pilot)
+            screen = app.screen
             await pilot.press("question_mark")
             assert isinstance(app.screen, HelpScreen)
             await pilot.press("escape")
+            assert app.screen is screen
+            # the Keys panel: escape closes it and stays on the workshop
+            app.action_show_help_panel()
+            await pilot.pause()
+            assert screen.query(HelpPanel)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not screen.query(HelpPanel) and app.screen is screen
+            # t with the focus in the contents: hiding them moves the focus, not loses it
+            viewer = screen.query_one("#lesson", MarkdownViewer)
+            await pilot.press("t")
+            await pilot.pause()
+            assert viewer.show_table_of_contents
+            viewer.table_of_contents.query_one("Tree").focus()
+            await pilot.pause()
+            await pilot.press("t")
+            await pilot.pause()
+            assert not viewer.show_table_of_contents
+            assert app.focused is not None and app.focused.display
+            # zoom and back
+            await pilot.press("z")
+            assert screen.maximized is not None
+            await pilot.press("escape")
+            assert screen.maximized is None and isinstance(app.screen, WorkshopScreen)
             await pilot.press("escape")
             assert isinstance(app.screen, BrowseScreen)
+            # a Keys panel opened on the list does not follow into a workshop
+            app.action_show_help_panel()
+            await pilot.pause()
+            app.open_workshop("A1")
+            await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen), 10, "A1")
+            assert not app.screen.query(HelpPanel)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BrowseScreen) and not app.screen.query(HelpPanel)
     run(body())
 
 
@@ -342,12 +420,17 @@ def test_gpu_workshop_runs_interpreted_with_a_banner(make_app, workspace):
     async def body():
         from tui.screens.workshop import BANNER
         app = make_app(open_workshop="strided_softmax", gpu=False)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(80, 24)) as pilot:       # the smallest usual terminal
             banner = await wait_for(pilot, lambda: app.screen.query("#banner"), 10, "banner")
             assert str(banner.first().render()) == BANNER
             assert app.screen.interpret and app.screen.controller.preload == "interpret"
             panel = await wait_for_run(pilot, digest_of(workspace / w.exercise_name), 90)
             assert "todo" in panel.statuses()          # the starter, interpreted
+            # at 80x24 the results stay on screen (the timings fold to their status line)
+            table = panel.table
+            await pilot.pause()
+            assert table.region.height >= 5 and table.region.y + table.region.height <= 24
+            assert not app.screen.query_one("#timings").display
             status = str(app.screen.query_one("#timings-status").render())
             assert "unavailable" in status
     run(body())

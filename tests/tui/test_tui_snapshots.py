@@ -1,67 +1,99 @@
-"""Snapshots of the main screens (pytest-textual-snapshot).  Deterministic: a fixed
-terminal size, a fresh temporary workspace, and the parts that vary between machines
-(the workspace path, the per-check times) masked before the screenshot.
+"""Snapshots of the main screens (pytest-textual-snapshot), the workshop screen at three
+terminal sizes.  Deterministic: a fixed terminal size, a fresh temporary workspace, and
+the parts that vary between machines (the workspace path, the per-check times) masked
+before the screenshot.  The README's pictures (tui/screenshots/) are copies of these.
 
 Update after an intended change:  pytest tests/tui --snapshot-update
 """
 from __future__ import annotations
 
-from tui_helpers import digest_of, wait_for_run
+import pytest
+
+from tui_helpers import digest_of, wait_for, wait_for_run
 from workshops import catalog
 
-SIZE = (120, 40)
+A1 = catalog.get("online_normalizer")
 
 
 def test_browse_screen(snap_compare, make_app):
-    assert snap_compare(make_app(), terminal_size=SIZE)
+    assert snap_compare(make_app(), terminal_size=(120, 40))
 
 
-def test_workshop_screen_with_results(snap_compare, make_app, workspace):
-    w = catalog.get("online_normalizer")
-    path = workspace / w.exercise_name
+def _mask(screen, panel) -> None:
+    screen.query_one("#file-info").update(
+        f"Your file: <workspace>/{A1.exercise_name} (checks re-run on every save)")
+    for key in list(panel.table.rows):
+        panel.table.update_cell(key, "time", "-")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_workshop_screen_passed(snap_compare, make_app, workspace, size):
+    """Every check passes: the completion panel, the results, the lesson; at 200x60 the
+    lesson's contents too."""
+    path = workspace / A1.exercise_name
     workspace.mkdir(parents=True)
-    path.write_text(w.solution.read_text(encoding="utf-8"), encoding="utf-8")
+    path.write_text(A1.solution.read_text(encoding="utf-8"), encoding="utf-8")
 
     async def run_before(pilot):
         panel = await wait_for_run(pilot, digest_of(path))
         assert set(panel.statuses()) == {"pass"}
         screen = pilot.app.screen
-        screen.query_one("#file-info").update(
-            f"Your file: <workspace>/{w.exercise_name}\n"
-            "e edit in $EDITOR · r reset to the starter · checks re-run on every save")
-        for key in list(panel.table.rows):
-            panel.table.update_cell(key, "time", "-")
+        await wait_for(pilot, lambda: screen.query_one("#completion").display, 5, "completion")
+        pilot.app.clear_notifications()
+        _mask(screen, panel)
         await pilot.pause()
 
-    assert snap_compare(make_app(open_workshop=w.id), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(open_workshop=A1.id), terminal_size=size, run_before=run_before)
 
 
-def test_failing_check_shows_where_the_output_is_wrong(snap_compare):
-    """The map of a failing numeric check (checks/tensors.py error_map) beside the table."""
+def test_failure_view_with_the_map_of_wrong_elements(snap_compare):
+    """Enter on a failing row: the whole message, the map of where the output is wrong
+    (checks/tensors.py error_map), why it matters, and the lesson section's key."""
     import torch
     from textual.app import App, ComposeResult
 
     from checks.records import Record
     from checks.tensors import mismatch_report
+    from tui.screens.failure import FailureScreen
     from tui.widgets.results import ResultsPanel
 
     expected = torch.arange(12 * 40, dtype=torch.float64).reshape(12, 40) / 100
     got = expected.clone()
     got[:, 1:] += 1.0             # a column-stride bug: every column past 0 is wrong
     facts = mismatch_report(got, expected, atol=1e-5, rtol=1e-4)
+    rec = Record(workshop="strided_softmax", id="transpose", label="a transposed view",
+                 status="fail", message="output: 468 of 480 elements wrong\nrows 0-11; cols 1-39",
+                 seconds=0.0, why="assuming a unit column stride reads the wrong elements",
+                 section="Address tables", details=facts)
 
     class MapApp(App):
+        CSS_PATH = "../../tui/app.tcss"
+
         def compose(self) -> ComposeResult:
             yield ResultsPanel()
 
         def on_mount(self) -> None:
             panel = self.query_one(ResultsPanel)
             panel.start([{"id": "transpose", "label": "a transposed view"}], "0123456789abcdef")
-            panel.add(Record(workshop="strided_softmax", id="transpose", label="a transposed view",
-                             status="fail", message="output: 468 of 480 elements wrong", seconds=0.0,
-                             why="assuming a unit column stride reads the wrong elements",
-                             section="Address tables", details=facts))
+            panel.add(rec)
             panel.finish("done", [], "0123456789abcdef")
+            self.push_screen(FailureScreen(rec))
 
     assert facts["map"][0].startswith(".#")
     assert snap_compare(MapApp(), terminal_size=(100, 30))
+
+
+def test_readme_screenshots_are_the_snapshots():
+    """tui/screenshots/*.svg (the README's pictures) are copies of these snapshots."""
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    snaps = here / "__snapshots__" / "test_tui_snapshots"
+    copies = {"browse.svg": "test_browse_screen.svg",
+              "workshop.svg": "test_workshop_screen_passed[120x40].svg",
+              "workshop-80x24.svg": "test_workshop_screen_passed[80x24].svg",
+              "workshop-200x60.svg": "test_workshop_screen_passed[200x60].svg",
+              "failing-check-map.svg": "test_failure_view_with_the_map_of_wrong_elements.svg"}
+    shots = here.parents[1] / "tui" / "screenshots"
+    assert {p.name for p in shots.glob("*.svg")} == set(copies)
+    for shot, snap in copies.items():
+        assert (shots / shot).read_bytes() == (snaps / snap).read_bytes(), shot

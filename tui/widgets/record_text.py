@@ -74,8 +74,9 @@ def summary(rec) -> str:
     if is_timeout(rec):
         where = stuck_at(rec)
         secs = f" after {rec.seconds:.1f} s" if getattr(rec, "seconds", 0) else ""
-        return f"timed out{secs}" + (f", stuck at {where}" if where else
-                                     ": an infinite loop, or far too slow")
+        if where:
+            return f"timed out{secs} at {where}"
+        return f"timed out{secs}: an infinite loop, or far too slow"
     return first_line(rec.message, 10_000)
 
 

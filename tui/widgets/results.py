@@ -91,11 +91,17 @@ class ResultsPanel(Vertical):
         labels = [len(c.get("label") or c["id"]) for c in self.planned]
         labels += [len(r.label or r.id) for r in self.records.values()]
         want = max(labels, default=20)
+        messages = [len(summary(r)) + 16 * bool(self.change_of(r)) for r in self.records.values()]
+        said = max(messages, default=0) if self.outcome or self.records else 30
         if width < NARROW:
             label_w, message_w = inner, 0
         else:
-            label_w = max(12, min(want, int(inner * 0.45)))
-            message_w = max(inner - label_w, 12)
+            if want + said <= inner:
+                label_w = want                              # room for both, whole
+            else:
+                label_w = max(12, min(want, max(int(inner * 0.45), inner - said)))
+            label_w = min(label_w, inner - 9)               # "Message" keeps its header
+            message_w = inner - label_w
         if (label_w, message_w) == (self.label_w, self.message_w):
             return
         had_message = self.message_w > 0
@@ -156,6 +162,8 @@ class ResultsPanel(Vertical):
         if is_timeout(rec) and not rec.seconds and began is not None:
             rec.seconds = round(time.monotonic() - began, 2)     # the real time it ran
         self.records[rec.id] = rec
+        if self.size.width:
+            self.size_columns(self.size.width)      # a longer message may want more room
         planned = {c["id"] for c in self.planned}
         if rec.id not in planned and rec.status == "error" and rec.id == "load":
             self._show_load_error(rec)
