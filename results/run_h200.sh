@@ -5,6 +5,8 @@
 #   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
 #   OUT=/some/folder bash results/run_h200.sh latency
 #
+# QUICK=1 takes fewer timing repetitions; REPEATS=N sets the latency repeats (default 2).
+#
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
 # "checks" writes into $OUT:
 #   self-check.json / .log  every GPU and CPU workshop: each folder complete, the reference
@@ -42,7 +44,7 @@ $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton
 case "${1:-checks}" in
 checks)
     step self-check $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
-    step bench-both $PY -m checks.benchmark --op all --solution --timing both --dtype all \
+    step bench-both $PY -m checks.benchmark --op all --solution --timing both --dtype all ${QUICK:+--quick} \
         --output "$OUT/bench-both.json"
     # (charts are drawn again where the JSON is committed: $OUT brings back 8 files at most)
     $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
