@@ -62,6 +62,7 @@ class Launch:
     kernel: str
     file: str
     storages: set
+    grid: object = None          # as given to the launch (a tuple, or a callable of the meta)
 
 
 @dataclass
@@ -109,21 +110,22 @@ def _source_file(fn) -> str:
     return code.co_filename if code is not None else "<unknown>"
 
 
-def _record_launch(kernel_obj, args, kwargs) -> None:
+def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
     w = _active()
     if w is None:
         return
     storages: set = set()
     _storage_ptrs(list(args) + list(kwargs.values()), storages)
     name = getattr(getattr(kernel_obj, "fn", None), "__name__", None) or getattr(kernel_obj, "__name__", "kernel")
-    w.launches.append(Launch(kernel=name, file=_source_file(kernel_obj), storages=storages))
+    w.launches.append(Launch(kernel=name, file=_source_file(kernel_obj), storages=storages,
+                             grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid))
 
 
 def _wrap_run(original: Callable) -> Callable:
     def run(self, *args, grid, warmup, **kwargs):
         if warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        _record_launch(self, args, kwargs)
+        _record_launch(self, args, kwargs, grid)
         _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
         try:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -139,7 +141,7 @@ def _wrap_compiled_getitem(original: Callable) -> Callable:
 
         def launch(*args, **kwargs):
             src = getattr(self, "src", None)
-            _record_launch(getattr(src, "fn", self), args, kwargs)
+            _record_launch(getattr(src, "fn", self), args, kwargs, grid)
             _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
             try:
                 return runner(*args, **kwargs)
@@ -272,6 +274,23 @@ def allowed_ops(extra: Iterable[str] = ()) -> frozenset:
     return ALLOWED_OPS | frozenset(extra)
 
 
+@contextlib.contextmanager
+def witnessing(path, allowed: Optional[frozenset] = None):
+    """Record the launches and PyTorch ops of the code run inside; yields the
+    :class:`Witness` (also useful on its own: which kernels ran, in what order, on
+    which grids).  Inside another witnessing block it records nothing new."""
+    if getattr(_state, "witness", None) is not None:
+        yield Witness(learner_file=str(path))
+        return
+    w = Witness(learner_file=str(path))
+    _state.witness, _state.launch_depth = w, 0
+    try:
+        with _watching_launches(), _op_recorder(allowed or ALLOWED_OPS):
+            yield w
+    finally:
+        _state.witness = None
+
+
 def witnessed_call(path, fn: Callable, *args, fn_name: Optional[str] = None,
                    allowed: Optional[frozenset] = None, **kwargs):
     """Call ``fn`` and return its result; raise :class:`NotOwnKernel` when its tensors
@@ -279,13 +298,8 @@ def witnessed_call(path, fn: Callable, *args, fn_name: Optional[str] = None,
     witnessed call is not witnessed again (the outer one sees everything)."""
     if getattr(_state, "witness", None) is not None:
         return fn(*args, **kwargs)
-    w = Witness(learner_file=str(path))
-    _state.witness, _state.launch_depth = w, 0
-    try:
-        with _watching_launches(), _op_recorder(allowed or ALLOWED_OPS):
-            result = fn(*args, **kwargs)
-    finally:
-        _state.witness = None
+    with witnessing(path, allowed) as w:
+        result = fn(*args, **kwargs)
     problem = verdict(w, fn_name or getattr(fn, "__name__", "your function"), result)
     if problem:
         raise NotOwnKernel(problem, {"launches": [(l.kernel, _display(l.file)) for l in w.launches],

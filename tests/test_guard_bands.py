@@ -1,6 +1,7 @@
 """Guard bands: inputs sit inside a buffer of NaN, so reading past an input fails a
 check on the GPU as well (there the interpreter's out-of-bounds detector is absent).
-Simulated here with a pure-torch 'kernel' that reads one element too far."""
+Simulated here with a Triton kernel handed a view that starts one element too far (the
+interpreter's detector accepts it: every read stays inside the view it was given)."""
 import textwrap
 
 import torch
@@ -26,10 +27,24 @@ def test_a_read_past_the_input_fails_the_check(tmp_path, monkeypatch):
     off_by_one = tmp_path / "off_by_one.py"
     off_by_one.write_text(textwrap.dedent("""
         import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def rows_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            cols = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride_row + cols, mask=cols < n_cols, other=-float("inf"))
+            e = tl.exp(x - tl.max(x, axis=0))
+            tl.store(out_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
+
         def softmax(x, *, num_warps=4):
             # reads each row shifted by one element: the last row's last read is past the end
             shifted = torch.as_strided(x, x.shape, x.stride(), x.storage_offset() + 1)
-            return torch.softmax(shifted.float(), dim=-1).to(x.dtype)
+            out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+            rows_kernel[(x.shape[0],)](shifted, out, x.shape[1], x.stride(0),
+                                       BLOCK=triton.next_power_of_2(x.shape[1]))
+            return out
     """))
     records = {r.id: r for r in run_checks("strided_softmax", off_by_one, interpret=True,
                                            only=["basic"])}
