@@ -34,7 +34,8 @@ def _wait(session: str, text: str, timeout: float = 30) -> str:
 
 @pytest.mark.skipif(shutil.which("tmux") is None or not Path("/proc/self/environ").exists(),
                     reason="needs tmux and /proc (Linux)")
-def test_real_terminal_session(tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (130, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_real_terminal_session(tmp_path, size):
     w = catalog.get("online_normalizer")
     session = f"kc-test-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "exit-code"
@@ -43,12 +44,16 @@ def test_real_terminal_session(tmp_path):
     app = (f"cd {shlex.quote(str(REPO))} && KC_TEST_TAG={session} EDITOR={shlex.quote(editor)} "
            f"{shlex.quote(sys.executable)} -m tui --workspace {shlex.quote(str(tmp_path / 'ws'))} "
            f"--open A1; echo $? > {shlex.quote(str(done))}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "130", "-y", "40", app],
-                   check=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]),
+                    "-y", str(size[1]), app], check=True)
     try:
         _wait(session, "11 TODO")
         subprocess.run(["tmux", "send-keys", "-t", session, "e"], check=True)
-        _wait(session, "11/11 passed")
+        pane = _wait(session, "11/11 passed")
+        # as a person sees it: the completion, the next workshop's key, PASS rows
+        assert "Workshop complete" in pane and "n opens A2" in pane, pane
+        assert pane.count("PASS") >= 3, pane
+        assert max(len(line) for line in pane.splitlines()) <= size[0]
         assert _tagged(session), "the app and its warm worker should carry the tag"
         subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
         end = time.monotonic() + 15

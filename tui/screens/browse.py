@@ -52,6 +52,11 @@ def course_line(progress: dict) -> Text:
     return text
 
 
+NARROW = 120                 # columns under which the list drops prerequisite and sessions
+COLUMNS = (("Level", "level"), ("Code", "code"), ("Workshop", "title"), ("Device", "device"),
+           ("Prerequisite", "prerequisite"), ("Sessions", "sessions"), ("Your status", "status"))
+
+
 class BrowseScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open_selected", "Open", id="open", show=True),
@@ -63,6 +68,7 @@ class BrowseScreen(Screen[None]):
         super().__init__(**kwargs)
         self.progress: dict = {}
         self.warning = None
+        self.narrow = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -77,13 +83,26 @@ class BrowseScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "choose a workshop"
-        t = self.query_one("#workshops", DataTable)
-        for label, key in (("Level", "level"), ("Code", "code"), ("Workshop", "title"),
-                           ("Device", "device"), ("Prerequisite", "prerequisite"),
-                           ("Sessions", "sessions"), ("Your status", "status")):
-            t.add_column(label, key=key)
+        self.narrow = self.app.size.width < NARROW
+        self._columns()
         self.refresh_progress()
-        t.focus()
+        self.query_one("#workshops", DataTable).focus()
+
+    def _columns(self) -> None:
+        """Under NARROW columns the table keeps what fits (the details below carry the
+        prerequisite and sessions), so "Your status" is never off-screen."""
+        t = self.query_one("#workshops", DataTable)
+        t.clear(columns=True)
+        for label, key in COLUMNS:
+            if not (self.narrow and key in ("prerequisite", "sessions")):
+                t.add_column(label, key=key)
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != getattr(self, "narrow", narrow) and self.query("#workshops"):
+            self.narrow = narrow
+            self._columns()
+            self.refresh_progress()
 
     def on_screen_suspend(self) -> None:
         self.query("HelpPanel").remove()       # the Keys panel does not follow to a workshop
@@ -110,8 +129,11 @@ class BrowseScreen(Screen[None]):
         for w in catalog.workshops():
             shown = w.level.capitalize() if w.level != level else ""
             level = w.level
-            t.add_row(Text(shown, style="bold"), w.code, w.title, w.device, w.prerequisite,
-                      w.sessions, status_text(self.progress.get(w.id)), key=w.id)
+            cells = [Text(shown, style="bold"), w.code, w.title, w.device]
+            if not self.narrow:
+                cells += [w.prerequisite, w.sessions]
+            cells.append(status_text(self.progress.get(w.id), when=not self.narrow))
+            t.add_row(*cells, key=w.id)
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
             self._details(self._selected_id())

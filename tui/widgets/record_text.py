@@ -93,7 +93,7 @@ def story(rec, change: str = "") -> Text:
     if change:
         text.append(f"{change} since the last run\n", style="bold")
     secs = getattr(rec, "seconds", 0.0) or 0.0
-    if secs:
+    if secs >= 0.005:
         text.append(f"took {secs:.2f} s\n", style="dim")
     where = stuck_at(rec)
     if where:
