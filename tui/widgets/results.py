@@ -87,7 +87,7 @@ class ResultsPanel(Vertical):
         """Label and message columns share what Status and Time leave; under
         NARROW columns the message column goes (the line under the table and the
         failure view carry it)."""
-        inner = max(width - STATUS_W - TIME_W - 8, 20)      # cell padding, scrollbar
+        inner = max(width - STATUS_W - TIME_W - 11, 20)     # cell padding, scrollbar
         labels = [len(c.get("label") or c["id"]) for c in self.planned]
         labels += [len(r.label or r.id) for r in self.records.values()]
         want = max(labels, default=20)
