@@ -69,7 +69,9 @@ class RunLoop:
 
     def on_check_planned(self, message: CheckPlanned) -> None:
         if self._current(message):
-            self.query_one(ResultsPanel).start(message.cases, message.content_hash)
+            panel = self.query_one(ResultsPanel)
+            panel.shard_count = getattr(self.controller, "pool_size", 1) or 1   # shards in parallel
+            panel.start(message.cases, message.content_hash)
 
     def on_check_started(self, message: CheckStarted) -> None:
         if self._current(message):

@@ -173,7 +173,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
                 nxt = f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." \
                     if self.next_up else ""
                 self.notify(f"All {len(records)} checks pass.{nxt}", title="Workshop complete",
-                            timeout=12)
+                            timeout=8)
         else:
             panel.hide()
         self.refresh_bindings()

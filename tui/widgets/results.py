@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.records import Record
-from tui.widgets.record_text import (STATUS_STYLE, first_line, is_timeout, source_line,  # noqa: F401
+from tui.widgets.record_text import (STATUS_STYLE, first_line, is_timeout, source_line,
                                      status_cell, summary, tally_line)
 
 STILL_RUNNING = 10.0             # seconds on one check before the status line says so
@@ -36,6 +36,7 @@ class ResultsPanel(Vertical):
         self.load_error = None           # the record of a file that did not import
         self.timeout = 120.0             # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
+        self.shard_count = 1             # processes the checks are shared among
         self.label_w, self.message_w = 32, 60
 
     def compose(self) -> ComposeResult:
@@ -147,7 +148,8 @@ class ResultsPanel(Vertical):
                           first_line(c.get("label") or c["id"], self.label_w))
         self._detail("")
         self._progress()
-        self._status(f"checking {digest[:8]}…", "running")
+        shared = f" ({self.shard_count} workers in parallel)" if self.shard_count > 1 else ""
+        self._status(f"checking {digest[:8]}…{shared}", "running")
 
     def started(self, check_id: str) -> None:
         for c in self.planned:
