@@ -156,3 +156,17 @@ def test_results_panel_hang_place_load_error_and_columns():
             assert "message" in [str(k.value) for k in panel.table.columns]
             assert "line 3" in str(panel.table.get_cell_at((0, 3)))
     asyncio.run(body())
+
+
+def test_contents_width_follows_the_headings():
+    """The contents panel is as wide as its longest heading needs, for every lesson
+    (so at 200 columns no heading is cut), and the layout picks by size."""
+    from tui.screens import layout
+    for w in catalog.workshops():
+        heads = layout.headings(w.lesson)
+        assert heads, w.id
+        need = max(4 * (lvl - 1) + 3 + len(t) for lvl, t in heads) + 4
+        assert layout.contents_width(w.lesson) == max(16, need), (w.id, need)
+    assert layout.headings("# A\n```\n# not a heading\n```\n## B\n") == [(1, "A"), (2, "B")]
+    assert [layout.size_class(*s) for s in ((80, 24), (120, 40), (200, 60), (200, 24))] == \
+        ["-compact", "-normal", "-wide", "-compact"]

@@ -30,10 +30,12 @@ def headings(markdown: str) -> list:
     return out
 
 
-def contents_width(markdown: str, cap: int = 56) -> int:
-    """Columns the table of contents needs for its longest entry (indent, numeral, title,
-    border and scrollbar), at most ``cap``."""
-    need = max((2 * level + 2 + len(title) for level, title in headings(markdown)), default=20)
+def contents_width(markdown: str, cap: int = 60) -> int:
+    """Columns the table of contents needs for its longest entry: the tree's guides
+    (4 a level below the first), the numeral, the title, padding and scrollbar; at
+    most ``cap``."""
+    need = max((4 * (level - 1) + 3 + len(title) for level, title in headings(markdown)),
+               default=20)
     return max(16, min(need + 4, cap))
 
 
