@@ -259,6 +259,8 @@ def run(args, out: Printer) -> int:
                 workspace.record_progress(w.id, status, h, args.workspace,
                                           note=f"{mode}; {summary_line(records)}",
                                           warn=lambda msg: out.line(f"  ({msg})"))
+                workspace.record_result(w.id, status, sum(r.status == "pass" for r in records),
+                                        len(records), h, args.workspace)
                 previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
             except (OSError, TimeoutError) as e:
                 out.line(f"  (progress not saved: {e})")

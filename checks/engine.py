@@ -75,7 +75,12 @@ def gpu_problem() -> Optional[str]:
 
 
 class LoadError(Exception):
-    """The exercise file could not be imported; the message says where and why."""
+    """The exercise file could not be imported; the message says where and why, and
+    ``file``/``line`` say it again for a program (the app shows the line)."""
+
+    def __init__(self, message: str, file: str = "", line: Optional[int] = None):
+        super().__init__(message)
+        self.file, self.line = file, line
 
 
 def _learner_frame(tb, path: Path):
@@ -137,13 +142,16 @@ def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None)
         exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)
     except SyntaxError as e:
         raise LoadError(f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
-                        + (f"\n    {e.text.rstrip()}" if e.text else "")) from None
+                        + (f"\n    {e.text.rstrip()}" if e.text else ""),
+                        str(e.filename or path), e.lineno) from None
     except SystemExit as e:
         raise LoadError(f"the exercise called sys.exit({e.code!r}) while being imported") from None
     except BaseException as e:  # noqa: BLE001 - any import-time failure is the learner's to fix
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise LoadError(f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}") from None
+        hit = _learner_frame(e.__traceback__, path)
+        raise LoadError(f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}",
+                        str(path), hit[1] if hit else None) from None
     return mod
 
 
@@ -277,7 +285,8 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
         mod = load_exercise(path, on_loaded)
     except LoadError as e:
         return [emit(Record(workshop=w.id, id="load", label=f"import {path.name}",
-                            status="error", message=str(e), seed=seed))]
+                            status="error", message=str(e), seed=seed,
+                            details={"file": e.file or str(path), "line": e.line}))]
     if w.gpu:
         mod = witnessed(mod, path, w)
     records = []

@@ -82,9 +82,24 @@ def summary_line(records: list) -> str:
             f"{t['incomplete']} exercises incomplete; {t['unavailable']} unavailable.")
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where /proc allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)           # no /proc: read it by setting it back at once
+    os.umask(mask)
+    return mask
+
+
 def write_json_atomic(path: Path, payload) -> Path:
     """Write JSON to a temporary file beside ``path`` and rename it over: a reader never
-    sees half a file, and an interrupted write leaves the old file intact."""
+    sees half a file, and an interrupted write leaves the old file intact.  The file gets
+    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -93,6 +108,10 @@ def write_json_atomic(path: Path, payload) -> Path:
             json.dump(payload, f, indent=2, sort_keys=False)
             f.write("\n")
             f.flush()
+            try:
+                os.fchmod(f.fileno(), 0o644 & ~_umask())
+            except (AttributeError, OSError):
+                pass
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

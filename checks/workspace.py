@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from checks.records import write_json_atomic
 from workshops.catalog import Workshop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -241,43 +242,11 @@ def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
                                         workshops.index(w)))
 
 
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)           # no /proc: read it by setting it back at once
-    os.umask(mask)
-    return mask
-
-
 def write_json_public(path: Path, payload) -> Path:
-    """Write JSON atomically (a temporary file beside ``path``, renamed over) with the
-    mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, indent=2)
-            f.write("\n")
-            f.flush()
-            try:
-                os.fchmod(f.fileno(), 0o644 & ~_umask())
-            except (AttributeError, OSError):
-                pass
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    """Write JSON atomically with the mode an ordinary file gets (see
+    checks.records.write_json_atomic, which every JSON writer of the course uses)."""
+    return write_json_atomic(path, payload)
+
 
 
 class _Lock:

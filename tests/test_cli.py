@@ -260,3 +260,26 @@ def test_a_missing_function_is_named(tmp_path):
     r = cli("online_normalizer", "--file", str(p), "--check", "empty-input")
     assert r.returncode == 1
     assert "does not define 'streaming_softmax'" in r.stdout
+
+
+def test_json_records_are_written_with_an_ordinary_file_mode(tmp_path):
+    import stat
+    out = tmp_path / "r.json"
+    r = cli("online_normalizer", "--solution", "--json", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644 & ~mask
+
+
+def test_a_run_of_your_file_keeps_the_best_result_with_counts(tmp_path):
+    ws = tmp_path / "ws"
+    r = cli("online_normalizer", "--workspace", str(ws), "--file", str(A1 / "solution.py"))
+    assert r.returncode == 0
+    ws.mkdir(exist_ok=True)
+    (ws / "online_normalizer.py").write_text((A1 / "solution.py").read_text())
+    r = cli("online_normalizer", "--workspace", str(ws))
+    assert r.returncode == 0, r.stdout + r.stderr
+    from checks import workspace
+    entry = workspace.load_progress(ws)[0]["online_normalizer"]
+    assert entry["best"]["status"] == "passed" and entry["best"]["passed"] == entry["best"]["total"] > 0
