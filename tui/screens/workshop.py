@@ -123,9 +123,6 @@ class WorkshopScreen(RunLoop, Screen[None]):
         size = layout.size_class(width, height)
         for name in layout.SIZE_CLASSES:
             self.set_class(name == size, name)
-        # small terminals: the timings fold to their status line, the results keep the room
-        # (set inline: the panel sets its own height inline, which a stylesheet cannot override)
-        self.query_one(TimingsPanel).styles.max_height = 3 if size == "-compact" else None
         viewer = self.query_one("#lesson", MarkdownViewer)
         show = self.toc_choice if self.toc_choice is not None else size == "-wide"
         if viewer.show_table_of_contents != show:

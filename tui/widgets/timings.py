@@ -59,8 +59,13 @@ class MarkedBar(Bar):
 
 
 class TimingsPanel(Vertical):
-    DEFAULT_CSS = """
-    TimingsPanel #timings-legend { color: $text-muted; padding: 0 1; height: 1; }
+    # MAX_LINES tall at most (the table scrolls inside), so results and timings fit
+    # 80x24 together; tui/app.tcss folds it further by terminal size.
+    DEFAULT_CSS = f"""
+    TimingsPanel {{ height: auto; max-height: {MAX_LINES}; }}
+    TimingsPanel #timings {{ height: auto; max-height: {MAX_LINES - 2}; }}
+    TimingsPanel #timings-legend {{ color: $text-muted; padding: 0 1; height: 1; }}
+    TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
     """
 
     def __init__(self, **kwargs) -> None:
@@ -75,10 +80,7 @@ class TimingsPanel(Vertical):
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        # Inline styles: the panel stays compact whatever the app's stylesheet says.
-        self.styles.max_height = MAX_LINES
         t = self.query_one("#timings", DataTable)
-        t.styles.max_height = MAX_LINES - 2
         for label, key in (("Run", "run"), ("Variant", "variant"), ("Shape", "shape"),
                            ("Median µs", "median"), ("", "bar"), ("p20/p80 µs", "spread"),
                            ("Speedup", "speedup"), ("Throughput", "rate"), ("Of ceiling", "fraction"),
@@ -108,7 +110,6 @@ class TimingsPanel(Vertical):
         t.clear()
         rows = self._labelled()
         self.set_class(not rows, "empty")
-        self.query_one("#timings-legend", Static).display = bool(rows)
         marks = {i: (bench.markers(r, self.results, self.reference) if who == "yours" else
                      bench.markers(r, self.reference, []))
                  for i, (who, r) in enumerate(rows)}
