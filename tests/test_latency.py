@@ -67,6 +67,7 @@ def test_headless_benchmark_without_textual_or_watchfiles(tmp_path, capsys):
     assert data["schema"] == "kernel-course/latency" and data["version"] == 2
     assert data["machine"]["watcher"] == "stat-poll"
     assert data["machine"]["pool_size"] == {"online_normalizer": 1}
+    assert data["complete"] is True and data["workshops_done"] == ["online_normalizer"]
     rows = {(s["workshop"], s["scenario"], s["path"]): s for s in data["summary"]}
     for path in ("warm", "fresh"):
         row = rows[("online_normalizer", "edit", path)]

@@ -25,6 +25,9 @@ JSON (``--json``, default results/local/latency-<time>.json), schema
      "machine": {"python", "platform", "cpus", "gpu", "pool_size": {workshop: n},
                  "watcher": "watchfiles" | "stat-poll"},
      "settings": {"repeats", "edit", "watch_step_ms", "targets": {...}},
+     "complete": false until every workshop is measured (the file is rewritten after
+                 each one, so a run stopped at a time limit keeps what it measured),
+     "workshops_done": [...], "seconds",
      "summary": [{"workshop", "scenario", "path", "n", "runs_started",
                   "first_s": {"median", "min", "max"}, "last_s": {...},
                   # warm rows with a fresh row beside them:
@@ -300,26 +303,33 @@ def main(argv=None) -> int:
     gpu = gpu_present()
     rows, sizes = [], {}
     t0 = time.monotonic()
+    out = args.json or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+    def payload(done: bool) -> dict:
+        return {"schema": "kernel-course/latency", "version": 2,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": "python -m tui.latency " + " ".join(argv if argv is not None else sys.argv[1:]),
+                "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                            "cpus": os.cpu_count(), "gpu": gpu, "pool_size": sizes,
+                            "watcher": watch.BACKEND},
+                "settings": {"repeats": args.repeats, "edit": args.edit,
+                             "watch_step_ms": watch.STEP_MS, "targets": TARGETS},
+                "complete": done, "workshops_done": sorted(sizes),
+                "seconds": round(time.monotonic() - t0, 1), "summary": summarize(rows, gpu),
+                "runs": rows}
+
     with tempfile.TemporaryDirectory(prefix="latency-ws-") as d:
         for wid in ids:
             w = catalog.get(wid)
             got, sizes[wid] = measure(w, args.repeats, w.gpu and not gpu, args.timeout,
                                       Path(d) / wid, args.edit, args.pool)
             rows += got
+            # after each workshop, so a run stopped at its time limit keeps what it measured
+            write_json_atomic(out, payload(done=False))
             print(f"  {wid}: measured ({time.monotonic() - t0:.0f} s so far)", flush=True)
-    table = summarize(rows, gpu)
-    print_table(table)
-    payload = {"schema": "kernel-course/latency", "version": 2,
-               "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-               "command": "python -m tui.latency " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                           "cpus": os.cpu_count(), "gpu": gpu, "pool_size": sizes,
-                           "watcher": watch.BACKEND},
-               "settings": {"repeats": args.repeats, "edit": args.edit,
-                            "watch_step_ms": watch.STEP_MS, "targets": TARGETS},
-               "seconds": round(time.monotonic() - t0, 1), "summary": table, "runs": rows}
-    out = args.json or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    write_json_atomic(out, payload)
+    final = payload(done=True)
+    print_table(final["summary"])
+    write_json_atomic(out, final)
     print(f"written to {out}")
     return 0
 
