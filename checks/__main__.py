@@ -7,6 +7,7 @@ dependencies unavailable; 64 a usage error.
 Standard library only at import time, so ``python -S -m checks online_normalizer``
 works from the repository root.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from checks.records import (EXIT_UNAVAILABLE, EXIT_USAGE, Record, UsageParser, exit_code, summary_line,
-                            write_json_atomic)
+from checks.records import (
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    Record,
+    UsageParser,
+    exit_code,
+    summary_line,
+    write_json_atomic,
+)
 from checks.report import Printer
 from workshops import catalog
 
@@ -32,46 +40,81 @@ class UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = UsageParser(prog="python -m checks", description=__doc__.split("\n\n")[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter,
-                epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
-                       "3 nothing selected or unavailable, 64 usage error")
+    p = UsageParser(
+        prog="python -m checks",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
+        "3 nothing selected or unavailable, 64 usage error",
+    )
     p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
     p.add_argument("--list", action="store_true", help="list the workshops and their checks")
-    p.add_argument("--level", choices=("all", "intermediate", "advanced"), default="all",
-                   help="with 'all' or --list: only this level")
-    p.add_argument("--hint", nargs="?", const=1, type=int, metavar="N",
-                   help="show hint N (default the first); tiers go from a nudge to nearly the answer")
+    p.add_argument(
+        "--level",
+        choices=("all", "intermediate", "advanced"),
+        default="all",
+        help="with 'all' or --list: only this level",
+    )
+    p.add_argument(
+        "--hint",
+        nargs="?",
+        const=1,
+        type=int,
+        metavar="N",
+        help="show hint N (default the first); tiers go from a nudge to nearly the answer",
+    )
     p.add_argument("--hints", action="store_true", help="show every hint")
     p.add_argument("--explain", action="store_true", help="show the answer's explanation")
     p.add_argument("--solution", action="store_true", help="check the reference answer instead of your file")
     p.add_argument("--file", type=Path, metavar="PATH", help="check this file against the named workshop")
     p.add_argument("--include-gpu", action="store_true", help="with 'all': include the GPU workshops")
-    p.add_argument("--interpret", action="store_true",
-                   help="run GPU workshops in Triton's interpreter on the CPU")
+    p.add_argument(
+        "--interpret", action="store_true", help="run GPU workshops in Triton's interpreter on the CPU"
+    )
     p.add_argument("--check", action="append", metavar="ID", help="run only this named check (repeatable)")
     p.add_argument("--json", type=Path, metavar="PATH", help="write the run's records as JSON")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="run the exercise in a child process and stop it after this long")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="run the exercise in a child process and stop it after this long",
+    )
     p.add_argument("--verbose", action="store_true", help="show tracebacks and long messages")
     p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
-    p.add_argument("--reset", action="store_true",
-                   help="restore the starter into your file (your file is backed up first)")
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="restore the starter into your file (your file is backed up first)",
+    )
     p.add_argument("--where", action="store_true", help="print the path of your exercise file")
-    p.add_argument("--self-check", action="store_true",
-                   help="authors: check the course itself -- each selected workshop's folder is "
-                        "complete, its answer passes, its starter is TODO, and every kept wrong "
-                        "answer is rejected by the checks its meta.json names")
-    p.add_argument("--seed", metavar="N",
-                   help="mix N into every check's inputs (same N, same inputs on every machine; "
-                        "default $KERNEL_COURSE_SEED, else 0: the usual inputs)")
-    p.add_argument("--no-interpret", action="store_true",
-                   help="without a GPU, refuse to run GPU workshops instead of interpreting them")
-    p.add_argument("--doctor", action="store_true",
-                   help="report what will work on this machine and how to fix what will not")
-    p.add_argument("--sanitize", action="store_true",
-                   help="on a GPU: run the checks under compute-sanitizer (memcheck) and report "
-                        "invalid memory accesses")
+    p.add_argument(
+        "--self-check",
+        action="store_true",
+        help="authors: check the course itself -- each selected workshop's folder is "
+        "complete, its answer passes, its starter is TODO, and every kept wrong "
+        "answer is rejected by the checks its meta.json names",
+    )
+    p.add_argument(
+        "--seed",
+        metavar="N",
+        help="mix N into every check's inputs (same N, same inputs on every machine; "
+        "default $KERNEL_COURSE_SEED, else 0: the usual inputs)",
+    )
+    p.add_argument(
+        "--no-interpret",
+        action="store_true",
+        help="without a GPU, refuse to run GPU workshops instead of interpreting them",
+    )
+    p.add_argument(
+        "--doctor",
+        action="store_true",
+        help="report what will work on this machine and how to fix what will not",
+    )
+    p.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="on a GPU: run the checks under compute-sanitizer (memcheck) and report invalid memory accesses",
+    )
     return p
 
 
@@ -81,14 +124,27 @@ def run_sanitized(argv: list, out: Printer) -> int:
     import re
     import shutil
     import subprocess
+
     tool = shutil.which("compute-sanitizer") or next(
-        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None)
+        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None
+    )
     if tool is None:
         out.line("--sanitize: compute-sanitizer was not found (it ships with the CUDA toolkit)")
         return EXIT_UNAVAILABLE
     inner = [a for a in argv if a != "--sanitize"]
-    cmd = [tool, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "20",
-           sys.executable, "-m", "checks", *inner]
+    cmd = [
+        tool,
+        "--tool",
+        "memcheck",
+        "--error-exitcode",
+        "99",
+        "--print-limit",
+        "20",
+        sys.executable,
+        "-m",
+        "checks",
+        *inner,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
     findings = [l for l in (proc.stdout + proc.stderr).splitlines() if l.startswith("=========")]
@@ -122,6 +178,7 @@ def _select(args) -> list:
 
 def _target(w, args) -> Path:
     from checks import workspace
+
     if args.file is not None:
         return args.file
     if args.solution:
@@ -141,6 +198,7 @@ def cmd_list(args, out: Printer) -> int:
             out.line(f"      prerequisite: {w.prerequisite}; deliverable: {w.deliverable}")
             if args.verbose:
                 from checks.engine import cases_for
+
                 try:
                     for c in cases_for(w.id):
                         out.line(f"        {c.id:<28} {c.label}")
@@ -191,13 +249,16 @@ def run(args, out: Printer) -> int:
         raise UsageError("--interpret and --no-interpret contradict each other; choose one")
     if any(w.gpu for w in selected) and not args.interpret and not args.no_interpret:
         if _no_cuda_gpu():
-            args.interpret = True       # as the app does; one notice, not one per check
-            out.line("No CUDA GPU here: the GPU workshops run in Triton's interpreter on the CPU "
-                     "(correct but slow, not timed; checks that need a GPU are skipped). "
-                     "--no-interpret refuses instead.")
+            args.interpret = True  # as the app does; one notice, not one per check
+            out.line(
+                "No CUDA GPU here: the GPU workshops run in Triton's interpreter on the CPU "
+                "(correct but slow, not timed; checks that need a GPU are skipped). "
+                "--no-interpret refuses instead."
+            )
     if args.interpret:
         from checks.engine import use_interpreter
-        use_interpreter()      # before anything imports triton
+
+        use_interpreter()  # before anything imports triton
     if not selected:
         out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
         out.line(summary_line([]))
@@ -225,7 +286,7 @@ def run(args, out: Printer) -> int:
 
         def show(rec: Record):
             if rec.status == "skipped" and rec.message in said:
-                rec = dataclasses.replace(rec, message="")      # the same reason, said once
+                rec = dataclasses.replace(rec, message="")  # the same reason, said once
             said.add(rec.message)
             old = before.get(rec.id)
             change = ""
@@ -237,8 +298,8 @@ def run(args, out: Printer) -> int:
         try:
             if args.timeout:
                 from checks.child import ChildRun
-                runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check,
-                                  timeout=args.timeout)
+
+                runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check, timeout=args.timeout)
                 records = []
                 for ev in runner.events():
                     if ev["type"] == "record":
@@ -248,19 +309,25 @@ def run(args, out: Printer) -> int:
                     raise UsageError(runner.usage_error)
             else:
                 from checks.engine import run_checks
-                records = run_checks(w.id, path, interpret=args.interpret, only=args.check,
-                                     on_record=show)
+
+                records = run_checks(w.id, path, interpret=args.interpret, only=args.check, on_record=show)
         except KeyError as e:
             raise UsageError(str(e).strip("'\"")) from None
         if not (args.solution or args.file or args.check):
             status = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}[exit_code(records)]
             h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
             try:
-                workspace.record_progress(w.id, status, h, args.workspace,
-                                          note=f"{mode}; {summary_line(records)}",
-                                          warn=lambda msg: out.line(f"  ({msg})"))
-                workspace.record_result(w.id, status, sum(r.status == "pass" for r in records),
-                                        len(records), h, args.workspace)
+                workspace.record_progress(
+                    w.id,
+                    status,
+                    h,
+                    args.workspace,
+                    note=f"{mode}; {summary_line(records)}",
+                    warn=lambda msg: out.line(f"  ({msg})"),
+                )
+                workspace.record_result(
+                    w.id, status, sum(r.status == "pass" for r in records), len(records), h, args.workspace
+                )
                 previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
             except (OSError, TimeoutError) as e:
                 out.line(f"  (progress not saved: {e})")
@@ -278,17 +345,24 @@ def run(args, out: Printer) -> int:
     skipped = sum(r.status == "skipped" for r in all_records)
     code = exit_code(all_records)
     if skipped and code == 0:
-        out.line(f"Not complete: {skipped} check(s) could not run here (see SKIP lines); "
-                 f"run on a CUDA GPU to finish.")
+        out.line(
+            f"Not complete: {skipped} check(s) could not run here (see SKIP lines); "
+            f"run on a CUDA GPU to finish."
+        )
     out.line(summary_line(all_records))
     if args.json:
         payload = {
-            "schema": RECORDS_SCHEMA, "version": RECORDS_VERSION,
+            "schema": RECORDS_SCHEMA,
+            "version": RECORDS_VERSION,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "command": ["python", "-m", "checks"] + sys.argv[1:],
-            "exit_code": code, "summary": summary_line(all_records),
-            "environment": {"python": platform.python_version(), "platform": platform.platform(),
-                            "interpret": bool(args.interpret)},
+            "exit_code": code,
+            "summary": summary_line(all_records),
+            "environment": {
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "interpret": bool(args.interpret),
+            },
             "seed": all_records[0].seed if all_records else 0,
             "records": [r.to_dict() for r in all_records],
         }
@@ -304,6 +378,7 @@ def self_check(args, out: Printer) -> int:
     runs only the checks its meta.json names: each of them must reject it."""
     from checks.authoring import folder_problems, missed_catches
     from checks.child import ChildRun, WarmPool, preload_for
+
     folder_issues = [p for w in _select(args) for p in folder_problems(w)]
     for p in folder_issues:
         out.line(f"  BAD {p}", "bold red")
@@ -320,37 +395,65 @@ def self_check(args, out: Printer) -> int:
         preload = preload_for(w.gpu, args.interpret)
         worker = pool.take(preload)
         pool.prime(preload)
-        records = ChildRun(w.id, path, interpret=args.interpret, worker=worker, only=only,
-                           timeout=args.timeout or 600).run()
+        records = ChildRun(
+            w.id, path, interpret=args.interpret, worker=worker, only=only, timeout=args.timeout or 600
+        ).run()
         code = exit_code(records)
         missed = missed_catches(w, path.name, records) if want == {1} else []
         unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
         ok = (code in want or unavailable) and not missed
         problems += not ok
         caught = sorted({r.id for r in records if r.status in ("fail", "error")})
-        note = f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}" if caught and code == 1 else ""
+        note = (
+            f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}"
+            if caught and code == 1
+            else ""
+        )
         if unavailable:
             note += f"; its checks ({', '.join(only or [])}) cannot run here"
         if missed:
             note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
         rel = str(path.relative_to(w.folder.parent))
-        out.line(f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
-                 "" if ok else "bold red")
-        files.append({"workshop": w.id, "file": rel, "expected": what, "exit_code": code, "ok": ok,
-                      "caught_by": caught, "missed": missed,
-                      "records": [r.to_dict() for r in records]})
+        out.line(
+            f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
+            "" if ok else "bold red",
+        )
+        files.append(
+            {
+                "workshop": w.id,
+                "file": rel,
+                "expected": what,
+                "exit_code": code,
+                "ok": ok,
+                "caught_by": caught,
+                "missed": missed,
+                "records": [r.to_dict() for r in records],
+            }
+        )
     pool.close()
-    out.line(f"{len(expected) - problems} of {len(expected)} course files behave as expected."
-             + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else ""))
+    out.line(
+        f"{len(expected) - problems} of {len(expected)} course files behave as expected."
+        + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else "")
+    )
     code = EXIT_UNAVAILABLE if not expected else (0 if problems == 0 and not folder_issues else 1)
     if args.json:
-        write_json_atomic(args.json, {
-            "schema": RECORDS_SCHEMA + "/self-check", "version": RECORDS_VERSION,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": ["python", "-m", "checks"] + sys.argv[1:], "exit_code": code,
-            "environment": {"python": platform.python_version(), "platform": platform.platform(),
-                            "interpret": bool(args.interpret)},
-            "folder_problems": folder_issues, "files": files})
+        write_json_atomic(
+            args.json,
+            {
+                "schema": RECORDS_SCHEMA + "/self-check",
+                "version": RECORDS_VERSION,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": ["python", "-m", "checks"] + sys.argv[1:],
+                "exit_code": code,
+                "environment": {
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "interpret": bool(args.interpret),
+                },
+                "folder_problems": folder_issues,
+                "files": files,
+            },
+        )
         out.line(f"self-check written to {args.json}")
     return code
 
@@ -363,12 +466,14 @@ def main(argv=None) -> int:
             raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
         if args.seed is not None:
             from checks.case import SEED_ENV, parse_seed
+
             try:
-                os.environ[SEED_ENV] = str(parse_seed(args.seed))   # child processes inherit it
+                os.environ[SEED_ENV] = str(parse_seed(args.seed))  # child processes inherit it
             except ValueError as e:
                 raise UsageError(str(e)) from None
         if args.doctor:
             from checks import doctor
+
             return doctor.report(out)
         if args.list:
             return cmd_list(args, out)
@@ -383,13 +488,17 @@ def main(argv=None) -> int:
             w = w[0]
             if args.where:
                 from checks import workspace
+
                 out.line(str(workspace.ensure_exercise(w, args.workspace)))
                 return 0
             if args.reset:
                 from checks import workspace
+
                 path, saved = workspace.reset(w, args.workspace)
-                out.line(f"restored the starter into {path}" +
-                         (f"; your previous file is kept at {saved}" if saved else ""))
+                out.line(
+                    f"restored the starter into {path}"
+                    + (f"; your previous file is kept at {saved}" if saved else "")
+                )
                 return 0
             if args.explain:
                 out.line(w.explanation or f"{w.id} has no explanation yet")

@@ -16,6 +16,7 @@ The body reports through exceptions, so a check reads like a test:
 
 This module is standard library only: the CPU workshop runs under ``python -S``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,17 +52,35 @@ class Case:
     cost: int = 1
 
 
-def check(id: str, label: str, *, why: str = "", section: str = "", interpreter: bool = True,
-          interpreter_reason: str = "", cost: int = 1) -> Callable:
+def check(
+    id: str,
+    label: str,
+    *,
+    why: str = "",
+    section: str = "",
+    interpreter: bool = True,
+    interpreter_reason: str = "",
+    cost: int = 1,
+) -> Callable:
     """Decorator: ``@check("empty-identity", "merging the empty state changes nothing")``.
 
     The decorated function is returned unchanged; the case is collected on the
     function as ``fn.case`` and by :func:`collect`.
     """
+
     def wrap(fn):
-        fn.case = Case(id=id, label=label, fn=fn, why=why, section=section,
-                       interpreter=interpreter, interpreter_reason=interpreter_reason, cost=cost)
+        fn.case = Case(
+            id=id,
+            label=label,
+            fn=fn,
+            why=why,
+            section=section,
+            interpreter=interpreter,
+            interpreter_reason=interpreter_reason,
+            cost=cost,
+        )
         return fn
+
     return wrap
 
 
@@ -100,10 +119,11 @@ def parse_seed(value, name: str = "--seed") -> int:
 @dataclass
 class Context:
     """What a case body gets besides the learner's module."""
+
     case_id: str
-    device: str = "cpu"          # "cuda" on a GPU, "cpu" for CPU work and the interpreter
+    device: str = "cpu"  # "cuda" on a GPU, "cpu" for CPU work and the interpreter
     interpret: bool = False
-    details: dict = field(default_factory=dict)   # extra facts a passing case wants recorded
+    details: dict = field(default_factory=dict)  # extra facts a passing case wants recorded
     base_seed: int = 0
 
     @property
@@ -118,6 +138,7 @@ class Context:
         """A torch.Generator on the CPU seeded for this case (inputs are drawn on the CPU
         and moved, so a case draws the same numbers on every device)."""
         import torch
+
         g = torch.Generator(device="cpu")
         g.manual_seed(self.seed)
         return g

@@ -13,6 +13,7 @@ tail of stderr), the checks that never ran are ``skipped`` -- never ``pass``.
 
 Platform differences (process groups, the record channel) live in this module only.
 """
+
 from __future__ import annotations
 
 import collections
@@ -77,21 +78,29 @@ class Worker:
     def __init__(self, preload: str = "none", env: Optional[dict] = None, warm: str = ""):
         self.preload = preload
         self.warm = warm
-        self.ready_info: dict = {}       # the ready event: pid, and the warmed workshop's cases
+        self.ready_info: dict = {}  # the ready event: pid, and the warmed workshop's cases
         self.events: "queue.Queue" = queue.Queue()
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")
         if preload == "interpret":
             child_env["TRITON_INTERPRET"] = "1"
-        args = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-m", "checks.worker",
-                                                                         "--preload", preload]
+        args = (
+            [sys.executable]
+            + (["-S"] if sys.flags.no_site else [])
+            + ["-m", "checks.worker", "--preload", preload]
+        )
         if warm:
             args += ["--warm", warm]
         fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
         os.close(fd)
         args += ["--stack-file", self._stack_file]
-        kwargs = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                      cwd=str(REPO), env=child_env)
+        kwargs = dict(
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=str(REPO),
+            env=child_env,
+        )
         self._record_file = None
         if POSIX:
             r, w = os.pipe()
@@ -121,7 +130,7 @@ class Worker:
         try:
             self.events.put(json.loads(line))
         except ValueError:
-            pass      # only the worker writes here; ignore anything malformed
+            pass  # only the worker writes here; ignore anything malformed
 
     def _read_pipe(self, fd: int):
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
@@ -189,7 +198,7 @@ class Worker:
             except OSError:
                 return ""
             if now and now == size:
-                break            # written and no longer growing
+                break  # written and no longer growing
             size = now
         try:
             with open(self._stack_file, encoding="utf-8", errors="replace") as f:
@@ -206,8 +215,9 @@ class Worker:
                 pass
         else:
             try:
-                subprocess.run(["taskkill", "/F", "/T", "/PID", str(self.proc.pid)],
-                               capture_output=True, check=False)
+                subprocess.run(
+                    ["taskkill", "/F", "/T", "/PID", str(self.proc.pid)], capture_output=True, check=False
+                )
             except OSError:
                 self.proc.kill()
         try:
@@ -225,8 +235,16 @@ class Worker:
 class ChildRun:
     """One run of a workshop's checks in a worker process."""
 
-    def __init__(self, workshop_id: str, path, *, interpret: bool = False, only=None,
-                 timeout: Optional[float] = None, worker: Optional[Worker] = None):
+    def __init__(
+        self,
+        workshop_id: str,
+        path,
+        *,
+        interpret: bool = False,
+        only=None,
+        timeout: Optional[float] = None,
+        worker: Optional[Worker] = None,
+    ):
         self.workshop_id = workshop_id
         self.path = Path(path).resolve()
         self.interpret = interpret
@@ -236,10 +254,10 @@ class ChildRun:
         self.records: list = []
         self.plan: list = []
         self.current: Optional[str] = None
-        self.outcome = "running"       # done / crashed / timeout / cancelled / usage
+        self.outcome = "running"  # done / crashed / timeout / cancelled / usage
         self.usage_error = ""
-        self.content_hash: Optional[str] = None   # of the bytes the worker imported
-        self.options: dict = {}        # extra run_checks keywords (e.g. seed), passed through
+        self.content_hash: Optional[str] = None  # of the bytes the worker imported
+        self.options: dict = {}  # extra run_checks keywords (e.g. seed), passed through
         # per check id: seconds (the engine's), compile_s, compiles, transfer_s (worker
         # to here), began / arrived (monotonic, this process)
         self.timings: dict = {}
@@ -260,18 +278,33 @@ class ChildRun:
             if c["id"] in done:
                 continue
             running = c["id"] == self.current
-            out.append(Record(workshop=self.workshop_id, id=c["id"], label=c["label"],
-                              status="error" if running else "skipped",
-                              message=why if running else f"not run: {why.split(':')[0]}",
-                              why=c.get("why", ""), section=c.get("section", ""),
-                              details=details if running else {},
-                              seconds=round(seconds, 3) if running else 0.0))
+            out.append(
+                Record(
+                    workshop=self.workshop_id,
+                    id=c["id"],
+                    label=c["label"],
+                    status="error" if running else "skipped",
+                    message=why if running else f"not run: {why.split(':')[0]}",
+                    why=c.get("why", ""),
+                    section=c.get("section", ""),
+                    details=details if running else {},
+                    seconds=round(seconds, 3) if running else 0.0,
+                )
+            )
         if self.current is None:
             # Died outside any check: while importing the exercise (or between checks).
-            out.insert(0, Record(workshop=self.workshop_id, id="load" if not self.records else "run",
-                                 label=f"import {self.path.name}" if not self.records else "the run",
-                                 status="error", message=why, details=details,
-                                 seconds=round(seconds, 3)))
+            out.insert(
+                0,
+                Record(
+                    workshop=self.workshop_id,
+                    id="load" if not self.records else "run",
+                    label=f"import {self.path.name}" if not self.records else "the run",
+                    status="error",
+                    message=why,
+                    details=details,
+                    seconds=round(seconds, 3),
+                ),
+            )
         return out
 
     def events(self) -> Iterator[dict]:
@@ -280,10 +313,18 @@ class ChildRun:
         w = self.worker
         started = time.monotonic()
         try:
-            w.send_job({**self.options, "workshop": self.workshop_id, "file": str(self.path),
-                        "interpret": self.interpret, "only": self.only, "timeout": self.timeout})
+            w.send_job(
+                {
+                    **self.options,
+                    "workshop": self.workshop_id,
+                    "file": str(self.path),
+                    "interpret": self.interpret,
+                    "only": self.only,
+                    "timeout": self.timeout,
+                }
+            )
         except (BrokenPipeError, OSError):
-            pass      # the worker died before the job; reported below as a crash
+            pass  # the worker died before the job; reported below as a crash
         deadline = started + self.timeout if self.timeout else None
         finished = False
         while not finished:
@@ -314,10 +355,13 @@ class ChildRun:
                 self.records.append(rec)
                 self.current = None
                 self.timings[rec.id] = {
-                    "seconds": rec.seconds, "compile_s": ev.get("compile_s"),
-                    "compiles": ev.get("compiles"), "arrived": time.monotonic(),
+                    "seconds": rec.seconds,
+                    "compile_s": ev.get("compile_s"),
+                    "compiles": ev.get("compiles"),
+                    "arrived": time.monotonic(),
                     "began": self._began.get(rec.id),
-                    "transfer_s": (round(max(0.0, time.time() - ev["t"]), 4) if "t" in ev else None)}
+                    "transfer_s": (round(max(0.0, time.time() - ev["t"]), 4) if "t" in ev else None),
+                }
                 yield {"type": "record", "record": rec}
             elif kind == "usage":
                 self.outcome, self.usage_error = "usage", ev["message"]
@@ -333,21 +377,21 @@ class ChildRun:
                 self.outcome = "cancelled" if self._cancel.is_set() else "crashed"
                 finished = True
         stack = w.dump_stack() if self.outcome == "timeout" else ""
-        w.kill()           # the job is over: nothing the exercise started may survive it
+        w.kill()  # the job is over: nothing the exercise started may survive it
         elapsed = time.monotonic() - started
         if self.outcome in ("crashed", "timeout"):
             ran = elapsed
             if self.current is not None and self.current in self._began:
                 ran = time.monotonic() - self._began[self.current]
             if self.outcome == "timeout":
-                why = (f"timed out: stopped after {self.timeout:g} s (an infinite loop, or "
-                       f"far too slow)")
+                why = f"timed out: stopped after {self.timeout:g} s (an infinite loop, or far too slow)"
                 details = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
                 stuck = stuck_at(stack, self.path)
                 if stuck is not None:
                     details["stuck_at"] = stuck
-                    why += (f"; stuck at {Path(stuck['file']).name}, line {stuck['line']}, "
-                            f"in {stuck['function']}")
+                    why += (
+                        f"; stuck at {Path(stuck['file']).name}, line {stuck['line']}, in {stuck['function']}"
+                    )
                 if stack.strip():
                     details["stack"] = stack[-4000:]
             else:
@@ -365,8 +409,12 @@ class ChildRun:
             for rec in self._synthesize(why, details, ran):
                 self.records.append(rec)
                 yield {"type": "record", "record": rec}
-        yield {"type": "end", "outcome": self.outcome, "seconds": round(elapsed, 3),
-               "stdout_bytes": w.stdout.total}
+        yield {
+            "type": "end",
+            "outcome": self.outcome,
+            "seconds": round(elapsed, 3),
+            "stdout_bytes": w.stdout.total,
+        }
 
     def run(self) -> list:
         for _ in self.events():
@@ -393,7 +441,7 @@ def stuck_at(stack: str, path) -> Optional[dict]:
                 block[1].append(m)
     blocks.sort(key=lambda b: not b[0])
     for _, frames in blocks:
-        for m in frames:        # most recent call first
+        for m in frames:  # most recent call first
             if os.path.realpath(m["file"]) == target:
                 return {"file": m["file"], "line": int(m["line"]), "function": m["function"]}
     return None
@@ -406,6 +454,7 @@ def gpu_present() -> bool:
     if os.path.exists("/dev/nvidiactl"):
         return True
     import shutil
+
     smi = shutil.which("nvidia-smi")
     if not smi:
         return False

@@ -5,6 +5,7 @@ compute capability, Triton's interpreter, compute-sanitizer) and, where somethin
 missing, the command that fixes it.  Standard library at import time; torch and
 triton are imported inside, and a failure to import them is itself a finding.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,7 +21,7 @@ OK, WARN, PROBLEM = "ok", "note", "problem"
 
 @dataclass
 class Finding:
-    status: str          # ok / note / problem
+    status: str  # ok / note / problem
     what: str
     detail: str
     fix: str = ""
@@ -35,26 +36,47 @@ def _version(name: str) -> Optional[str]:
 
 
 def findings() -> list:
-    out = [Finding(OK if sys.version_info >= (3, 10) else PROBLEM, "python",
-                   f"{platform.python_version()} at {sys.executable}",
-                   "" if sys.version_info >= (3, 10) else "use Python 3.10 or newer")]
+    out = [
+        Finding(
+            OK if sys.version_info >= (3, 10) else PROBLEM,
+            "python",
+            f"{platform.python_version()} at {sys.executable}",
+            "" if sys.version_info >= (3, 10) else "use Python 3.10 or newer",
+        )
+    ]
     in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
     if not in_venv:
-        out.append(Finding(WARN, "environment", "not inside a virtual environment",
-                           "run `bash scripts/setup.sh` and use .venv/bin/python"))
+        out.append(
+            Finding(
+                WARN,
+                "environment",
+                "not inside a virtual environment",
+                "run `bash scripts/setup.sh` and use .venv/bin/python",
+            )
+        )
     fix_install = "bash scripts/setup.sh (installs everything into .venv)"
-    for name, why in (("torch", "GPU workshops and their checks"),
-                      ("triton", "GPU workshops (kernels, and the interpreter on a CPU)"),
-                      ("numpy", "Triton's interpreter"),
-                      ("textual", "the terminal app"), ("watchfiles", "the app's file watching")):
+    for name, why in (
+        ("torch", "GPU workshops and their checks"),
+        ("triton", "GPU workshops (kernels, and the interpreter on a CPU)"),
+        ("numpy", "Triton's interpreter"),
+        ("textual", "the terminal app"),
+        ("watchfiles", "the app's file watching"),
+    ):
         v = _version(name)
         status = OK if v else (WARN if name in ("textual", "watchfiles") else PROBLEM)
-        out.append(Finding(status, name, f"{v} (for {why})" if v else f"missing: needed for {why}",
-                           "" if v else fix_install))
+        out.append(
+            Finding(
+                status,
+                name,
+                f"{v} (for {why})" if v else f"missing: needed for {why}",
+                "" if v else fix_install,
+            )
+        )
     np_v = _version("numpy")
     if np_v and _version("triton") == "3.6.0" and tuple(int(p) for p in np_v.split(".")[:2]) >= (2, 4):
-        out.append(Finding(PROBLEM, "numpy", f"{np_v} breaks Triton 3.6's interpreter",
-                           "pip install 'numpy<2.4'"))
+        out.append(
+            Finding(PROBLEM, "numpy", f"{np_v} breaks Triton 3.6's interpreter", "pip install 'numpy<2.4'")
+        )
     out += _gpu_findings()
     return out
 
@@ -64,32 +86,63 @@ def _gpu_findings() -> list:
     try:
         import torch
     except Exception:  # noqa: BLE001
-        return [Finding(PROBLEM, "GPU workshops", "cannot run: torch is not importable",
-                        "bash scripts/setup.sh")]
+        return [
+            Finding(PROBLEM, "GPU workshops", "cannot run: torch is not importable", "bash scripts/setup.sh")
+        ]
     if torch.cuda.is_available():
         major, minor = torch.cuda.get_device_capability()
         name = torch.cuda.get_device_name()
         cap_ok = major >= 8
-        out.append(Finding(OK if cap_ok else WARN, "GPU", f"{name}, compute capability {major}.{minor}",
-                           "" if cap_ok else "bf16 checks need compute capability 8.0 or newer"))
-        out.append(Finding(OK, "GPU workshops", "run natively on the GPU and are timed by "
-                                                "python -m checks.benchmark"))
+        out.append(
+            Finding(
+                OK if cap_ok else WARN,
+                "GPU",
+                f"{name}, compute capability {major}.{minor}",
+                "" if cap_ok else "bf16 checks need compute capability 8.0 or newer",
+            )
+        )
+        out.append(
+            Finding(
+                OK, "GPU workshops", "run natively on the GPU and are timed by python -m checks.benchmark"
+            )
+        )
     else:
-        why = ("this PyTorch is a CPU build" if torch.version.cuda is None
-               else "no CUDA device is visible")
-        out.append(Finding(WARN, "GPU", f"none ({why})",
-                           "none needed to learn: the GPU workshops run in Triton's interpreter"))
-        out.append(Finding(OK if _version("triton") else PROBLEM, "GPU workshops",
-                           "run in Triton's interpreter on the CPU: correct but slow, not timed; "
-                           "bf16 tl.dot and CUDA-stream checks are skipped (they need a GPU)"))
+        why = "this PyTorch is a CPU build" if torch.version.cuda is None else "no CUDA device is visible"
+        out.append(
+            Finding(
+                WARN,
+                "GPU",
+                f"none ({why})",
+                "none needed to learn: the GPU workshops run in Triton's interpreter",
+            )
+        )
+        out.append(
+            Finding(
+                OK if _version("triton") else PROBLEM,
+                "GPU workshops",
+                "run in Triton's interpreter on the CPU: correct but slow, not timed; "
+                "bf16 tl.dot and CUDA-stream checks are skipped (they need a GPU)",
+            )
+        )
     if os.environ.get("TRITON_INTERPRET") == "1":
-        out.append(Finding(WARN, "TRITON_INTERPRET", "is set to 1 in your shell: every kernel runs "
-                           "in the interpreter, even on a GPU", "unset TRITON_INTERPRET"))
+        out.append(
+            Finding(
+                WARN,
+                "TRITON_INTERPRET",
+                "is set to 1 in your shell: every kernel runs in the interpreter, even on a GPU",
+                "unset TRITON_INTERPRET",
+            )
+        )
     sanitizer = shutil.which("compute-sanitizer")
     if torch.cuda.is_available():
-        out.append(Finding(OK if sanitizer else WARN, "compute-sanitizer",
-                           sanitizer or "not found (needed only for --sanitize)",
-                           "" if sanitizer else "install the CUDA toolkit, or put its bin/ on PATH"))
+        out.append(
+            Finding(
+                OK if sanitizer else WARN,
+                "compute-sanitizer",
+                sanitizer or "not found (needed only for --sanitize)",
+                "" if sanitizer else "install the CUDA toolkit, or put its bin/ on PATH",
+            )
+        )
     return out
 
 
@@ -103,6 +156,9 @@ def report(out) -> int:
             out.line(f"        -> {f.fix}")
     problems = [f for f in items if f.status == PROBLEM]
     out.line()
-    out.line("Everything the course needs is here." if not problems else
-             f"{len(problems)} problem(s) above; the line after each says how to fix it.")
+    out.line(
+        "Everything the course needs is here."
+        if not problems
+        else f"{len(problems)} problem(s) above; the line after each says how to fix it."
+    )
     return 0 if not problems else 3

@@ -5,6 +5,7 @@ modules and the exercise itself, and only for GPU workshops.  Set
 ``TRITON_INTERPRET=1`` (see :func:`use_interpreter`) before a GPU exercise is
 imported, because Triton reads it when a kernel is decorated.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,9 +41,8 @@ def case_modules(workshop_id: str) -> list:
     """The modules holding a workshop's checks: ``checks/cases/<id>.py`` and any
     ``checks/cases/<id>_<part>.py`` beside it (e.g. ``<id>_guards.py``), by name."""
     folder = Path(__file__).resolve().parent / "cases"
-    others = {w.id for w in catalog.workshops()}     # "a_b.py" is workshop a_b's, not a's part
-    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py")
-                                   if p.stem not in others)
+    others = {w.id for w in catalog.workshops()}  # "a_b.py" is workshop a_b's, not a's part
+    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py") if p.stem not in others)
     return [importlib.import_module(f"checks.cases.{name}") for name in names]
 
 
@@ -53,7 +53,7 @@ def cases_for(workshop_id: str) -> list:
         for case in mod.CASES:
             if case.id in seen:
                 if seen[case.id] is case:
-                    continue            # a module that re-exports another's cases
+                    continue  # a module that re-exports another's cases
                 raise RuntimeError(f"{workshop_id}: two checks named {case.id!r}")
             seen[case.id] = case
             cases.append(case)
@@ -66,11 +66,15 @@ def gpu_problem() -> Optional[str]:
         import torch
         import triton  # noqa: F401
     except Exception as e:  # noqa: BLE001 - report any import failure plainly
-        return (f"torch and triton are needed for the GPU workshops ({type(e).__name__}: {e}); "
-                f"install the project (see README) and run with the project's .venv")
+        return (
+            f"torch and triton are needed for the GPU workshops ({type(e).__name__}: {e}); "
+            f"install the project (see README) and run with the project's .venv"
+        )
     if not torch.cuda.is_available():
-        return ("no CUDA GPU is available here; add --interpret to run the kernels in Triton's "
-                "interpreter on the CPU (slow, but checks correctness)")
+        return (
+            "no CUDA GPU is available here; add --interpret to run the kernels in Triton's "
+            "interpreter on the CPU (slow, but checks correctness)"
+        )
     return None
 
 
@@ -131,7 +135,7 @@ def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None)
     except OSError as e:
         raise LoadError(f"cannot read {path}: {e}") from None
     if on_loaded is not None:
-        on_loaded(hashlib.sha256(source).hexdigest())   # as checks.workspace.content_hash
+        on_loaded(hashlib.sha256(source).hexdigest())  # as checks.workspace.content_hash
     mod = importlib.util.module_from_spec(spec)
     # Registered under its unique name, as an import would: dataclasses with string
     # annotations, pickling and typing look the module up in sys.modules.
@@ -141,17 +145,23 @@ def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None)
         linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
         exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)
     except SyntaxError as e:
-        raise LoadError(f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
-                        + (f"\n    {e.text.rstrip()}" if e.text else ""),
-                        str(e.filename or path), e.lineno) from None
+        raise LoadError(
+            f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
+            + (f"\n    {e.text.rstrip()}" if e.text else ""),
+            str(e.filename or path),
+            e.lineno,
+        ) from None
     except SystemExit as e:
         raise LoadError(f"the exercise called sys.exit({e.code!r}) while being imported") from None
-    except BaseException as e:  # noqa: BLE001 - any import-time failure is the learner's to fix
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         hit = _learner_frame(e.__traceback__, path)
-        raise LoadError(f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}",
-                        str(path), hit[1] if hit else None) from None
+        raise LoadError(
+            f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}",
+            str(path),
+            hit[1] if hit else None,
+        ) from None
     return mod
 
 
@@ -172,14 +182,23 @@ def witnessed(mod, path: Path, w) -> object:
     watched, and a tensor it returns must have been written by a kernel of ``path``
     (see checks.provenance)."""
     from checks import provenance
+
     allowed = provenance.allowed_ops(w.allowed_torch_ops)
     return provenance.WitnessedModule(mod, path, w.functions, allowed)
 
 
-def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, interpret: bool,
-             seed: int = 0) -> Record:
-    rec = Record(workshop=workshop_id, id=case.id, label=case.label, status="pass",
-                 why=case.why, section=case.section, seed=seed)
+def run_case(
+    case: Case, mod, path: Path, *, workshop_id: str, device: str, interpret: bool, seed: int = 0
+) -> Record:
+    rec = Record(
+        workshop=workshop_id,
+        id=case.id,
+        label=case.label,
+        status="pass",
+        why=case.why,
+        section=case.section,
+        seed=seed,
+    )
     if interpret and not case.interpreter:
         rec.status = "skipped"
         rec.message = case.interpreter_reason or "needs a CUDA GPU; not run in the interpreter"
@@ -190,7 +209,8 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
         msg = case.fn(mod, ctx)
         if device == "cuda":
             import torch
-            torch.cuda.synchronize()   # surface asynchronous kernel errors inside this check
+
+            torch.cuda.synchronize()  # surface asynchronous kernel errors inside this check
         rec.message = msg or ""
         rec.details = _jsonable(ctx.details)
     except Unavailable as e:
@@ -215,13 +235,15 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
-        wrapped = cause_of_type(e, CheckFailed)   # e.g. an out-of-bounds access in the interpreter
+        wrapped = cause_of_type(e, CheckFailed)  # e.g. an out-of-bounds access in the interpreter
         if wrapped is not None:
             rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
         elif isinstance(e, AttributeError) and getattr(e, "obj", None) is mod:
             rec.status = "fail"
-            rec.message = (f"your file does not define {e.name!r}; the workshop's contract "
-                           f"asks for it (see the starter's outline)")
+            rec.message = (
+                f"your file does not define {e.name!r}; the workshop's contract "
+                f"asks for it (see the starter's outline)"
+            )
         else:
             rec.status = "error"
             rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
@@ -230,13 +252,18 @@ def run_case(case: Case, mod, path: Path, *, workshop_id: str, device: str, inte
     return rec
 
 
-def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
-               only: Optional[Iterable[str]] = None,
-               on_plan: Optional[Callable[[list], None]] = None,
-               on_begin: Optional[Callable[[Case], None]] = None,
-               on_record: Optional[Callable[[Record], None]] = None,
-               on_loaded: Optional[Callable[[str], None]] = None,
-               seed: Optional[int] = None) -> list:
+def run_checks(
+    workshop_id: str,
+    path: Path,
+    *,
+    interpret: bool = False,
+    only: Optional[Iterable[str]] = None,
+    on_plan: Optional[Callable[[list], None]] = None,
+    on_begin: Optional[Callable[[Case], None]] = None,
+    on_record: Optional[Callable[[Record], None]] = None,
+    on_loaded: Optional[Callable[[str], None]] = None,
+    seed: Optional[int] = None,
+) -> list:
     """Run the named checks of ``workshop_id`` against the file at ``path``.
 
     ``only``: check ids to run (unknown ids raise KeyError naming them).  For a GPU
@@ -255,7 +282,8 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
             import torch  # noqa: F401
             import triton  # noqa: F401
             from checks import oob
-            oob.install()       # every load and store is checked against the launch's tensors
+
+            oob.install()  # every load and store is checked against the launch's tensors
         except ImportError as e:
             problem = f"torch and triton are needed for the GPU workshops ({e})"
     device = "cuda" if (w.gpu and not interpret) else "cpu"
@@ -266,8 +294,10 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
         known = {c.id for c in cases}
         unknown = [i for i in only if i not in known]
         if unknown:
-            raise KeyError(f"unknown check id(s) for {workshop_id}: {', '.join(unknown)}; "
-                           f"known: {', '.join(sorted(known))}")
+            raise KeyError(
+                f"unknown check id(s) for {workshop_id}: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
         cases = [c for c in cases if c.id in only]
     if on_plan:
         on_plan(cases)
@@ -278,23 +308,46 @@ def run_checks(workshop_id: str, path: Path, *, interpret: bool = False,
         return rec
 
     if problem is not None:
-        return [emit(Record(workshop=w.id, id=c.id, label=c.label, status="skipped",
-                            message=problem, why=c.why, section=c.section, seed=seed))
-                for c in cases]
+        return [
+            emit(
+                Record(
+                    workshop=w.id,
+                    id=c.id,
+                    label=c.label,
+                    status="skipped",
+                    message=problem,
+                    why=c.why,
+                    section=c.section,
+                    seed=seed,
+                )
+            )
+            for c in cases
+        ]
     try:
         mod = load_exercise(path, on_loaded)
     except LoadError as e:
-        return [emit(Record(workshop=w.id, id="load", label=f"import {path.name}",
-                            status="error", message=str(e), seed=seed,
-                            details={"file": e.file or str(path), "line": e.line}))]
+        return [
+            emit(
+                Record(
+                    workshop=w.id,
+                    id="load",
+                    label=f"import {path.name}",
+                    status="error",
+                    message=str(e),
+                    seed=seed,
+                    details={"file": e.file or str(path), "line": e.line},
+                )
+            )
+        ]
     if w.gpu:
         mod = witnessed(mod, path, w)
     records = []
     for case in cases:
         if on_begin:
             on_begin(case)
-        records.append(emit(run_case(case, mod, path, workshop_id=w.id, device=device,
-                                     interpret=interpret, seed=seed)))
+        records.append(
+            emit(run_case(case, mod, path, workshop_id=w.id, device=device, interpret=interpret, seed=seed))
+        )
     return records
 
 

@@ -14,6 +14,7 @@ Triton 3.6 offers no public hook for this, so we wrap two of its interpreter's
 internals: ``GridExecutor.__call__`` (one launch) and the builder's masked load and
 store.  Installed only in interpreter mode, by the engine.
 """
+
 from __future__ import annotations
 
 import threading
@@ -44,6 +45,7 @@ def _ranges_of(args) -> list:
             span = sum((n - 1) * s for n, s in zip(a.shape, a.stride())) + 1
             start = a.data_ptr()
             out.append((start, start + span * a.element_size(), name))
+
     for name, a in args:
         visit(a, name)
     return out
@@ -70,21 +72,30 @@ def _check(kind: str, ptrs, mask):
     bad = int(addrs[~ok][0])
     n_bad = int((~ok).sum())
     # Describe the address relative to the nearest tensor.
-    best = min(launch["ranges"], key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])),
-               default=None)
+    best = min(launch["ranges"], key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
     from triton.runtime.interpreter import interpreter_builder
+
     pid = tuple(interpreter_builder.grid_idx or ())
     if best is not None:
         start, end, name = best
-        where = (f"{bad - end} bytes past the end of {name}" if bad >= end
-                 else f"{start - bad} bytes before the start of {name}")
+        where = (
+            f"{bad - end} bytes past the end of {name}"
+            if bad >= end
+            else f"{start - bad} bytes before the start of {name}"
+        )
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
         f"out-of-bounds {kind} in kernel {launch['kernel']} at program id {pid}: {where} "
         f"({n_bad} lane(s) outside every tensor passed to the launch; mask this access)",
-        {"kernel": launch["kernel"], "program_id": list(pid), "kind": kind,
-         "lanes_out_of_bounds": n_bad, "where": where})
+        {
+            "kernel": launch["kernel"],
+            "program_id": list(pid),
+            "kind": kind,
+            "lanes_out_of_bounds": n_bad,
+            "where": where,
+        },
+    )
 
 
 def install() -> None:
@@ -98,6 +109,7 @@ def install() -> None:
 
     def call(self, *args, **kwargs):
         import inspect
+
         names = inspect.getfullargspec(self.fn).args
         named = list(zip(names, args)) + list(kwargs.items())
         prev = getattr(_state, "launch", None)

@@ -20,6 +20,7 @@ The size follows the machine: about one worker per two cores (1 on a 2-core mach
 so nothing gets slower there), at most 8, and at most one per 8 GiB of GPU memory;
 ``KERNEL_COURSE_POOL=N`` overrides it.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ import subprocess
 import threading
 from typing import Iterator, Optional
 
-from checks.child import ChildRun, Worker
+from checks.child import Worker
 
 MAX_POOL = 8
 GPU_GIB_PER_WORKER = 8
@@ -41,15 +42,18 @@ def gpu_memory_gib() -> Optional[float]:
     if not smi:
         return None
     try:
-        r = subprocess.run([smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
-                           capture_output=True, text=True, timeout=5)
+        r = subprocess.run(
+            [smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return float(r.stdout.split()[0]) / 1024 if r.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
         return None
 
 
-def pool_size(gpu: bool = False, cores: Optional[int] = None,
-              gpu_gib: Optional[float] = None) -> int:
+def pool_size(gpu: bool = False, cores: Optional[int] = None, gpu_gib: Optional[float] = None) -> int:
     """How many workers a run is sharded over on this machine."""
     env = os.environ.get("KERNEL_COURSE_POOL", "").strip()
     if env.isdigit() and int(env) > 0:
@@ -149,7 +153,7 @@ class ShardedRun:
         self.outcome = "running"
         self.usage_error = ""
         self.content_hash: Optional[str] = None
-        self.mixed_content = False        # shards imported different saves
+        self.mixed_content = False  # shards imported different saves
         self._cancel = threading.Event()
 
     @property
@@ -179,7 +183,7 @@ class ShardedRun:
             q.put((i, None))
 
     def _stream(self) -> Iterator:
-        if len(self.shards) == 1:          # one shard: no thread, exactly one ChildRun
+        if len(self.shards) == 1:  # one shard: no thread, exactly one ChildRun
             for ev in self.shards[0].events():
                 yield 0, ev
             yield 0, None
@@ -195,11 +199,11 @@ class ShardedRun:
 
     def events(self) -> Iterator[dict]:
         n = len(self.shards)
-        plans: dict = {}            # shard -> its plan (or [] when it ended without one)
-        pending: dict = {}          # check id -> record that waits for earlier checks
+        plans: dict = {}  # shard -> its plan (or [] when it ended without one)
+        pending: dict = {}  # check id -> record that waits for earlier checks
         released: set = set()
-        extra_seen: set = set()     # (id, message) of records outside the plan (load, run)
-        early: list = []            # begin / loaded / record events before the whole plan
+        extra_seen: set = set()  # (id, message) of records outside the plan (load, run)
+        early: list = []  # begin / loaded / record events before the whole plan
         st = {"planned": False, "seconds": 0.0, "error": None}
 
         def release() -> Iterator[dict]:
@@ -263,19 +267,25 @@ class ShardedRun:
                     yield from handle(e)
                 early = []
         yield from release()
-        for cid in list(pending):       # after a check that never reported (cannot happen
-            self.records.append(pending.pop(cid))   # with ChildRun; kept safe)
+        for cid in list(pending):  # after a check that never reported (cannot happen
+            self.records.append(pending.pop(cid))  # with ChildRun; kept safe)
         if st["error"] is not None:
             raise st["error"]
         if self.mixed_content or self._cancel.is_set():
             self.outcome = "cancelled"
         else:
-            self.outcome = min((s.outcome for s in self.shards),
-                               key=lambda o: OUTCOME_RANK.index(o) if o in OUTCOME_RANK else 0)
+            self.outcome = min(
+                (s.outcome for s in self.shards),
+                key=lambda o: OUTCOME_RANK.index(o) if o in OUTCOME_RANK else 0,
+            )
         self.usage_error = next((s.usage_error for s in self.shards if s.usage_error), "")
-        yield {"type": "end", "outcome": self.outcome, "seconds": round(st["seconds"], 3),
-               "shards": n,
-               "stdout_bytes": sum(s.worker.stdout.total for s in self.shards if s.worker)}
+        yield {
+            "type": "end",
+            "outcome": self.outcome,
+            "seconds": round(st["seconds"], 3),
+            "shards": n,
+            "stdout_bytes": sum(s.worker.stdout.total for s in self.shards if s.worker),
+        }
 
     def run(self) -> list:
         for _ in self.events():

@@ -21,6 +21,7 @@ Python function, so ``JITFunction.run``, the interpreter's ``InterpretedFunction
 and ``CompiledKernel.__getitem__`` are wrapped while a witnessed call runs, and only
 then.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,22 +35,70 @@ from typing import Any, Callable, Iterable, Optional
 from checks.case import CheckFailed
 
 # aten op names (overload packets) that move no values through arithmetic.
-ALLOWED_OPS = frozenset({
-    # allocation and initialisation
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
-    "zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones",
-    "full", "full_like", "new_full", "fill_", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
-    "resize_", "set_", "record_stream",
-    # views and metadata
-    "view", "_unsafe_view", "reshape", "as_strided", "alias", "detach", "t", "transpose",
-    "permute", "expand", "unsqueeze", "squeeze", "slice", "select", "narrow", "split",
-    "split_with_sizes", "chunk", "unbind", "unfold", "movedim", "view_as", "expand_as",
-    "_reshape_alias", "diagonal", "unflatten", "flatten",
-    # layout copies (a dtype change is checked separately below)
-    "clone", "copy_", "_to_copy", "contiguous",
-    # reading one value back to the host (sizes, a flag); not arithmetic
-    "_local_scalar_dense", "is_same_size", "_has_compatible_shallow_copy_type",
-})
+ALLOWED_OPS = frozenset(
+    {
+        # allocation and initialisation
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+        "scalar_tensor",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "resize_",
+        "set_",
+        "record_stream",
+        # views and metadata
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "as_strided",
+        "alias",
+        "detach",
+        "t",
+        "transpose",
+        "permute",
+        "expand",
+        "unsqueeze",
+        "squeeze",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "unfold",
+        "movedim",
+        "view_as",
+        "expand_as",
+        "_reshape_alias",
+        "diagonal",
+        "unflatten",
+        "flatten",
+        # layout copies (a dtype change is checked separately below)
+        "clone",
+        "copy_",
+        "_to_copy",
+        "contiguous",
+        # reading one value back to the host (sizes, a flag); not arithmetic
+        "_local_scalar_dense",
+        "is_same_size",
+        "_has_compatible_shallow_copy_type",
+    }
+)
 _DTYPE_KEEPING = frozenset({"copy_", "_to_copy"})
 
 
@@ -62,12 +111,13 @@ class Launch:
     kernel: str
     file: str
     storages: set
-    grid: object = None          # as given to the launch (a tuple, or a callable of the meta)
+    grid: object = None  # as given to the launch (a tuple, or a callable of the meta)
 
 
 @dataclass
 class Witness:
     """What one call did: launches and PyTorch ops (name, line in the learner's file)."""
+
     learner_file: str
     launches: list = field(default_factory=list)
     torch_ops: list = field(default_factory=list)
@@ -98,14 +148,14 @@ def _storage_ptrs(values: Iterable[Any], into: set) -> None:
                 into.add(v.untyped_storage().data_ptr())
             except Exception:  # noqa: BLE001 - a tensor without storage holds no answer
                 pass
-        elif hasattr(v, "base") and hasattr(v, "block_shape"):   # a TensorDescriptor
+        elif hasattr(v, "base") and hasattr(v, "block_shape"):  # a TensorDescriptor
             _storage_ptrs([v.base], into)
 
 
 def _source_file(fn) -> str:
     inner = getattr(fn, "fn", fn)
     while hasattr(inner, "fn") and not hasattr(inner, "__code__"):
-        inner = inner.fn          # autotuner/heuristics wrappers hold the JIT function in .fn
+        inner = inner.fn  # autotuner/heuristics wrappers hold the JIT function in .fn
     code = getattr(inner, "__code__", None)
     return code.co_filename if code is not None else "<unknown>"
 
@@ -116,9 +166,17 @@ def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
         return
     storages: set = set()
     _storage_ptrs(list(args) + list(kwargs.values()), storages)
-    name = getattr(getattr(kernel_obj, "fn", None), "__name__", None) or getattr(kernel_obj, "__name__", "kernel")
-    w.launches.append(Launch(kernel=name, file=_source_file(kernel_obj), storages=storages,
-                             grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid))
+    name = getattr(getattr(kernel_obj, "fn", None), "__name__", None) or getattr(
+        kernel_obj, "__name__", "kernel"
+    )
+    w.launches.append(
+        Launch(
+            kernel=name,
+            file=_source_file(kernel_obj),
+            storages=storages,
+            grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid,
+        )
+    )
 
 
 def _wrap_run(original: Callable) -> Callable:
@@ -131,6 +189,7 @@ def _wrap_run(original: Callable) -> Callable:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             _state.launch_depth -= 1
+
     run.__wrapped__ = original
     return run
 
@@ -147,7 +206,9 @@ def _wrap_compiled_getitem(original: Callable) -> Callable:
                 return runner(*args, **kwargs)
             finally:
                 _state.launch_depth -= 1
+
         return launch
+
     getitem.__wrapped__ = original
     return getitem
 
@@ -159,14 +220,17 @@ def _watching_launches():
     answers' fast path, checks whether ``JITFunction.run`` is wrapped and goes through
     it while it is)."""
     from triton.runtime.jit import JITFunction
+
     targets = [(JITFunction, "run", _wrap_run)]
     try:
         from triton.runtime.interpreter import InterpretedFunction
+
         targets.append((InterpretedFunction, "run", _wrap_run))
     except ImportError:
         pass
     try:
         from triton.compiler.compiler import CompiledKernel
+
         targets.append((CompiledKernel, "__getitem__", _wrap_compiled_getitem))
     except ImportError:
         pass
@@ -233,7 +297,7 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
     """None when the call's answer is the learner's kernel's work, else why not."""
     outputs = [t for t in _tensors_in(result, []) if t.numel() > 0]
     if not outputs:
-        return None        # nothing returned with elements: nothing to have been computed
+        return None  # nothing returned with elements: nothing to have been computed
     if w.torch_ops:
         seen, named = set(), []
         for op, line in w.torch_ops:
@@ -241,25 +305,33 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
                 seen.add((op, line))
                 named.append(f"{op} ({_where(line, w.learner_file)})")
         more = f" and {len(named) - 3} more" if len(named) > 3 else ""
-        return (f"{fn_name} computed values with PyTorch: {', '.join(named[:3])}{more}. Only "
-                f"allocation, views and layout copies may run outside your Triton kernels; "
-                f"do the arithmetic in a @triton.jit kernel of your file")
+        return (
+            f"{fn_name} computed values with PyTorch: {', '.join(named[:3])}{more}. Only "
+            f"allocation, views and layout copies may run outside your Triton kernels; "
+            f"do the arithmetic in a @triton.jit kernel of your file"
+        )
     own = w.own_launches()
     if not own:
         if w.launches:
             borrowed = sorted({f"{l.kernel} from {_display(l.file)}" for l in w.launches})
-            return (f"{fn_name} launched {', '.join(borrowed)}, not a kernel defined in your "
-                    f"file; write the @triton.jit kernel in {Path(w.learner_file).name}")
-        return (f"{fn_name} returned a tensor without launching any Triton kernel; the answer "
-                f"must come from a @triton.jit kernel defined in your file")
+            return (
+                f"{fn_name} launched {', '.join(borrowed)}, not a kernel defined in your "
+                f"file; write the @triton.jit kernel in {Path(w.learner_file).name}"
+            )
+        return (
+            f"{fn_name} returned a tensor without launching any Triton kernel; the answer "
+            f"must come from a @triton.jit kernel defined in your file"
+        )
     written = set().union(*(l.storages for l in own))
     for i, t in enumerate(outputs):
         if t.untyped_storage().data_ptr() not in written:
             which = "the tensor" if len(outputs) == 1 else f"output {i}"
             kernels = ", ".join(sorted({l.kernel for l in own}))
-            return (f"{fn_name} returned {which} (shape {tuple(t.shape)}) that none of your "
-                    f"kernel launches ({kernels}) was given to write; return the buffer your "
-                    f"kernel stores into")
+            return (
+                f"{fn_name} returned {which} (shape {tuple(t.shape)}) that none of your "
+                f"kernel launches ({kernels}) was given to write; return the buffer your "
+                f"kernel stores into"
+            )
     return None
 
 
@@ -291,8 +363,9 @@ def witnessing(path, allowed: Optional[frozenset] = None):
         _state.witness = None
 
 
-def witnessed_call(path, fn: Callable, *args, fn_name: Optional[str] = None,
-                   allowed: Optional[frozenset] = None, **kwargs):
+def witnessed_call(
+    path, fn: Callable, *args, fn_name: Optional[str] = None, allowed: Optional[frozenset] = None, **kwargs
+):
     """Call ``fn`` and return its result; raise :class:`NotOwnKernel` when its tensors
     were not computed by a kernel defined in the file at ``path``.  A call inside a
     witnessed call is not witnessed again (the outer one sees everything)."""
@@ -302,8 +375,13 @@ def witnessed_call(path, fn: Callable, *args, fn_name: Optional[str] = None,
         result = fn(*args, **kwargs)
     problem = verdict(w, fn_name or getattr(fn, "__name__", "your function"), result)
     if problem:
-        raise NotOwnKernel(problem, {"launches": [(l.kernel, _display(l.file)) for l in w.launches],
-                                     "torch_ops": [list(o) for o in w.torch_ops[:20]]})
+        raise NotOwnKernel(
+            problem,
+            {
+                "launches": [(l.kernel, _display(l.file)) for l in w.launches],
+                "torch_ops": [list(o) for o in w.torch_ops[:20]],
+            },
+        )
     return result
 
 
@@ -318,9 +396,10 @@ class WitnessedModule:
     def __getattr__(self, name):
         value = getattr(self._mod, name)
         if name in self._functions and callable(value):
+
             def call(*args, **kwargs):
-                return witnessed_call(self._path, value, *args, fn_name=name,
-                                      allowed=self._allowed, **kwargs)
+                return witnessed_call(self._path, value, *args, fn_name=name, allowed=self._allowed, **kwargs)
+
             call.__name__ = name
             call.__wrapped__ = value
             return call

@@ -2,6 +2,7 @@
 
 Standard library only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ class Record:
     why: str = ""
     section: str = ""
     details: dict = field(default_factory=dict)
-    seed: int = 0            # the run's base seed (0: the usual inputs)
+    seed: int = 0  # the run's base seed (0: the usual inputs)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,8 +79,10 @@ def tally(records: list) -> dict:
 
 def summary_line(records: list) -> str:
     t = tally(records)
-    return (f"{t['passed']} checks passed; {t['failed']} failed; "
-            f"{t['incomplete']} exercises incomplete; {t['unavailable']} unavailable.")
+    return (
+        f"{t['passed']} checks passed; {t['failed']} failed; "
+        f"{t['incomplete']} exercises incomplete; {t['unavailable']} unavailable."
+    )
 
 
 def _umask() -> int:
@@ -91,7 +94,7 @@ def _umask() -> int:
                     return int(line.split()[1], 8)
     except (OSError, ValueError):
         pass
-    mask = os.umask(0o022)           # no /proc: read it by setting it back at once
+    mask = os.umask(0o022)  # no /proc: read it by setting it back at once
     os.umask(mask)
     return mask
 

@@ -1,6 +1,7 @@
 """Human-readable printout of check records: Rich when it is importable and stdout is a
 terminal, plain text otherwise (``python -S`` has no Rich, and plain text pipes well).
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,7 @@ class Printer:
     def record(self, rec, change: str = "") -> None:
         mark = MARK[rec.status]
         tag = f" [{change}]" if change else ""
-        self.line(f"  {mark:<5} {rec.id:<28} {rec.label}  ({rec.seconds:.2f}s){tag}",
-                  STYLE[rec.status])
+        self.line(f"  {mark:<5} {rec.id:<28} {rec.label}  ({rec.seconds:.2f}s){tag}", STYLE[rec.status])
         if rec.status != "pass" and rec.message:
             for msg_line in rec.message.splitlines()[: (60 if self.verbose else 8)]:
                 self.line(f"        {msg_line}")

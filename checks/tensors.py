@@ -9,6 +9,7 @@ the lessons explain them:
   is dominated by that final rounding (2^-11 ~ 4.9e-4, 2^-8 ~ 3.9e-3) plus the fp32
   work before it.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,7 @@ def randn(shape, *, ctx, dtype=torch.float32, scale: float = 1.0, offset: float 
     return guarded(x) if guard_bands_on(ctx) else x
 
 
-GUARD_ELEMENTS = 4096     # per side; a multiple of 128 keeps every dtype's 16-byte alignment
+GUARD_ELEMENTS = 4096  # per side; a multiple of 128 keeps every dtype's 16-byte alignment
 
 
 def guard_bands_on(ctx) -> bool:
@@ -84,7 +85,7 @@ def poisoned_allocator(shape, dtype, device: str) -> None:
     never writes still hold the poison and are reported as never written."""
     numel = math.prod(shape)
     if numel:
-        torch.full((numel,), POISON, dtype=dtype, device=device)   # freed at once
+        torch.full((numel,), POISON, dtype=dtype, device=device)  # freed at once
 
 
 def _fmt(v: float) -> str:
@@ -109,8 +110,9 @@ def _ranges(idx: list, limit: int = 4) -> str:
     return ", ".join(out[:limit]) + more
 
 
-def mismatch_report(got: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float,
-                    max_listed: int = 5) -> Optional[dict]:
+def mismatch_report(
+    got: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float, max_listed: int = 5
+) -> Optional[dict]:
     """None when ``got`` matches ``expected`` within tolerance, else a dict of facts.
 
     ``expected`` is the float64 oracle.  The facts: count and fraction of mismatches,
@@ -123,7 +125,7 @@ def mismatch_report(got: torch.Tensor, expected: torch.Tensor, *, atol: float, r
     g = got.detach().to("cpu", torch.float64)
     e = expected.detach().to("cpu", torch.float64)
     diff = (g - e).abs()
-    bad = ~(diff <= atol + rtol * e.abs())          # NaN compares False, so NaN is bad
+    bad = ~(diff <= atol + rtol * e.abs())  # NaN compares False, so NaN is bad
     n_bad = int(bad.sum())
     if n_bad == 0:
         return None
@@ -172,52 +174,67 @@ def error_map(bad: torch.Tensor, rows: int = 8, cols: int = 32) -> list:
     c_edges = [round(j * C / min(cols, C)) for j in range(min(cols, C) + 1)]
     out = []
     for i in range(len(r_edges) - 1):
-        band = bad[r_edges[i]:r_edges[i + 1]]
-        line = "".join("#" if bool(band[:, c_edges[j]:c_edges[j + 1]].any()) else "."
-                       for j in range(len(c_edges) - 1))
+        band = bad[r_edges[i] : r_edges[i + 1]]
+        line = "".join(
+            "#" if bool(band[:, c_edges[j] : c_edges[j + 1]].any()) else "." for j in range(len(c_edges) - 1)
+        )
         out.append(line)
     return out
 
 
 def describe(facts: dict) -> str:
     """One or two lines a learner can act on."""
-    parts = [f"{facts['mismatched']} of {facts['total']} elements wrong "
-             f"({100 * facts['fraction']:.1f}%)"]
+    parts = [f"{facts['mismatched']} of {facts['total']} elements wrong ({100 * facts['fraction']:.1f}%)"]
     if facts.get("unwritten"):
         parts.append(f"{facts['unwritten']} never written (still hold the poison {POISON:g})")
     if facts.get("nan") or facts.get("inf"):
         parts.append(f"{facts['nan']} NaN, {facts['inf']} Inf")
     if "rows_affected" in facts:
         parts.append(f"rows {facts['rows_affected']}; cols {facts['cols_affected']}")
-    parts.append(f"worst at {facts['worst_index']}: got {_fmt(facts['worst_got'])}, "
-                 f"expected {_fmt(facts['worst_expected'])} "
-                 f"(abs err {_fmt(facts['max_abs_error'])}, tol atol={facts['atol']:.1e} rtol={facts['rtol']:.1e})")
+    parts.append(
+        f"worst at {facts['worst_index']}: got {_fmt(facts['worst_got'])}, "
+        f"expected {_fmt(facts['worst_expected'])} "
+        f"(abs err {_fmt(facts['max_abs_error'])}, tol atol={facts['atol']:.1e} rtol={facts['rtol']:.1e})"
+    )
     return "; ".join(parts)
 
 
-def expect_tensor(got, *, shape, dtype, device: str, name: str = "output",
-                  contiguous: bool = True):
+def expect_tensor(got, *, shape, dtype, device: str, name: str = "output", contiguous: bool = True):
     """Fail with a clear message when metadata is wrong (before comparing values)."""
     if not isinstance(got, torch.Tensor):
         raise CheckFailed(f"{name} should be a torch.Tensor, got {type(got).__name__}")
     if tuple(got.shape) != tuple(shape):
-        raise CheckFailed(f"{name} has shape {tuple(got.shape)}, expected {tuple(shape)}",
-                          {"got_shape": list(got.shape), "expected_shape": list(shape)})
+        raise CheckFailed(
+            f"{name} has shape {tuple(got.shape)}, expected {tuple(shape)}",
+            {"got_shape": list(got.shape), "expected_shape": list(shape)},
+        )
     if got.dtype != dtype:
         raise CheckFailed(f"{name} has dtype {got.dtype}, expected {dtype}")
     if got.device.type != device:
         raise CheckFailed(f"{name} is on {got.device}, expected a {device} tensor")
     if contiguous and not got.is_contiguous():
-        raise CheckFailed(f"{name} has strides {tuple(got.stride())}; the contract says a fresh "
-                          f"contiguous output")
+        raise CheckFailed(
+            f"{name} has strides {tuple(got.stride())}; the contract says a fresh contiguous output"
+        )
 
 
-def assert_close(got, expected64: torch.Tensor, *, dtype: torch.dtype, name: str = "output",
-                 scale: float = 1.0, device: Optional[str] = None):
+def assert_close(
+    got,
+    expected64: torch.Tensor,
+    *,
+    dtype: torch.dtype,
+    name: str = "output",
+    scale: float = 1.0,
+    device: Optional[str] = None,
+):
     """Compare with the float64 oracle using the dtype's tolerance; metadata first."""
-    expect_tensor(got, shape=expected64.shape, dtype=dtype,
-                  device=device or got.device.type if isinstance(got, torch.Tensor) else "cpu",
-                  name=name)
+    expect_tensor(
+        got,
+        shape=expected64.shape,
+        dtype=dtype,
+        device=device or got.device.type if isinstance(got, torch.Tensor) else "cpu",
+        name=name,
+    )
     tol = tolerance(dtype, scale)
     facts = mismatch_report(got, expected64, **tol)
     if facts is not None:
@@ -227,8 +244,9 @@ def assert_close(got, expected64: torch.Tensor, *, dtype: torch.dtype, name: str
 def assert_not_alias(out: torch.Tensor, *inputs: torch.Tensor):
     for i, t in enumerate(inputs):
         if t.numel() and out.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
-            raise CheckFailed(f"the output shares memory with input {i}; the contract asks for a "
-                              f"fresh output")
+            raise CheckFailed(
+                f"the output shares memory with input {i}; the contract asks for a fresh output"
+            )
 
 
 def expect_rejects(fn, exc_types, words, what: str):
@@ -238,12 +256,15 @@ def expect_rejects(fn, exc_types, words, what: str):
     except exc_types as e:
         msg = str(e).lower()
         if words and not any(w.lower() in msg for w in words):
-            raise CheckFailed(f"{what}: raised {type(e).__name__} ({e}) but the message does not "
-                              f"name the argument ({' or '.join(words)})")
+            raise CheckFailed(
+                f"{what}: raised {type(e).__name__} ({e}) but the message does not "
+                f"name the argument ({' or '.join(words)})"
+            ) from None
         return f"rejected with {type(e).__name__}"
     except NotImplementedError:
         raise
     except Exception as e:  # noqa: BLE001 - any other error is a wrong rejection
-        raise CheckFailed(f"{what}: expected {'/'.join(t.__name__ for t in exc_types)}, got "
-                          f"{type(e).__name__}: {e}")
+        raise CheckFailed(
+            f"{what}: expected {'/'.join(t.__name__ for t in exc_types)}, got {type(e).__name__}: {e}"
+        ) from None
     raise CheckFailed(f"{what}: accepted without an error; the contract says it must be rejected")

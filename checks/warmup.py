@@ -8,6 +8,7 @@ while the learner is still typing, takes them off the first verdict after a save
 The tiny kernel below never changes, so after the first time it is a Triton cache hit.
 Nothing here touches the learner's file; a failure is reported, never fatal.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -27,6 +28,7 @@ def _warm_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def warm(device: str, workshop: str = "") -> None:
     """Launch the tiny kernel once and run a few torch operations on ``device``."""
     import torch
+
     x = torch.randn(64, device=device)
     y = torch.empty_like(x)
     _warm_kernel[(1,)](x, y, x.numel(), BLOCK=64)

@@ -24,6 +24,7 @@ Protocol (see checks/child.py for the parent side):
   spent compiling during that check and how many kernels it compiled.
 * It exits right after the job, so no state leaks from one run into the next.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,6 +49,7 @@ def _channel(args):
         event["t"] = time.time()
         f.write(json.dumps(event, default=str) + "\n")
         f.flush()
+
     return send
 
 
@@ -57,6 +59,7 @@ def _limit_memory() -> None:
     ranges, so GPU runs are left alone."""
     try:
         import resource
+
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         cap = int(total * 0.6)
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -74,6 +77,7 @@ class _CompileClock:
         self.seconds, self.count, self.hits = 0.0, 0, 0
         try:
             import triton.knobs as knobs
+
             knobs.compilation.listener = self._heard
         except Exception:  # noqa: BLE001 - an older Triton: no split, nothing else lost
             pass
@@ -98,7 +102,7 @@ def _stack_dump(path, timeout) -> None:
     """Arrange for the stack of every thread to be written to ``path`` on request."""
     if not path:
         return
-    f = open(path, "w", encoding="utf-8")        # kept open for the life of the process
+    f = open(path, "w", encoding="utf-8")  # kept open for the life of the process
     if hasattr(signal, "SIGUSR1"):
         faulthandler.register(signal.SIGUSR1, file=f, all_threads=True, chain=False)
     elif timeout:
@@ -124,21 +128,24 @@ def main(argv=None) -> int:
     p.add_argument("--stack-file", default="")
     args = p.parse_args(argv)
     send = _channel(args)
-    faulthandler.enable()           # a segfault prints the Python stack to stderr
+    faulthandler.enable()  # a segfault prints the Python stack to stderr
     if hasattr(signal, "SIGUSR1"):
         _stack_dump(args.stack_file, None)
 
     if args.preload == "interpret":
         os.environ["TRITON_INTERPRET"] = "1"
-    from checks import engine  # noqa: F401 - part of being warm
+    from checks import engine
+
     ready: dict = {"type": "ready", "pid": os.getpid()}
     clock = None
     if args.preload in ("interpret", "gpu"):
         import torch
         import triton  # noqa: F401
+
         clock = _CompileClock()
         try:
             from checks import warmup
+
             device = "cuda" if args.preload == "gpu" and torch.cuda.is_available() else "cpu"
             warmup.warm(device, args.warm)
         except Exception as e:  # noqa: BLE001 - a slower first check, not a failure
@@ -146,15 +153,17 @@ def main(argv=None) -> int:
         clock.take()
     if args.warm:
         try:
-            ready["cases"] = [{"id": c.id, "label": c.label, "why": c.why, "section": c.section,
-                               "cost": c.cost} for c in engine.cases_for(args.warm)]
+            ready["cases"] = [
+                {"id": c.id, "label": c.label, "why": c.why, "section": c.section, "cost": c.cost}
+                for c in engine.cases_for(args.warm)
+            ]
         except Exception as e:  # noqa: BLE001 - the job reports it properly
             ready["warm_error"] = f"{type(e).__name__}: {e}"
     send(ready)
 
     line = sys.stdin.readline()
     if not line:
-        return 0                    # the parent closed the pipe: a warm worker never used
+        return 0  # the parent closed the pipe: a warm worker never used
     job = json.loads(line)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -171,8 +180,12 @@ def main(argv=None) -> int:
     from checks.records import Record
 
     def on_plan(cases):
-        send({"type": "plan", "cases": [{"id": c.id, "label": c.label, "why": c.why,
-                                          "section": c.section} for c in cases]})
+        send(
+            {
+                "type": "plan",
+                "cases": [{"id": c.id, "label": c.label, "why": c.why, "section": c.section} for c in cases],
+            }
+        )
 
     def on_begin(case):
         if clock is not None:
@@ -187,9 +200,17 @@ def main(argv=None) -> int:
 
     extra = _accepted(engine.run_checks, {k: v for k, v in job.items() if k not in PROTOCOL_KEYS})
     try:
-        engine.run_checks(job["workshop"], job["file"], interpret=bool(job.get("interpret")),
-                          only=job.get("only"), on_plan=on_plan, on_begin=on_begin,
-                          on_record=on_record, on_loaded=on_loaded, **extra)
+        engine.run_checks(
+            job["workshop"],
+            job["file"],
+            interpret=bool(job.get("interpret")),
+            only=job.get("only"),
+            on_plan=on_plan,
+            on_begin=on_begin,
+            on_record=on_record,
+            on_loaded=on_loaded,
+            **extra,
+        )
     except KeyError as e:
         send({"type": "usage", "message": str(e).strip("'\"")})
     send({"type": "done"})

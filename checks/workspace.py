@@ -7,6 +7,7 @@ watcher on the workspace sees only the learner's own edits.
 
 Standard library only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,10 +49,10 @@ def ensure_exercise(w: Workshop, workspace: Optional[Path] = None) -> Path:
         os.close(fd)
         shutil.copyfile(w.starter, tmp)
         try:
-            os.link(tmp, path)        # fails if the learner's file appeared meanwhile
+            os.link(tmp, path)  # fails if the learner's file appeared meanwhile
         except FileExistsError:
             pass
-        except OSError:               # file systems without hard links
+        except OSError:  # file systems without hard links
             if not path.exists():
                 os.replace(tmp, path)
         finally:
@@ -84,10 +85,13 @@ def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
     shutil.copyfile(w.starter, tmp)
     os.replace(tmp, path)
     try:
-        _update_entry(w.id, workspace or path.parent, lambda e: _history(
-            e, {"event": "reset", "when": _now(), "backup": saved.name if saved else ""}))
+        _update_entry(
+            w.id,
+            workspace or path.parent,
+            lambda e: _history(e, {"event": "reset", "when": _now(), "backup": saved.name if saved else ""}),
+        )
     except (OSError, TimeoutError):
-        pass                          # the reset itself succeeded; history is a nicety
+        pass  # the reset itself succeeded; history is a nicety
     return path, saved
 
 
@@ -96,6 +100,7 @@ def content_hash(data: bytes) -> str:
 
 
 # --- progress: one small JSON file, written atomically, tolerant of corruption ---
+
 
 def progress_path(workspace: Optional[Path] = None) -> Path:
     return state_dir(workspace or default_workspace()) / "progress.json"
@@ -112,10 +117,10 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
             raise ValueError("not a JSON object")
         return data, None
     except (ValueError, OSError) as e:
-        stamp = time.strftime('%Y%m%d-%H%M%S')
+        stamp = time.strftime("%Y%m%d-%H%M%S")
         aside = p.with_name(f"progress.corrupt-{stamp}.json")
         n = 2
-        while aside.exists():         # never over an earlier copy set aside this second
+        while aside.exists():  # never over an earlier copy set aside this second
             aside = p.with_name(f"progress.corrupt-{stamp}-{n}.json")
             n += 1
         try:
@@ -125,9 +130,14 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
         return {}, f"progress file was unreadable ({e}); set aside as {aside}"
 
 
-def record_progress(workshop_id: str, status: str, content: str = "",
-                    workspace: Optional[Path] = None, note: str = "",
-                    warn: Optional[Callable[[str], None]] = None) -> dict:
+def record_progress(
+    workshop_id: str,
+    status: str,
+    content: str = "",
+    workspace: Optional[Path] = None,
+    note: str = "",
+    warn: Optional[Callable[[str], None]] = None,
+) -> dict:
     """Merge one workshop's latest status into the progress file (read-modify-write
     under a lock file, so two app instances do not lose each other's updates).
     ``warn`` hears about a corrupt file that was set aside on the way."""
@@ -163,11 +173,11 @@ def _better_best(entry: dict, result: dict) -> None:
 
     def key(r):
         return (STATUS_RANK.get(r.get("status"), 0), r.get("passed", -1))
+
     if old is None or key(result) > key(old):
         entry["best"] = dict(result)
-    elif (old.get("status") == result.get("status") and "passed" in result
-          and "passed" not in old):
-        entry["best"] = {**old, **result}       # the same result, now with its counts
+    elif old.get("status") == result.get("status") and "passed" in result and "passed" not in old:
+        entry["best"] = {**old, **result}  # the same result, now with its counts
 
 
 def _history(entry: dict, event: dict) -> None:
@@ -186,18 +196,25 @@ def _update_entry(workshop_id: str, workspace: Optional[Path], change: Callable[
     return entry
 
 
-def record_result(workshop_id: str, status: str, passed: int, total: int, content: str = "",
-                  workspace: Optional[Path] = None) -> dict:
+def record_result(
+    workshop_id: str,
+    status: str,
+    passed: int,
+    total: int,
+    content: str = "",
+    workspace: Optional[Path] = None,
+) -> dict:
     """Offer one run's counts as the workshop's best result (kept across resets)."""
-    result = {"status": status, "passed": passed, "total": total, "when": _now(),
-              "content_hash": content}
+    result = {"status": status, "passed": passed, "total": total, "when": _now(), "content_hash": content}
     return _update_entry(workshop_id, workspace, lambda e: _better_best(e, result))
 
 
 def record_hints(workshop_id: str, shown: int, workspace: Optional[Path] = None) -> dict:
     """Remember how many hint tiers the learner has revealed (never fewer)."""
+
     def change(e):
         e["hints_shown"] = max(int(e.get("hints_shown") or 0), int(shown))
+
     return _update_entry(workshop_id, workspace, change)
 
 
@@ -210,9 +227,15 @@ def hints_shown(progress: dict, workshop_id: str) -> int:
 
 
 def passed_ids(progress: dict) -> set:
-    return {k for k, e in progress.items() if isinstance(e, dict)
-            and (e.get("status") == "passed"
-                 or (isinstance(e.get("best"), dict) and e["best"].get("status") == "passed"))}
+    return {
+        k
+        for k, e in progress.items()
+        if isinstance(e, dict)
+        and (
+            e.get("status") == "passed"
+            or (isinstance(e.get("best"), dict) and e["best"].get("status") == "passed")
+        )
+    }
 
 
 def level_progress(workshops: list, progress: dict) -> list:
@@ -228,6 +251,7 @@ def level_progress(workshops: list, progress: dict) -> list:
 def prerequisite_codes(w: Workshop) -> set:
     """Workshop codes named as required in its prerequisite ("I3 + A1; A2 helpful" -> I3, A1)."""
     import re
+
     required = re.split(r";", w.prerequisite)[0]
     return set(re.findall(r"\b([IA]\d)\b", required))
 
@@ -238,15 +262,13 @@ def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
     done = passed_ids(progress) | {current.id}
     done_codes = {w.code for w in workshops if w.id in done}
     ready = [w for w in workshops if w.id not in done and prerequisite_codes(w) <= done_codes]
-    return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w),
-                                        workshops.index(w)))
+    return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w), workshops.index(w)))
 
 
 def write_json_public(path: Path, payload) -> Path:
     """Write JSON atomically with the mode an ordinary file gets (see
     checks.records.write_json_atomic, which every JSON writer of the course uses)."""
     return write_json_atomic(path, payload)
-
 
 
 class _Lock:
@@ -265,12 +287,12 @@ class _Lock:
             except FileExistsError:
                 try:
                     if time.time() - self.path.stat().st_mtime > self.timeout:
-                        os.unlink(self.path)      # left by a crashed process
+                        os.unlink(self.path)  # left by a crashed process
                         continue
                 except OSError:
                     continue
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"progress lock {self.path} is held by another process")
+                    raise TimeoutError(f"progress lock {self.path} is held by another process") from None
                 time.sleep(0.02)
 
     def __exit__(self, *exc):

@@ -8,6 +8,7 @@ One row per workshop and scenario: the warm path (the app) and a fresh
 ``python -m checks`` process, first and last verdict as median (min-max) over the
 repeats, the ratio fresh/warm of the last verdict, and the targets (on a GPU).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-CODES = {"strided_softmax": "I1", "softmax_backward": "I2", "fused_gemm": "I3",
-         "online_normalizer": "A1", "split_softmax": "A2", "streaming_attention": "A3"}
+CODES = {
+    "strided_softmax": "I1",
+    "softmax_backward": "I2",
+    "fused_gemm": "I3",
+    "online_normalizer": "A1",
+    "split_softmax": "A2",
+    "streaming_attention": "A3",
+}
 
 
 def _s(x: float) -> str:
@@ -49,7 +56,7 @@ def _targets(row: dict) -> str:
 
 def machine_label(payload: dict) -> str:
     m = payload.get("machine", {})
-    return (f"GPU, {m.get('cpus')} cores" if m.get("gpu") else f"{m.get('cpus')}-core CPU")
+    return f"GPU, {m.get('cpus')} cores" if m.get("gpu") else f"{m.get('cpus')}-core CPU"
 
 
 def rows(payload: dict, label: str = "") -> list:
@@ -60,19 +67,45 @@ def rows(payload: dict, label: str = "") -> list:
     for warm in summary:
         if warm["path"] != "warm" or warm["scenario"] == "unchanged save":
             continue
-        fresh = next((r for r in summary if r["path"] == "fresh" and r["workshop"] == warm["workshop"]
-                      and r["scenario"] == warm["scenario"]), {})
+        fresh = next(
+            (
+                r
+                for r in summary
+                if r["path"] == "fresh"
+                and r["workshop"] == warm["workshop"]
+                and r["scenario"] == warm["scenario"]
+            ),
+            {},
+        )
         wid = warm["workshop"]
         ratio = warm.get("ratio_fresh_over_warm", {}).get("last")
-        out.append([label, f"{CODES.get(wid, wid)} ({wid}), {warm['scenario']}",
-                    str(pools.get(wid, "")), _cell(warm, "first_s"), _cell(warm, "last_s"),
-                    _cell(fresh, "first_s"), _cell(fresh, "last_s"),
-                    f"{ratio:g}x" if ratio else "-", _targets(warm)])
+        out.append(
+            [
+                label,
+                f"{CODES.get(wid, wid)} ({wid}), {warm['scenario']}",
+                str(pools.get(wid, "")),
+                _cell(warm, "first_s"),
+                _cell(warm, "last_s"),
+                _cell(fresh, "first_s"),
+                _cell(fresh, "last_s"),
+                f"{ratio:g}x" if ratio else "-",
+                _targets(warm),
+            ]
+        )
     return out
 
 
-HEADER = ["machine", "workshop, edit", "workers", "warm: first verdict", "warm: last verdict",
-          "fresh: first", "fresh: last", "last, fresh / warm", "targets"]
+HEADER = [
+    "machine",
+    "workshop, edit",
+    "workers",
+    "warm: first verdict",
+    "warm: last verdict",
+    "fresh: first",
+    "fresh: last",
+    "last, fresh / warm",
+    "targets",
+]
 
 
 def table(payloads: list, label: str = "") -> str:
@@ -84,8 +117,7 @@ def table(payloads: list, label: str = "") -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python results/latency_table.py",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python results/latency_table.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("json", nargs="+", type=Path)
     ap.add_argument("--label", default="", help="machine name for the first column (e.g. H200)")
     args = ap.parse_args(argv)

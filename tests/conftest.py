@@ -5,6 +5,7 @@
 * Tests never touch the real workspace: KERNEL_COURSE_WORKSPACE points to a temporary one.
 * Every starter must be byte-identical at the end of the session.
 """
+
 import hashlib
 import os
 import sys
@@ -23,8 +24,10 @@ if str(REPO) not in sys.path:
 
 
 def _starter_hashes():
-    return {p: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((REPO / "workshops").glob("*/starter.py"))}
+    return {
+        p: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((REPO / "workshops").glob("*/starter.py"))
+    }
 
 
 _BEFORE = _starter_hashes()
@@ -54,4 +57,5 @@ def pytest_terminal_summary(terminalreporter):
         lost = sum(after.get(p) != h for p, h in _BEFORE.items())
         terminalreporter.write_line(
             f"fault injection: faults survived {r['survived']} of {r['tried']}; "
-            f"bad inputs tried {tried}; files lost {lost}")
+            f"bad inputs tried {tried}; files lost {lost}"
+        )

@@ -8,6 +8,7 @@ workshops/, checks/ and tui/; nothing is imported).
   modules -- imports neither torch nor triton at module top level, so the CPU workshop
   runs with the standard library alone (``python -S -m checks online_normalizer``).
 """
+
 import ast
 from pathlib import Path
 
@@ -18,13 +19,17 @@ PACKAGES = ("workshops", "checks", "tui")
 GPU_LIBRARIES = ("torch", "triton")
 # tui modules allowed to import torch or triton (none: the app never does).
 TUI_MAY_IMPORT_GPU_LIBRARIES: frozenset = frozenset()
-CPU_PATH = ("checks/case.py", "checks/engine.py", "checks/cases/online_normalizer.py",
-            "workshops/catalog.py", "workshops/online_normalizer/*.py")
+CPU_PATH = (
+    "checks/case.py",
+    "checks/engine.py",
+    "checks/cases/online_normalizer.py",
+    "workshops/catalog.py",
+    "workshops/online_normalizer/*.py",
+)
 
 
 def python_files():
-    return sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")
-                  if "__pycache__" not in p.parts)
+    return sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def rel(path: Path) -> str:
@@ -47,20 +52,25 @@ def imports(path: Path, top_level_only: bool = False) -> list:
 
     def visit(node, nested):
         for child in ast.iter_child_nodes(node):
-            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                 ast.ClassDef, ast.Lambda))
+            inner = nested or isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            )
             if not (top_level_only and nested):
                 if isinstance(child, ast.Import):
                     found.extend((child.lineno, a.name) for a in child.names)
                 elif isinstance(child, ast.ImportFrom):
                     base = child.module or ""
                     if child.level:
-                        anchor = package.split(".")[:len(package.split(".")) - child.level + 1]
+                        anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
                         base = ".".join(anchor + ([base] if base else []))
                     found.append((child.lineno, base))
-                    found.extend((child.lineno, f"{base}.{a.name}") for a in child.names
-                                 if child.level and not child.module)
+                    found.extend(
+                        (child.lineno, f"{base}.{a.name}")
+                        for a in child.names
+                        if child.level and not child.module
+                    )
             visit(child, inner)
+
     visit(tree, False)
     return found
 
@@ -70,8 +80,12 @@ def _top(name: str) -> str:
 
 
 def violations(files, forbidden, top_level_only=False) -> list:
-    return [f"{rel(p)}:{line} imports {name}" for p in files
-            for line, name in imports(p, top_level_only) if _top(name) in forbidden]
+    return [
+        f"{rel(p)}:{line} imports {name}"
+        for p in files
+        for line, name in imports(p, top_level_only)
+        if _top(name) in forbidden
+    ]
 
 
 def under(pkg: str) -> list:
@@ -81,13 +95,16 @@ def under(pkg: str) -> list:
 def test_the_scan_sees_the_packages_and_reads_imports(tmp_path):
     assert {rel(p).split("/")[0] for p in python_files()} == set(PACKAGES)
     sample = REPO / "checks" / "x_probe.py"
-    src = ("import os\nfrom . import engine\nimport torch as t\n"
-           "def f():\n    import triton\n")
+    src = "import os\nfrom . import engine\nimport torch as t\ndef f():\n    import triton\n"
     try:
         sample.write_text(src)
         assert [n for _, n in imports(sample)] == ["os", "checks", "checks.engine", "torch", "triton"]
-        assert [n for _, n in imports(sample, top_level_only=True)] == ["os", "checks",
-                                                                       "checks.engine", "torch"]
+        assert [n for _, n in imports(sample, top_level_only=True)] == [
+            "os",
+            "checks",
+            "checks.engine",
+            "torch",
+        ]
     finally:
         sample.unlink()
 

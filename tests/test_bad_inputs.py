@@ -5,6 +5,7 @@ Invalid metadata must raise TypeError (wrong type or dtype) or ValueError (shape
 stride, option, device, requires_grad, size limits) whose message names the argument --
 never a crash, never a silent result.  Valid random inputs must match float64 oracles.
 """
+
 import math
 
 import pytest
@@ -16,10 +17,15 @@ from checks.engine import load_exercise
 from workshops import catalog
 
 TRIED = {"n": 0}
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-VALID_SETTINGS = settings(max_examples=6, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+VALID_SETTINGS = settings(
+    max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _solution(workshop_id):
@@ -38,13 +44,20 @@ def expect_rejected(fn, exc, names):
     assert any(n in msg for n in names), f"message does not name {names}: {msg!r}"
 
 
-BAD_FLOAT_DTYPES = st.sampled_from([torch.float64, torch.int32, torch.int64, torch.int8, torch.bool,
-                                    torch.complex64])
-NOT_TENSORS = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False),
-                        st.lists(st.floats(allow_nan=False), min_size=1, max_size=3), st.text(max_size=3))
+BAD_FLOAT_DTYPES = st.sampled_from(
+    [torch.float64, torch.int32, torch.int64, torch.int8, torch.bool, torch.complex64]
+)
+NOT_TENSORS = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.lists(st.floats(allow_nan=False), min_size=1, max_size=3),
+    st.text(max_size=3),
+)
 BAD_INT_OPTIONS = st.one_of(st.integers(-64, 300), st.sampled_from([1, 2, 3, 5, 7, 12, 128, 4096 * 3]))
-NON_INT_OPTIONS = st.one_of(st.floats(allow_nan=False), st.text(max_size=3), st.none(), st.just(True),
-                            st.just(False))
+NON_INT_OPTIONS = st.one_of(
+    st.floats(allow_nan=False), st.text(max_size=3), st.none(), st.just(True), st.just(False)
+)
 
 
 def rows_cols(max_cols=64):
@@ -52,6 +65,7 @@ def rows_cols(max_cols=64):
 
 
 # --- strided softmax and softmax backward (2D, any strides) ---
+
 
 @SETTINGS
 @given(bad=NOT_TENSORS)
@@ -103,7 +117,7 @@ def test_softmax_rejects_requires_grad_and_meta_device():
     x = torch.randn(2, 8, requires_grad=True)
     expect_rejected(lambda: mod.softmax(x), ValueError, ["x"])
     with torch.no_grad():
-        mod.softmax(x)              # allowed when autograd is off
+        mod.softmax(x)  # allowed when autograd is off
     expect_rejected(lambda: mod.softmax(torch.empty(2, 8, device="meta")), ValueError, ["x"])
 
 
@@ -131,11 +145,13 @@ def test_backward_rejects_non_tensors_and_bad_warps(bad, w):
     mod = _solution("softmax_backward")
     expect_rejected(lambda: mod.backward(bad, torch.randn(2, 8)), TypeError, ["y"])
     expect_rejected(lambda: mod.backward(torch.rand(2, 8), bad), TypeError, ["grad_output"])
-    expect_rejected(lambda: mod.backward(torch.rand(2, 8), torch.rand(2, 8), num_warps=w),
-                    ValueError, ["num_warps"])
+    expect_rejected(
+        lambda: mod.backward(torch.rand(2, 8), torch.rand(2, 8), num_warps=w), ValueError, ["num_warps"]
+    )
 
 
 # --- fused GEMM ---
+
 
 @SETTINGS
 @given(m=st.integers(1, 8), n=st.integers(1, 8), k=st.integers(1, 8), dk=st.integers(1, 3))
@@ -159,8 +175,10 @@ def test_gemm_rejects_unsupported_dtypes(dtype):
 
 
 @SETTINGS
-@given(g=BAD_INT_OPTIONS.filter(lambda v: v not in (1, 4, 8)),
-       t=BAD_INT_OPTIONS.filter(lambda v: v not in (16, 32, 64, 128)))
+@given(
+    g=BAD_INT_OPTIONS.filter(lambda v: v not in (1, 4, 8)),
+    t=BAD_INT_OPTIONS.filter(lambda v: v not in (16, 32, 64, 128)),
+)
 def test_gemm_rejects_bad_options(g, t):
     mod = _solution("fused_gemm")
     a, b, bias = torch.randn(4, 4).half(), torch.randn(4, 4).half(), torch.randn(4).half()
@@ -177,6 +195,7 @@ def test_gemm_rejects_non_contiguous_and_mixed_dtypes():
 
 
 # --- split softmax ---
+
 
 @SETTINGS
 @given(c=BAD_INT_OPTIONS.filter(lambda v: v not in (256, 1024, 4096)))
@@ -198,6 +217,7 @@ def test_split_rejects_non_contiguous():
 
 
 # --- streaming attention ---
+
 
 @SETTINGS
 @given(causal=st.one_of(st.integers(), st.text(max_size=3), st.none(), st.floats(allow_nan=False)))
@@ -236,13 +256,18 @@ def test_attention_rejects_too_long_and_fp32():
 
 # --- valid random inputs match float64 oracles ---
 
+
 def _softmax64(x):
     return torch.softmax(x.double(), dim=-1)
 
 
 @VALID_SETTINGS
-@given(shape=rows_cols(70), transpose=st.booleans(), dtype=st.sampled_from([torch.float32, torch.float16]),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    shape=rows_cols(70),
+    transpose=st.booleans(),
+    dtype=st.sampled_from([torch.float32, torch.float16]),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_softmax_valid_inputs_match_oracle(shape, transpose, dtype, seed):
     mod = _solution("strided_softmax")
     g = torch.Generator().manual_seed(seed)
@@ -254,8 +279,12 @@ def test_softmax_valid_inputs_match_oracle(shape, transpose, dtype, seed):
 
 
 @VALID_SETTINGS
-@given(rows=st.integers(1, 3), cols=st.integers(1, 3000), chunk=st.sampled_from([256, 1024]),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    rows=st.integers(1, 3),
+    cols=st.integers(1, 3000),
+    chunk=st.sampled_from([256, 1024]),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_split_valid_inputs_match_oracle(rows, cols, chunk, seed):
     mod = _solution("split_softmax")
     x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed)) * 10
@@ -264,7 +293,9 @@ def test_split_valid_inputs_match_oracle(rows, cols, chunk, seed):
 
 
 @VALID_SETTINGS
-@given(n=st.integers(1, 70), d=st.sampled_from([16, 32]), causal=st.booleans(), seed=st.integers(0, 2**31 - 1))
+@given(
+    n=st.integers(1, 70), d=st.sampled_from([16, 32]), causal=st.booleans(), seed=st.integers(0, 2**31 - 1)
+)
 def test_attention_valid_inputs_match_oracle(n, d, causal, seed):
     mod = _solution("streaming_attention")
     g = torch.Generator().manual_seed(seed)
@@ -282,8 +313,11 @@ def test_attention_valid_inputs_match_oracle(n, d, causal, seed):
 def test_gemm_valid_inputs_match_oracle(m, n, k, seed):
     mod = _solution("fused_gemm")
     g = torch.Generator().manual_seed(seed)
-    a, b, bias = torch.randn(m, k, generator=g).half(), torch.randn(k, n, generator=g).half(), \
-        torch.randn(n, generator=g).half()
+    a, b, bias = (
+        torch.randn(m, k, generator=g).half(),
+        torch.randn(k, n, generator=g).half(),
+        torch.randn(n, generator=g).half(),
+    )
     got = mod.matmul_bias_relu(a, b, bias)
     want = torch.relu(a.double() @ b.double() + bias.double())
     torch.testing.assert_close(got.double(), want, atol=2e-2, rtol=1e-2)

@@ -4,6 +4,7 @@ Timings need a CUDA GPU, so everything below drives the harness with a fake spec
 fake learner file and a fake timer; the real specs are only checked for their interface
 and, where the workshop exists, run once through Triton's interpreter.
 """
+
 import importlib
 import json
 import os
@@ -15,7 +16,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.benchmark import cli as bench_cli, payload as evidence, rows as rowlib, runner, specs, statistics, tables, targets
+from checks.benchmark import (
+    cli as bench_cli,
+    payload as evidence,
+    rows as rowlib,
+    runner,
+    specs,
+    statistics,
+    tables,
+    targets,
+)
 from checks.records import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +40,7 @@ def validate(payload):
 
 # --- a fake learner file, a fake spec and a fake timer -----------------------------------
 
-LEARNER = '''
+LEARNER = """
 import torch
 
 def softmax(x, *, num_warps=4):
@@ -47,9 +57,9 @@ def crash(x):
 
 def nan(x):
     return torch.full_like(x, float("nan"))
-'''
+"""
 
-FAKE_TIMES_MS = {   # variant name -> samples in ms
+FAKE_TIMES_MS = {  # variant name -> samples in ms
     "triton num_warps=4": [0.010, 0.011, 0.009, 0.010, 0.012],
     "torch.softmax": [0.020, 0.021, 0.019, 0.020, 0.022],
     "peer": [0.040, 0.040, 0.040],
@@ -63,8 +73,10 @@ def library_not_implemented(x):
 def make_spec(todo_variants=False):
     spec = types.ModuleType("fake_spec")
     spec.__file__ = __file__
-    spec.SHAPES = [dict(name="4x8", role="comparison", rows=4, cols=8),
-                   dict(name="16x32", role="roofline", rows=16, cols=32)]
+    spec.SHAPES = [
+        dict(name="4x8", role="comparison", rows=4, cols=8),
+        dict(name="16x32", role="roofline", rows=16, cols=32),
+    ]
     spec.DTYPES = ["fp32", "fp16"]
     spec.registry = {}
 
@@ -76,16 +88,22 @@ def make_spec(todo_variants=False):
         return torch.softmax(inputs["x"].double(), dim=-1)
 
     def work(shape, dtype):
-        return {"bytes": shape["rows"] * shape["cols"] * 2 * torch.empty((), dtype=dtype).element_size(),
-                "flops": None}
+        return {
+            "bytes": shape["rows"] * shape["cols"] * 2 * torch.empty((), dtype=dtype).element_size(),
+            "flops": None,
+        }
 
     def variants(mod, inputs, shape):
         x = inputs["x"]
         if todo_variants:
             mod.unfinished(x)
         vs = [
-            dict(name="triton num_warps=4", role="candidate", config={"num_warps": 4},
-                 fn=lambda: mod.softmax(x, num_warps=4)),
+            dict(
+                name="triton num_warps=4",
+                role="candidate",
+                config={"num_warps": 4},
+                fn=lambda: mod.softmax(x, num_warps=4),
+            ),
             dict(name="todo", role="candidate", config={}, fn=lambda: mod.unfinished(x)),
             dict(name="wrong axis", role="candidate", config={}, fn=lambda: mod.wrong(x)),
             dict(name="crash", role="candidate", config={}, fn=lambda: mod.crash(x)),
@@ -106,13 +124,22 @@ def fake_timer(spec):
     def timer(fn):
         fn()
         return list(FAKE_TIMES_MS[spec.registry[fn]])
+
     return timer
 
 
 CEILINGS = {"copy_gbps": 4000.0, "bf16_matmul_tflops": 700.0, "errors": []}
-ENV = {"gpu_name": "Fake GPU", "sm_count": 132, "l2_bytes": 62914560, "driver": "580.00",
-       "cuda": "13.0", "torch": torch.__version__, "triton": "3.6.0", "python": "3.11",
-       "platform": "Linux"}
+ENV = {
+    "gpu_name": "Fake GPU",
+    "sm_count": 132,
+    "l2_bytes": 62914560,
+    "driver": "580.00",
+    "cuda": "13.0",
+    "torch": torch.__version__,
+    "triton": "3.6.0",
+    "python": "3.11",
+    "platform": "Linux",
+}
 
 
 @pytest.fixture
@@ -124,11 +151,19 @@ def learner(tmp_path):
 
 def run_fake(learner, spec=None, **kw):
     from checks.engine import load_exercise
+
     spec = spec or make_spec()
     kw.setdefault("dtypes", ["fp32"])
-    return runner.run_op("strided_softmax", spec, load_exercise(learner), learner,
-                         timers={"graph": fake_timer(spec)}, ceilings=CEILINGS, device="cpu",
-                         **kw), spec
+    return runner.run_op(
+        "strided_softmax",
+        spec,
+        load_exercise(learner),
+        learner,
+        timers={"graph": fake_timer(spec)},
+        ceilings=CEILINGS,
+        device="cpu",
+        **kw,
+    ), spec
 
 
 def by_name(rows, shape="4x8", dtype="fp32"):
@@ -136,6 +171,7 @@ def by_name(rows, shape="4x8", dtype="fp32"):
 
 
 # --- statistics and throughput -----------------------------------------------------------
+
 
 def test_sample_stats_are_in_microseconds_with_linear_quantiles():
     s = statistics.sample_stats([0.001, 0.002, 0.003, 0.004, 0.005])
@@ -151,7 +187,7 @@ def test_throughput_and_roofline_fraction():
     row = rowlib.new_row("x", dict(name="a", role="roofline"), "fp32", "v", "candidate")
     row["median_us"] = 100.0
     statistics.add_throughput(row, {"bytes": 400_000_000, "flops": None}, CEILINGS)
-    assert row["gbps"] == pytest.approx(4000.0)            # 400 MB in 100 us
+    assert row["gbps"] == pytest.approx(4000.0)  # 400 MB in 100 us
     assert row["fraction_of_ceiling"] == pytest.approx(1.0)
     assert row["tflops"] is None and row["bound"] == "memory"
     # a matmul: the flop term sets the floor
@@ -164,14 +200,15 @@ def test_throughput_and_roofline_fraction():
 
 # --- the TODO / failed recording logic ------------------------------------------------------
 
+
 def test_todo_failed_and_ok_variants_are_recorded_and_the_run_continues(learner):
     rows, _ = run_fake(learner)
-    assert {r["shape"] for r in rows} == {"4x8", "16x32"}          # both shapes ran
+    assert {r["shape"] for r in rows} == {"4x8", "16x32"}  # both shapes ran
     v = by_name(rows)
     ok = v["triton num_warps=4"]
     assert ok["status"] == "ok" and ok["rel_error"] < 1e-6
     assert ok["samples_us"] == [10.0, 11.0, 9.0, 10.0, 12.0] and ok["median_us"] == pytest.approx(10.0)
-    assert ok["speedup"] == pytest.approx(2.0)                     # torch.softmax 20 us / 10 us
+    assert ok["speedup"] == pytest.approx(2.0)  # torch.softmax 20 us / 10 us
     assert ok["gbps"] == pytest.approx(4 * 8 * 4 * 2 / 10.0 / 1e3)
     assert v["torch.softmax"]["speedup"] == pytest.approx(1.0)
     assert v["peer"]["speedup"] == pytest.approx(0.5)
@@ -182,11 +219,11 @@ def test_todo_failed_and_ok_variants_are_recorded_and_the_run_continues(learner)
 
     wrong = v["wrong axis"]
     assert wrong["status"] == "failed" and "relative error" in wrong["message"]
-    assert wrong["rel_error"] > 1e-3 and wrong["median_us"] is None      # never timed
+    assert wrong["rel_error"] > 1e-3 and wrong["median_us"] is None  # never timed
 
     crash = v["crash"]
     assert crash["status"] == "failed" and "IndexError" in crash["message"]
-    assert "strided_softmax.py, line" in crash["message"]                # where, in the learner's file
+    assert "strided_softmax.py, line" in crash["message"]  # where, in the learner's file
 
     assert v["nan"]["status"] == "failed" and "non-finite" in v["nan"]["message"]
     lib = v["library"]
@@ -219,8 +256,16 @@ def test_shape_and_dtype_selection(learner):
 
 def test_load_error_is_one_failed_row():
     spec = make_spec()
-    rows = runner.run_op("strided_softmax", spec, None, None, dtypes=["fp32"], timers={},
-                         device="cpu", load_error="SyntaxError in x.py, line 3: invalid syntax")
+    rows = runner.run_op(
+        "strided_softmax",
+        spec,
+        None,
+        None,
+        dtypes=["fp32"],
+        timers={},
+        device="cpu",
+        load_error="SyntaxError in x.py, line 3: invalid syntax",
+    )
     assert len(rows) == 1 and rows[0]["status"] == "failed" and "SyntaxError" in rows[0]["message"]
     assert rowlib.exit_code(rows) == 1
 
@@ -237,13 +282,23 @@ def test_tolerance_table_and_the_specs_scales():
 
 # --- payload and schema ---------------------------------------------------------------------
 
+
 def fake_payload(learner, **kw):
     rows, spec = run_fake(learner, dtypes=["fp32", "fp16"])
     hashes = evidence.source_hashes([learner, *evidence.engine_files()])
     return evidence.build_payload(
-        command=["python", "-m", "checks.benchmark", "--op", "strided_softmax"], timing="graph",
-        cache="warm", target="learner", environment=ENV, hashes=hashes, ceilings=CEILINGS,
-        results=rows, targets=kw.get("targets", []), method="fake timer", commit=None)
+        command=["python", "-m", "checks.benchmark", "--op", "strided_softmax"],
+        timing="graph",
+        cache="warm",
+        target="learner",
+        environment=ENV,
+        hashes=hashes,
+        ceilings=CEILINGS,
+        results=rows,
+        targets=kw.get("targets", []),
+        method="fake timer",
+        commit=None,
+    )
 
 
 def test_generated_payload_validates_against_the_schema(learner):
@@ -252,7 +307,7 @@ def test_generated_payload_validates_against_the_schema(learner):
     assert payload["schema"] == "kernel-course/benchmark" and payload["version"] == 1
     assert payload["exit_code"] == 1
     assert "checks/benchmark/runner.py" in payload["source_hashes"]
-    json.dumps(payload, allow_nan=False)        # strict JSON: no NaN anywhere
+    json.dumps(payload, allow_nan=False)  # strict JSON: no NaN anywhere
 
 
 def test_schema_rejects_a_broken_payload(learner):
@@ -264,7 +319,7 @@ def test_schema_rejects_a_broken_payload(learner):
         jsonschema.validate(bad, SCHEMA)
     bad = json.loads(json.dumps(payload))
     ok_row = next(r for r in bad["results"] if r["status"] == "ok")
-    ok_row["median_us"] = None                  # an ok row must carry its timing
+    ok_row["median_us"] = None  # an ok row must carry its timing
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, SCHEMA)
 
@@ -275,6 +330,7 @@ def test_nan_becomes_null():
 
 
 # --- targets ----------------------------------------------------------------------------------
+
 
 def _row(op, shape, dtype, variant, role, median, frac=None, config=None, role_name="roofline"):
     r = rowlib.new_row(op, dict(name=shape, role=role_name), dtype, variant, role, config)
@@ -296,13 +352,33 @@ def test_targets_met_and_missed():
         _row("streaming_attention", "2048x64", "fp16", "b32", "candidate", 21.0, config={"causal": False}),
         _row("streaming_attention", "2048x64", "fp16", "sdpa", "baseline", 22.7, config={"causal": True}),
         _row("streaming_attention", "2048x64", "fp16", "sdpa", "baseline", 22.2, config={"causal": False}),
-        _row("streaming_attention", "129x32", "fp16", "b32", "candidate", 4.0,
-             config={"causal": True}, role_name="comparison"),
-        _row("streaming_attention", "129x32", "fp16", "b32", "candidate", 3.0,
-             config={"causal": False}, role_name="comparison"),
+        _row(
+            "streaming_attention",
+            "129x32",
+            "fp16",
+            "b32",
+            "candidate",
+            4.0,
+            config={"causal": True},
+            role_name="comparison",
+        ),
+        _row(
+            "streaming_attention",
+            "129x32",
+            "fp16",
+            "b32",
+            "candidate",
+            3.0,
+            config={"causal": False},
+            role_name="comparison",
+        ),
     ]
-    t = {x["what"]: x for x in targets.evaluate_targets(
-        rows, "graph", real_definitions("strided_softmax", "streaming_attention"))}
+    t = {
+        x["what"]: x
+        for x in targets.evaluate_targets(
+            rows, "graph", real_definitions("strided_softmax", "streaming_attention")
+        )
+    }
     frac = next(v for k, v in t.items() if "85% of copy" in k)
     assert frac["met"] and frac["measured"] == pytest.approx(0.9)
     transposed = next(v for k, v in t.items() if "transposed" in k)
@@ -312,7 +388,7 @@ def test_targets_met_and_missed():
     assert next(v for k, v in t.items() if "fp16 causal: best" in k)["met"]
     course = next(v for k, v in t.items() if k.startswith("129x32"))
     assert "triton-cuda-lab, the reference course" in course["what"]
-    assert course["met"] and course["measured"] == pytest.approx(4.0)   # the causal row, 4.0 <= 4.57
+    assert course["met"] and course["measured"] == pytest.approx(4.0)  # the causal row, 4.0 <= 4.57
     # shapes that were not run are not reported (no 1024x1024 row, no fused_gemm rows)
     assert not any("1024x1024" in k or "4096^3" in k for k in t)
     jsonschema = pytest.importorskip("jsonschema")
@@ -321,10 +397,12 @@ def test_targets_met_and_missed():
 
 
 def test_events_targets_compare_with_the_baseline():
-    rows = [_row("split_softmax", "4x32769", "fp32", "c1024", "candidate", 30.0, role_name="comparison"),
-            _row("split_softmax", "4x32769", "fp32", "torch", "baseline", 14.0, role_name="comparison"),
-            _row("split_softmax", "64x131072", "fp32", "c1024", "candidate", 20.0, role_name="comparison"),
-            _row("split_softmax", "64x131072", "fp32", "torch", "baseline", 33.0, role_name="comparison")]
+    rows = [
+        _row("split_softmax", "4x32769", "fp32", "c1024", "candidate", 30.0, role_name="comparison"),
+        _row("split_softmax", "4x32769", "fp32", "torch", "baseline", 14.0, role_name="comparison"),
+        _row("split_softmax", "64x131072", "fp32", "c1024", "candidate", 20.0, role_name="comparison"),
+        _row("split_softmax", "64x131072", "fp32", "torch", "baseline", 33.0, role_name="comparison"),
+    ]
     t = targets.evaluate_targets(rows, "events", real_definitions("split_softmax"))
     assert [(x["shape"], x["met"]) for x in t] == [("4x32769", False), ("64x131072", True)]
     assert t[0]["measured"] == pytest.approx(30 / 14)
@@ -332,14 +410,21 @@ def test_events_targets_compare_with_the_baseline():
 
 # --- the command line ----------------------------------------------------------------------
 
+
 def cli(*args, env_extra=None, interpret=False):
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "checks.benchmark", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "checks.benchmark", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
@@ -352,19 +437,22 @@ def test_without_a_gpu_exits_3_and_writes_nothing(tmp_path, interpret):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("args, named", [
-    (["--op", "nope"], "--op"),
-    ([], "--op"),
-    (["--op", "all", "--timing", "wall"], "--timing"),
-    (["--op", "all", "--dtype", "fp64"], "--dtype"),
-    (["--op", "all", "--shapes", "big"], "--shapes"),
-    (["--op", "all", "--cache", "hot"], "--cache"),
-    (["--op", "all", "--cache", "cold"], "--cache"),          # cold L2 is an events mode
-    (["--op", "all", "--file", "x.py"], "--file"),
-    (["--op", "fused_gemm", "--file", "/no/such/file.py"], "--file"),
-    (["--op", "fused_gemm", "--solution", "--file", __file__], "--file"),
-    (["--op", "all", "--bogus"], "--bogus"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--op", "nope"], "--op"),
+        ([], "--op"),
+        (["--op", "all", "--timing", "wall"], "--timing"),
+        (["--op", "all", "--dtype", "fp64"], "--dtype"),
+        (["--op", "all", "--shapes", "big"], "--shapes"),
+        (["--op", "all", "--cache", "hot"], "--cache"),
+        (["--op", "all", "--cache", "cold"], "--cache"),  # cold L2 is an events mode
+        (["--op", "all", "--file", "x.py"], "--file"),
+        (["--op", "fused_gemm", "--file", "/no/such/file.py"], "--file"),
+        (["--op", "fused_gemm", "--solution", "--file", __file__], "--file"),
+        (["--op", "all", "--bogus"], "--bogus"),
+    ],
+)
 def test_bad_arguments_exit_64_naming_the_argument(args, named, capsys):
     try:
         code = bench_cli.main(args)
@@ -389,7 +477,7 @@ def test_tables_print_with_rich_and_without(learner, monkeypatch, capsys):
     rows, _ = run_fake(learner)
     tables.print_table("fake op", rows)
     rich_out = capsys.readouterr().out
-    monkeypatch.setitem(sys.modules, "rich.console", None)      # Rich missing: plain text
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # Rich missing: plain text
     tables.print_table("fake op", rows)
     plain = capsys.readouterr().out
     for out in (rich_out, plain):
@@ -408,25 +496,29 @@ def test_list_needs_no_gpu():
 def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch, capsys):
     """The command end to end on the CPU: spec loader, timer, ceilings and environment faked."""
     from checks.benchmark import timing
+
     spec = make_spec()
     monkeypatch.setattr(bench_cli, "DEVICE", "cpu")
     monkeypatch.setattr(bench_cli, "cuda_problem", lambda: None)
     monkeypatch.setattr(bench_cli, "load_spec", lambda op: spec)
-    monkeypatch.setattr(timing, "make_timers",
-                        lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake"))
+    monkeypatch.setattr(
+        timing, "make_timers", lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake")
+    )
     monkeypatch.setattr(timing, "measure_ceilings", lambda quick: dict(CEILINGS))
     monkeypatch.setattr(timing, "environment", lambda: dict(ENV))
     out = tmp_path / "run.json"
-    code = bench_cli.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "all",
-                       "--output", str(out)])
+    code = bench_cli.main(
+        ["--op", "strided_softmax", "--file", str(learner), "--dtype", "all", "--output", str(out)]
+    )
     printed = capsys.readouterr().out
-    assert code == 1                           # wrong/crash variants failed
+    assert code == 1  # wrong/crash variants failed
     payload = json.loads(out.read_text())
     validate(payload)
-    assert payload["target"] == "file" and payload["timing"] == "both"      # the default
+    assert payload["target"] == "file" and payload["timing"] == "both"  # the default
     assert {r["dtype"] for r in payload["results"]} == {"fp32", "fp16"}
     assert str(learner.resolve()) in payload["source_hashes"] or any(
-        k.endswith("strided_softmax.py") for k in payload["source_hashes"])
+        k.endswith("strided_softmax.py") for k in payload["source_hashes"]
+    )
     for col in ("variant", "median us", "speedup", "% ceiling", "status"):
         assert col in printed
     assert "results written to" in printed
@@ -435,11 +527,16 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
     assert mine["status"] == "failed" and mine["refused"] == "not-own-kernel", mine
     assert mine["median_us"] is None and "not your own kernel" in printed
     # --dtype outside the spec's list names the argument
-    assert bench_cli.main(["--op", "strided_softmax", "--file", str(learner), "--dtype", "bf16",
-                       "--output", str(out)]) == EXIT_USAGE
+    assert (
+        bench_cli.main(
+            ["--op", "strided_softmax", "--file", str(learner), "--dtype", "bf16", "--output", str(out)]
+        )
+        == EXIT_USAGE
+    )
 
 
 # --- the real specs: interface, and one small shape through the interpreter -------------------
+
 
 def _real_spec(op):
     try:
@@ -458,8 +555,9 @@ def test_real_spec_interface(op):
     assert len(names) == len(set(names))
     assert {s["role"] for s in spec.SHAPES} <= {"comparison", "roofline"}
     for s in spec.SHAPES:
-        w = spec.work(s, {"fp32": torch.float32, "fp16": torch.float16,
-                          "bf16": torch.bfloat16}[spec.DTYPES[0]])
+        w = spec.work(
+            s, {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.DTYPES[0]]
+        )
         assert w["bytes"] > 0 and (w["flops"] is None or w["flops"] > 0)
 
 
@@ -470,6 +568,7 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
     provenance check a learner's file goes through."""
     spec = _real_spec(op)
     from workshops import catalog
+
     try:
         w = catalog.get(op)
     except KeyError:
@@ -477,6 +576,7 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
     if not w.solution.exists():
         pytest.skip(f"{op} has no solution yet")
     from checks.engine import load_exercise
+
     # The interpreter runs one program at a time: fewer rows, and only the first
     # candidate beside the baselines and peers, keep this to a second or two.
     first = dict(next(s for s in spec.SHAPES if s["role"] == "comparison"))
@@ -488,11 +588,27 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
         cands = [v for v in vs if v["role"] == "candidate"]
         return cands[:1] + [v for v in vs if v["role"] != "candidate"]
 
-    small = types.SimpleNamespace(SHAPES=[first], DTYPES=spec.DTYPES, make_inputs=spec.make_inputs,
-                                  oracle=spec.oracle, work=spec.work, variants=few_variants)
-    rows = runner.run_op(op, small, load_exercise(w.solution), w.solution, dtypes=spec.DTYPES[:1],
-                         timers={"graph": lambda fn: [0.01]}, ceilings=CEILINGS, device="cpu",
-                         warm_calls=0, learner=True, allowed_ops=w.allowed_torch_ops)
+    small = types.SimpleNamespace(
+        SHAPES=[first],
+        DTYPES=spec.DTYPES,
+        make_inputs=spec.make_inputs,
+        oracle=spec.oracle,
+        work=spec.work,
+        variants=few_variants,
+    )
+    rows = runner.run_op(
+        op,
+        small,
+        load_exercise(w.solution),
+        w.solution,
+        dtypes=spec.DTYPES[:1],
+        timers={"graph": lambda fn: [0.01]},
+        ceilings=CEILINGS,
+        device="cpu",
+        warm_calls=0,
+        learner=True,
+        allowed_ops=w.allowed_torch_ops,
+    )
     bad = [(r["variant"], r["status"], r["message"]) for r in rows if r["status"] != "ok"]
     assert not bad, bad
     assert {r["role"] for r in rows} >= {"candidate", "baseline"}
@@ -500,28 +616,53 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
 
 # --- results/summarize.py -----------------------------------------------------------------------
 
+
 def test_summarize_writes_tables_and_targets(tmp_path, learner):
     results = tmp_path / "results"
     (results / "local").mkdir(parents=True)
     targets = [
-        {"op": "strided_softmax", "what": "16384x8192 fp32 contiguous: >= 85% of copy bandwidth",
-         "target": 0.85, "measured": 0.91, "met": True, "comparison": ">=", "unit": "fraction"},
-        {"op": "strided_softmax", "what": "transposed view: >= 2x torch.softmax",
-         "target": 2.0, "measured": 1.4, "met": False, "comparison": ">=", "unit": "x"},
+        {
+            "op": "strided_softmax",
+            "what": "16384x8192 fp32 contiguous: >= 85% of copy bandwidth",
+            "target": 0.85,
+            "measured": 0.91,
+            "met": True,
+            "comparison": ">=",
+            "unit": "fraction",
+        },
+        {
+            "op": "strided_softmax",
+            "what": "transposed view: >= 2x torch.softmax",
+            "target": 2.0,
+            "measured": 1.4,
+            "met": False,
+            "comparison": ">=",
+            "unit": "x",
+        },
     ]
     payload = fake_payload(learner, targets=targets)
     (results / "2026-12-02-abc1234-graph.json").write_text(json.dumps(payload))
     (results / "local" / "ignored.json").write_text(json.dumps(payload))
     (results / "checks-h200.json").write_text(json.dumps({"schema": "kernel-course/check-records"}))
     out = tmp_path / "SUMMARY.md"
-    r = subprocess.run([sys.executable, str(REPO / "results" / "summarize.py"), "--results",
-                        str(results), "--output", str(out)], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "results" / "summarize.py"),
+            "--results",
+            str(results),
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert "## strided_softmax" in text
     assert "### from `2026-12-02-abc1234-graph.json`" in text
-    assert "ignored.json" not in text                        # results/local is not evidence
+    assert "ignored.json" not in text  # results/local is not evidence
     assert "not benchmark evidence" in text and "checks-h200.json" in text
     assert "| met |" in text and "**MISSED**" in text and "1 of 2 targets met" in text
     assert "triton num_warps=4" in text and "10.00" in text and "2.00x" in text
@@ -530,6 +671,7 @@ def test_summarize_writes_tables_and_targets(tmp_path, learner):
     chart = tmp_path / "charts" / "strided_softmax.svg"
     assert "![strided_softmax: achieved throughput against the ceiling](charts/strided_softmax.svg)" in text
     import xml.etree.ElementTree as ET
+
     root = ET.parse(chart).getroot()
     tips = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any("triton num_warps=4 [candidate]: 10.00 us" in t for t in tips)
@@ -537,8 +679,12 @@ def test_summarize_writes_tables_and_targets(tmp_path, learner):
 
 
 def test_summarize_with_no_evidence(tmp_path):
-    r = subprocess.run([sys.executable, str(REPO / "results" / "summarize.py"), "--results",
-                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, str(REPO / "results" / "summarize.py"), "--results", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "No benchmark evidence yet" in (tmp_path / "SUMMARY.md").read_text()
 
@@ -546,7 +692,7 @@ def test_summarize_with_no_evidence(tmp_path):
 # --- on a CUDA GPU only: the timers and the recovery from bad variants -------------------------
 # These run in a child process without TRITON_INTERPRET (the test session sets it).
 
-GPU_LEARNER = '''
+GPU_LEARNER = """
 import torch
 import triton
 import triton.language as tl
@@ -582,9 +728,9 @@ def wild(x):
     out = torch.empty_like(x)
     _wild_store[(1,)](out, x.numel(), BLOCK=128)
     return out
-'''
+"""
 
-GPU_SCRIPT = '''
+GPU_SCRIPT = """
 import json, sys, types, torch
 sys.path.insert(0, sys.argv[1])
 from checks.benchmark import runner, timing, kernels
@@ -618,7 +764,7 @@ print("ROWS" + json.dumps([{k: r[k] for k in ("shape", "variant", "status", "mes
                                               "device_us", "per_call_us", "host_us",
                                               "launch_bound", "kernels")}
                            for r in rows]))
-'''
+"""
 
 
 def _gpu_run(tmp_path, timing, cache, crash=False):
@@ -626,9 +772,14 @@ def _gpu_run(tmp_path, timing, cache, crash=False):
     learner.write_text(GPU_LEARNER)
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    r = subprocess.run([sys.executable, "-c", GPU_SCRIPT, str(REPO), str(learner), timing, cache,
-                        "1" if crash else "0"], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", GPU_SCRIPT, str(REPO), str(learner), timing, cache, "1" if crash else "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     line = next((l for l in r.stdout.splitlines() if l.startswith("ROWS")), None)
     assert line, r.stdout[-1500:] + r.stderr[-1500:]
     rows = json.loads(line[4:])
@@ -639,17 +790,18 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 
 
 @needs_gpu
-@pytest.mark.parametrize("timing, cache", [("graph", "warm"), ("events", "warm"), ("events", "cold"),
-                                           ("both", "warm")])
+@pytest.mark.parametrize(
+    "timing, cache", [("graph", "warm"), ("events", "warm"), ("events", "cold"), ("both", "warm")]
+)
 def test_gpu_timers_and_a_variant_that_cannot_be_captured(tmp_path, timing, cache):
     rows = _gpu_run(tmp_path, timing, cache)
     big = rows[("8192x8192", "double")]
     assert big["status"] == "ok" and big["median_us"] > 0 and big["samples_us"]
-    assert 0.3 < big["fraction_of_ceiling"] < 1.3          # a 256 MB elementwise pass
-    [k] = big["kernels"]                                   # the one Triton kernel it launched
+    assert 0.3 < big["fraction_of_ceiling"] < 1.3  # a 256 MB elementwise pass
+    [k] = big["kernels"]  # the one Triton kernel it launched
     assert k["name"] == "_double" and k["num_warps"] == 4 and k["n_regs"] > 0
     assert k["n_spills"] == 0 and k["launches"] == 1
-    assert rows[("8192x8192", "torch")]["kernels"] == []   # PyTorch's kernels are not Triton's
+    assert rows[("8192x8192", "torch")]["kernels"] == []  # PyTorch's kernels are not Triton's
     if timing == "both":
         assert big["device_us"] == big["median_us"] and big["per_call_us"] > 0
         assert big["host_us"] >= 0 and isinstance(big["launch_bound"], bool)
@@ -657,7 +809,7 @@ def test_gpu_timers_and_a_variant_that_cannot_be_captured(tmp_path, timing, cach
         assert big["host_us"] is None and big["launch_bound"] is None
     assert rows[("8192x8192", "todo")]["status"] == "skipped"
     sync = rows[("1024x1024", "host_sync")]
-    if timing in ("graph", "both"):       # .item() cannot be captured: failed, and the run goes on
+    if timing in ("graph", "both"):  # .item() cannot be captured: failed, and the run goes on
         assert sync["status"] == "failed" and "timing failed" in sync["message"], sync
     else:
         assert sync["status"] == "ok"
@@ -672,5 +824,5 @@ def test_gpu_illegal_address_stops_the_rest_with_a_reason(tmp_path):
     assert rows[("1024x1024", "wild")]["status"] == "failed"
     after = rows[("1024x1024", "torch")]
     assert after["status"] == "failed" and "earlier CUDA error" in after["message"], after
-    rest = rows[("8192x8192", "(variants)")]         # the next shape is not even set up
+    rest = rows[("8192x8192", "(variants)")]  # the next shape is not even set up
     assert rest["status"] == "failed" and "earlier CUDA error" in rest["message"], rest

@@ -3,6 +3,7 @@ overhead and the launch-bound mark, the resources of the compiled Triton kernels
 launched, the provenance refusal of a learner's candidate, the ops derived from the
 catalog, and the payload's new fields against the schema.  No GPU: fake timers, a fake
 compiled kernel and a fake provenance module."""
+
 import json
 import sys
 import types
@@ -17,8 +18,17 @@ from checks.benchmark import statistics, tables, targets
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "results" / "schema" / "benchmark.schema.json").read_text())
 CEILINGS = {"copy_gbps": 4000.0, "bf16_matmul_tflops": 700.0, "errors": []}
-ENV = {"gpu_name": "Fake GPU", "sm_count": 132, "l2_bytes": None, "driver": None, "cuda": None,
-       "torch": "x", "triton": "3.6.0", "python": "3.11", "platform": "Linux"}
+ENV = {
+    "gpu_name": "Fake GPU",
+    "sm_count": 132,
+    "l2_bytes": None,
+    "driver": None,
+    "cuda": None,
+    "torch": "x",
+    "triton": "3.6.0",
+    "python": "3.11",
+    "platform": "Linux",
+}
 
 
 def validate(payload):
@@ -34,9 +44,9 @@ def row(**kw):
 
 # --- device time, per-call time, host overhead ------------------------------------------
 
+
 def test_both_timings_give_device_per_call_and_host_time():
-    r = statistics.add_timings(row(), graph_ms=[0.002, 0.002, 0.002],
-                               events_ms=[0.010, 0.011, 0.009])
+    r = statistics.add_timings(row(), graph_ms=[0.002, 0.002, 0.002], events_ms=[0.010, 0.011, 0.009])
     assert r["median_us"] == pytest.approx(2.0) and r["device_us"] == pytest.approx(2.0)
     assert r["per_call_us"] == pytest.approx(10.0) and r["per_call"]["median_us"] == pytest.approx(10.0)
     assert r["host_us"] == pytest.approx(8.0) and r["host_fraction"] == pytest.approx(0.8)
@@ -69,18 +79,29 @@ def test_ceiling_time_is_the_roofline_floor():
 
 # --- the compiled kernels a call launched --------------------------------------------------
 
+
 def fake_compiled(regs=40, spills=0, shared=2048, warps=4, stages=3):
-    return types.SimpleNamespace(n_regs=regs, n_spills=spills, name="k_mangled",
-                                 metadata=types.SimpleNamespace(shared=shared, num_warps=warps,
-                                                                num_stages=stages))
+    return types.SimpleNamespace(
+        n_regs=regs,
+        n_spills=spills,
+        name="k_mangled",
+        metadata=types.SimpleNamespace(shared=shared, num_warps=warps, num_stages=stages),
+    )
 
 
 def test_kernel_facts_from_a_compiled_kernel():
     f = kernels.kernel_facts(fake_compiled(), "_softmax")
-    assert f == {"name": "_softmax", "n_regs": 40, "n_spills": 0, "shared_bytes": 2048,
-                 "num_warps": 4, "num_stages": 3, "launches": 1}
+    assert f == {
+        "name": "_softmax",
+        "n_regs": 40,
+        "n_spills": 0,
+        "shared_bytes": 2048,
+        "num_warps": 4,
+        "num_stages": 3,
+        "launches": 1,
+    }
     unloaded = types.SimpleNamespace(metadata=types.SimpleNamespace(shared=0, num_warps=8, num_stages=2))
-    f = kernels.kernel_facts(unloaded)                  # binary never loaded: no register count
+    f = kernels.kernel_facts(unloaded)  # binary never loaded: no register count
     assert f["n_regs"] is None and f["n_spills"] is None and f["num_warps"] == 8
 
 
@@ -89,8 +110,10 @@ def test_launches_are_grouped_per_compiled_kernel():
     stats = types.SimpleNamespace(__name__="_stats")
     norm = types.SimpleNamespace(fn=types.SimpleNamespace(__name__="_normalize"))
     out = kernels.summarize_launches([(stats, a), (norm, b), (stats, a)])
-    assert [(k["name"], k["launches"], k["n_regs"]) for k in out] == [("_stats", 2, 40),
-                                                                    ("_normalize", 1, 96)]
+    assert [(k["name"], k["launches"], k["n_regs"]) for k in out] == [
+        ("_stats", 2, 40),
+        ("_normalize", 1, 96),
+    ]
     assert kernels.brief(out) == "40r 0sp 4w 3st 2K +1"
     assert "96 regs, 12 spills" in kernels.describe(out)
     assert kernels.brief([]) == "no triton" and kernels.brief(None) == "-"
@@ -98,32 +121,34 @@ def test_launches_are_grouped_per_compiled_kernel():
 
 def test_recording_launches_wraps_jitfunction_run_for_one_call_only(monkeypatch):
     from triton.runtime.jit import JITFunction
+
     compiled = fake_compiled()
 
-    def fake_run(self, *args, grid, warmup, **kwargs):       # stands in for a real launch
+    def fake_run(self, *args, grid, warmup, **kwargs):  # stands in for a real launch
         return None if warmup else compiled
+
     monkeypatch.setattr(JITFunction, "run", fake_run)
     jit = types.SimpleNamespace(__name__="_double")
 
     def call():
         JITFunction.run(jit, 1, 2, grid=(1,), warmup=False)
-        JITFunction.run(jit, 1, 2, grid=(1,), warmup=True)    # a warmup compiles, launches nothing
+        JITFunction.run(jit, 1, 2, grid=(1,), warmup=True)  # a warmup compiles, launches nothing
         return JITFunction.run(jit, 1, 2, grid=(1,), warmup=False)
 
     facts = kernels.capture_kernels(call)
     assert facts == [dict(kernels.kernel_facts(compiled, "_double"), launches=2)]
-    assert JITFunction.__dict__["run"] is fake_run          # unwrapped afterwards
+    assert JITFunction.__dict__["run"] is fake_run  # unwrapped afterwards
     assert kernels.capture_kernels(lambda: torch.ones(2) * 2) == []
 
 
 # --- the runner: both timers, kernel facts, provenance --------------------------------------
 
-LEARNER = '''
+LEARNER = """
 import torch
 
 def softmax(x):
     return torch.softmax(x.float(), dim=-1).to(x.dtype)
-'''
+"""
 
 
 def spec_module():
@@ -135,7 +160,8 @@ def spec_module():
     spec.work = lambda s, d: {"bytes": s["rows"] * s["cols"] * 8, "flops": None}
     spec.variants = lambda mod, i, s: [
         dict(name="mine", role="candidate", config={}, fn=lambda: mod.softmax(i["x"])),
-        dict(name="torch.softmax", role="baseline", config={}, fn=lambda: torch.softmax(i["x"], -1))]
+        dict(name="torch.softmax", role="baseline", config={}, fn=lambda: torch.softmax(i["x"], -1)),
+    ]
     return spec
 
 
@@ -148,9 +174,19 @@ def learner(tmp_path):
 
 def run(path, **kw):
     from checks.engine import load_exercise
+
     timers = {"graph": lambda fn: [0.002, 0.002], "events": lambda fn: [0.010, 0.012]}
-    return runner.run_op("fake", spec_module(), load_exercise(path), path, dtypes=["fp32"],
-                         timers=timers, ceilings=CEILINGS, device="cpu", **kw)
+    return runner.run_op(
+        "fake",
+        spec_module(),
+        load_exercise(path),
+        path,
+        dtypes=["fp32"],
+        timers=timers,
+        ceilings=CEILINGS,
+        device="cpu",
+        **kw,
+    )
 
 
 def test_runner_with_both_timers_and_kernel_facts(learner):
@@ -161,20 +197,31 @@ def test_runner_with_both_timers_and_kernel_facts(learner):
         seen.append(fn)
         fn()
         return facts
+
     rows = {r["variant"]: r for r in run(learner, inspect_kernels=inspect)}
     mine = rows["mine"]
     assert mine["status"] == "ok" and mine["device_us"] == pytest.approx(2.0)
     assert mine["per_call_us"] == pytest.approx(11.0) and mine["host_us"] == pytest.approx(9.0)
     assert mine["launch_bound"] is True and mine["kernels"] == facts
-    assert len(seen) == 2                                  # one recorded call per variant
+    assert len(seen) == 2  # one recorded call per variant
     assert "launch-bound" in tables.host(mine)
-    validate(evidence.build_payload(command=["x"], timing="both", cache="warm", target="learner",
-                                    environment=ENV, hashes={"a": "0" * 64}, ceilings=CEILINGS,
-                                    results=list(rows.values())))
+    validate(
+        evidence.build_payload(
+            command=["x"],
+            timing="both",
+            cache="warm",
+            target="learner",
+            environment=ENV,
+            hashes={"a": "0" * 64},
+            ceilings=CEILINGS,
+            results=list(rows.values()),
+        )
+    )
 
 
 def fake_provenance(monkeypatch, refuse: bool):
     from checks.case import CheckFailed
+
     mod = types.ModuleType("checks.provenance")
     calls = []
 
@@ -187,9 +234,11 @@ def fake_provenance(monkeypatch, refuse: bool):
         if refuse:
             raise NotOwnKernel("softmax computed values with PyTorch: softmax (your file, line 5)")
         return out
+
     mod.NotOwnKernel, mod.witnessed_call = NotOwnKernel, witnessed_call
     monkeypatch.setitem(sys.modules, "checks.provenance", mod)
     import checks
+
     monkeypatch.setattr(checks, "provenance", mod, raising=False)
     return calls
 
@@ -197,20 +246,39 @@ def fake_provenance(monkeypatch, refuse: bool):
 def test_a_learner_candidate_that_is_not_its_own_kernel_is_refused_and_not_timed(learner, monkeypatch):
     calls = fake_provenance(monkeypatch, refuse=True)
     timed = []
-    rows = {r["variant"]: r for r in runner.run_op(
-        "fake", spec_module(), __import__("checks.engine").engine.load_exercise(learner), learner,
-        dtypes=["fp32"], timers={"graph": lambda fn: timed.append(fn) or [0.001]},
-        ceilings=CEILINGS, device="cpu", learner=True)}
+    rows = {
+        r["variant"]: r
+        for r in runner.run_op(
+            "fake",
+            spec_module(),
+            __import__("checks.engine").engine.load_exercise(learner),
+            learner,
+            dtypes=["fp32"],
+            timers={"graph": lambda fn: timed.append(fn) or [0.001]},
+            ceilings=CEILINGS,
+            device="cpu",
+            learner=True,
+        )
+    }
     mine = rows["mine"]
     assert mine["status"] == "failed" and mine["refused"] == "not-own-kernel"
     assert "computed values with PyTorch" in mine["message"] and mine["median_us"] is None
-    assert calls == [str(learner)]                         # only the candidate is witnessed
+    assert calls == [str(learner)]  # only the candidate is witnessed
     assert rows["torch.softmax"]["status"] == "ok" and rows["torch.softmax"]["refused"] is None
-    assert len(timed) == 1                                 # the baseline alone was timed
+    assert len(timed) == 1  # the baseline alone was timed
     assert rowlib.exit_code(list(rows.values())) == 1
-    validate(evidence.build_payload(command=["x"], timing="graph", cache="warm", target="learner",
-                                    environment=ENV, hashes={"a": "0" * 64}, ceilings=CEILINGS,
-                                    results=list(rows.values())))
+    validate(
+        evidence.build_payload(
+            command=["x"],
+            timing="graph",
+            cache="warm",
+            target="learner",
+            environment=ENV,
+            hashes={"a": "0" * 64},
+            ceilings=CEILINGS,
+            results=list(rows.values()),
+        )
+    )
 
 
 def test_the_solution_and_an_accepted_candidate_are_timed(learner, monkeypatch):
@@ -218,17 +286,31 @@ def test_the_solution_and_an_accepted_candidate_are_timed(learner, monkeypatch):
     rows = run(learner, learner=True)
     assert calls == [str(learner)] and all(r["status"] == "ok" for r in rows)
     calls.clear()
-    run(learner, learner=False)                            # --solution: no provenance call
+    run(learner, learner=False)  # --solution: no provenance call
     assert calls == []
 
 
 # --- targets on a "both" run -------------------------------------------------------------
 
+
 def test_both_run_judges_device_targets_on_graph_and_per_call_targets_on_events():
-    defs = {"op": {"targets": [dict(shape="8x8", dtype="fp32", kind="vs_baseline", target=1.0,
-                                    what="no slower than the baseline")],
-                   "reference_course": {"8x8": (9.0, 3.0)}, "reference_course_causal": None,
-                   "default_dtype": "fp32", "events_factor": 1.5}}
+    defs = {
+        "op": {
+            "targets": [
+                dict(
+                    shape="8x8",
+                    dtype="fp32",
+                    kind="vs_baseline",
+                    target=1.0,
+                    what="no slower than the baseline",
+                )
+            ],
+            "reference_course": {"8x8": (9.0, 3.0)},
+            "reference_course_causal": None,
+            "default_dtype": "fp32",
+            "events_factor": 1.5,
+        }
+    }
     cand = row(median_us=2.0, device_us=2.0, per_call_us=12.0)
     base = row(variant="torch", role="baseline", median_us=4.0, device_us=4.0, per_call_us=6.0)
     got = {t["what"]: t for t in targets.evaluate_targets([cand, base], "both", defs)}
@@ -242,13 +324,15 @@ def test_both_run_judges_device_targets_on_graph_and_per_call_targets_on_events(
 
 # --- the ops come from the catalog --------------------------------------------------------
 
+
 def test_benchmarked_ops_are_the_gpu_workshops_with_a_spec(tmp_path):
     from workshops import catalog
+
     gpu = [w.id for w in catalog.workshops() if w.gpu]
     assert specs.benchmarked_ops() == [op for op in gpu if (specs.FOLDER / f"{op}.py").is_file()]
-    assert "online_normalizer" not in specs.benchmarked_ops()        # a CPU workshop
+    assert "online_normalizer" not in specs.benchmarked_ops()  # a CPU workshop
     (tmp_path / f"{gpu[-1]}.py").write_text("")
-    assert specs.benchmarked_ops(tmp_path) == [gpu[-1]]              # only those with a spec
+    assert specs.benchmarked_ops(tmp_path) == [gpu[-1]]  # only those with a spec
 
 
 def test_every_spec_defines_its_targets_on_its_own_shapes():

@@ -2,6 +2,7 @@
 against the reference, the baseline and the ceiling, host overhead and kernel facts,
 and a panel that stays within 8 lines of an 80x24 terminal.  No GPU, no benchmark run:
 synthetic rows."""
+
 import asyncio
 
 import pytest
@@ -9,14 +10,21 @@ import pytest
 from tui import bench
 
 pytest.importorskip("textual")
-from textual.app import App  # noqa: E402
+from textual.app import App
 
-from tui.widgets.timings import MAX_LINES, MarkedBar, TimingsPanel  # noqa: E402
+from tui.widgets.timings import MAX_LINES, MarkedBar, TimingsPanel
 
 
 def mine(variant="num_warps=4", median=10.0, role="candidate", **kw):
-    row = dict(op="strided_softmax", shape="1024x1024", dtype="fp32", variant=variant, role=role,
-               median_us=median, status="ok")
+    row = dict(
+        op="strided_softmax",
+        shape="1024x1024",
+        dtype="fp32",
+        variant=variant,
+        role=role,
+        median_us=median,
+        status="ok",
+    )
     row.update(kw)
     return row
 
@@ -24,30 +32,42 @@ def mine(variant="num_warps=4", median=10.0, role="candidate", **kw):
 def test_marks_are_the_reference_the_baseline_and_the_ceiling():
     rows = [mine(ceiling_us=2.5), mine("torch.softmax", 13.0, "baseline")]
     reference = [mine(median=5.7), mine("num_warps=8", 5.5), mine(shape="other", median=1.0)]
-    assert bench.markers(rows[0], rows, reference) == {"reference": 5.7, "baseline": 13.0,
-                                                       "ceiling": 2.5}
-    other = mine("copy-then-kernel", 11.0, fraction_of_ceiling=0.5)   # no ceiling_us: from the fraction
-    assert bench.markers(other, rows, reference) == {"reference": 5.5, "baseline": 13.0,
-                                                     "ceiling": 5.5}
-    assert "baseline" not in bench.markers(rows[1], rows, [])          # not against itself
+    assert bench.markers(rows[0], rows, reference) == {"reference": 5.7, "baseline": 13.0, "ceiling": 2.5}
+    other = mine("copy-then-kernel", 11.0, fraction_of_ceiling=0.5)  # no ceiling_us: from the fraction
+    assert bench.markers(other, rows, reference) == {"reference": 5.5, "baseline": 13.0, "ceiling": 5.5}
+    assert "baseline" not in bench.markers(rows[1], rows, [])  # not against itself
 
 
 def test_bar_cells_put_each_mark_where_its_time_falls():
     bar = MarkedBar(size=20.0, end=10.0, marks={"reference": 5.0, "baseline": 20.0, "ceiling": 1.0})
     text = bar.plain(20)
     assert len(text) == 20 and text[0] == "|" and text[4] == "R" and text[19] == "B"
-    assert text.count("█") == 10 - 2 and text[10:19] == "·" * 9      # filled up to 10 of 20 us
+    assert text.count("█") == 10 - 2 and text[10:19] == "·" * 9  # filled up to 10 of 20 us
     assert (bar.end, bar.size) == (10.0, 20.0)
 
 
 def test_host_overhead_per_call_and_kernel_cells():
-    r = mine(device_us=3.0, per_call_us=11.0, host_us=8.0, launch_bound=True,
-             kernels=[{"name": "_softmax", "n_regs": 40, "n_spills": 0, "shared_bytes": 2048,
-                       "num_warps": 4, "num_stages": 3, "launches": 1},
-                      {"name": "_other"}])
+    r = mine(
+        device_us=3.0,
+        per_call_us=11.0,
+        host_us=8.0,
+        launch_bound=True,
+        kernels=[
+            {
+                "name": "_softmax",
+                "n_regs": 40,
+                "n_spills": 0,
+                "shared_bytes": 2048,
+                "num_warps": 4,
+                "num_stages": 3,
+                "launches": 1,
+            },
+            {"name": "_other"},
+        ],
+    )
     assert bench.fmt_host(r) == "8.0 launch-bound" and bench.fmt_per_call(r) == "11.0"
     assert bench.fmt_kernel(r) == "40r 0sp 4w 3st 2K +1"
-    old = mine()                                    # a file from before these fields
+    old = mine()  # a file from before these fields
     assert bench.fmt_host(old) == bench.fmt_per_call(old) == bench.fmt_kernel(old) == bench.MISSING
     assert bench.fmt_kernel(mine(kernels=[])) == "no triton"
     assert bench.fmt_host(mine(host_us=0.4, launch_bound=False)) == "0.4"
@@ -64,15 +84,27 @@ def test_the_panel_stays_within_eight_lines_and_scrolls_inside():
         async with app.run_test(size=(80, 24)) as pilot:
             panel = app.query_one(TimingsPanel)
             panel.set_status("timed abc12345")
-            panel.set_results([mine(f"v{i}", 10.0 + i, device_us=10.0 + i, per_call_us=20.0,
-                                    host_us=10.0 - i, launch_bound=i < 2) for i in range(12)])
+            panel.set_results(
+                [
+                    mine(
+                        f"v{i}",
+                        10.0 + i,
+                        device_us=10.0 + i,
+                        per_call_us=20.0,
+                        host_us=10.0 - i,
+                        launch_bound=i < 2,
+                    )
+                    for i in range(12)
+                ]
+            )
             panel.set_reference([mine("v0", 8.0)])
             await pilot.pause()
             table = panel.query_one("#timings")
             assert table.row_count == 13
             assert panel.size.height <= MAX_LINES
-            assert table.max_scroll_y > 0                  # the rest is a scroll away
+            assert table.max_scroll_y > 0  # the rest is a scroll away
             cells = table.get_row_at(0)
             assert isinstance(cells[4], MarkedBar) and cells[4].marks["reference"] == 8.0
             assert "launch-bound" in str(cells[10])
+
     asyncio.run(body())

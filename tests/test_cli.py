@@ -1,4 +1,5 @@
 """The check engine and `python -m checks`, driven as a learner drives it (subprocesses)."""
+
 import json
 import os
 import subprocess
@@ -67,7 +68,7 @@ def test_all_intermediate_without_gpu_is_unavailable():
 def test_named_gpu_workshop_without_gpu_and_no_interpret_says_why_once():
     r = cli("strided_softmax", "--solution", "--no-interpret")
     assert r.returncode == 3, r.stdout + r.stderr
-    assert r.stdout.count("--interpret") == 1, r.stdout     # one notice, not one per check
+    assert r.stdout.count("--interpret") == 1, r.stdout  # one notice, not one per check
 
 
 def test_named_gpu_workshop_without_gpu_runs_interpreted_with_one_notice():
@@ -97,7 +98,9 @@ def test_doctor_reports_what_works_here():
 
 def test_partial_answer_is_wrong_not_todo(tmp_path):
     # summarize done (correctly), merge wrong, streaming_softmax still TODO -> 1 (wrong wins)
-    p = exercise(tmp_path, """
+    p = exercise(
+        tmp_path,
+        """
         import math
         EMPTY = (-math.inf, 0.0)
         def summarize(values):
@@ -110,7 +113,8 @@ def test_partial_answer_is_wrong_not_todo(tmp_path):
             return (max(a[0], b[0]), a[1] + b[1])
         def streaming_softmax(values, chunk_size):
             raise NotImplementedError("later")
-    """)
+    """,
+    )
     r = cli("online_normalizer", "--file", str(p))
     assert r.returncode == 1
     assert "PASS  summarize-empty" in r.stdout and "TODO" in r.stdout and "FAIL" in r.stdout
@@ -118,35 +122,47 @@ def test_partial_answer_is_wrong_not_todo(tmp_path):
 
 def test_todo_only_from_learner_code(tmp_path):
     # A NotImplementedError raised by library code is not the learner's TODO
-    p = exercise(tmp_path, SOLUTION_TEXT + textwrap.dedent("""
+    p = exercise(
+        tmp_path,
+        SOLUTION_TEXT
+        + textwrap.dedent("""
         import fractions
         def merge(left, right):
             return fractions.Fraction(1, 3) ** fractions.Fraction(1, 2) + object()
-    """))
+    """),
+    )
     r = cli("online_normalizer", "--file", str(p), "--check", "worked-merge")
     assert r.returncode == 1, r.stdout
     assert "ERROR" in r.stdout
 
     lib = tmp_path / "helperlib.py"
     lib.write_text("def f():\n    raise NotImplementedError('library gap')\n")
-    p2 = exercise(tmp_path, SOLUTION_TEXT + textwrap.dedent(f"""
+    p2 = exercise(
+        tmp_path,
+        SOLUTION_TEXT
+        + textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(tmp_path)!r})
         import helperlib
         def merge(left, right):
             return helperlib.f()
-    """), name="ex2.py")
+    """),
+        name="ex2.py",
+    )
     r = cli("online_normalizer", "--file", str(p2), "--check", "worked-merge")
     assert r.returncode == 1, r.stdout
     assert "raised by a library" in r.stdout
 
 
-@pytest.mark.parametrize("body,needle", [
-    ("def summarize(values:\n    pass\n", "SyntaxError"),
-    ("import not_a_module_anywhere\n", "ModuleNotFoundError"),
-    ("raise RuntimeError('boom at import')\n", "boom at import"),
-    ("import sys\nsys.exit(3)\n", "sys.exit"),
-])
+@pytest.mark.parametrize(
+    "body,needle",
+    [
+        ("def summarize(values:\n    pass\n", "SyntaxError"),
+        ("import not_a_module_anywhere\n", "ModuleNotFoundError"),
+        ("raise RuntimeError('boom at import')\n", "boom at import"),
+        ("import sys\nsys.exit(3)\n", "sys.exit"),
+    ],
+)
 def test_load_errors_are_failures_with_a_clear_message(tmp_path, body, needle):
     p = exercise(tmp_path, body)
     r = cli("online_normalizer", "--file", str(p), stdlib_only=True)
@@ -190,7 +206,7 @@ def test_json_records_match_the_printout(tmp_path):
     mark = {"pass": "PASS", "fail": "FAIL", "todo": "TODO", "error": "ERROR", "skipped": "SKIP"}
     assert {rec["id"]: mark[rec["status"]] for rec in data["records"]} == printed
     assert data["summary"] in r.stdout
-    assert not list(out.parent.glob(".*.tmp"))      # atomic write left no temporary file
+    assert not list(out.parent.glob(".*.tmp"))  # atomic write left no temporary file
 
 
 def test_timeout_stops_an_infinite_loop(tmp_path):
@@ -198,7 +214,7 @@ def test_timeout_stops_an_infinite_loop(tmp_path):
     r = cli("online_normalizer", "--file", str(p), "--timeout", "3", stdlib_only=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "timed out" in r.stdout
-    assert "PASS  worked-merge" not in r.stdout     # the check that hung is an error, never a pass
+    assert "PASS  worked-merge" not in r.stdout  # the check that hung is an error, never a pass
 
 
 def test_timeout_mode_matches_in_process_verdicts():
@@ -237,7 +253,7 @@ def test_reset_keeps_a_backup(tmp_path):
 
 def test_progress_and_changes_between_runs(tmp_path):
     ws = tmp_path / "ws"
-    cli("online_normalizer", "--workspace", str(ws))                  # TODO
+    cli("online_normalizer", "--workspace", str(ws))  # TODO
     (ws / "online_normalizer.py").write_text(SOLUTION_TEXT)
     r = cli("online_normalizer", "--workspace", str(ws))
     assert r.returncode == 0
@@ -264,6 +280,7 @@ def test_a_missing_function_is_named(tmp_path):
 
 def test_json_records_are_written_with_an_ordinary_file_mode(tmp_path):
     import stat
+
     out = tmp_path / "r.json"
     r = cli("online_normalizer", "--solution", "--json", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -281,5 +298,6 @@ def test_a_run_of_your_file_keeps_the_best_result_with_counts(tmp_path):
     r = cli("online_normalizer", "--workspace", str(ws))
     assert r.returncode == 0, r.stdout + r.stderr
     from checks import workspace
+
     entry = workspace.load_progress(ws)[0]["online_normalizer"]
     assert entry["best"]["status"] == "passed" and entry["best"]["passed"] == entry["best"]["total"] > 0

@@ -1,5 +1,6 @@
 """The course through its command line, interpreted on the CPU (the per-workshop
 verdicts are in tests/test_workshops.py)."""
+
 import json
 import subprocess
 import sys
@@ -10,9 +11,24 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_a_gpu_answer_passes_interpreted_through_the_cli_and_records_its_seed(tmp_path):
     out = tmp_path / "run.json"
-    r = subprocess.run([sys.executable, "-m", "checks", "strided_softmax", "--solution", "--interpret",
-                        "--seed", "7", "--json", str(out)],
-                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "checks",
+            "strided_softmax",
+            "--solution",
+            "--interpret",
+            "--seed",
+            "7",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " 0 failed; 0 exercises incomplete;" in r.stdout
     # what could not run here is reported as unavailable, never counted as passed
@@ -22,7 +38,12 @@ def test_a_gpu_answer_passes_interpreted_through_the_cli_and_records_its_seed(tm
 
 
 def test_self_check_command():
-    r = subprocess.run([sys.executable, "-m", "checks", "online_normalizer", "--self-check"],
-                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "checks", "online_normalizer", "--self-check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4 of 4 course files behave as expected." in r.stdout

@@ -4,6 +4,7 @@ never a pass, no child process survives, and the next run works.
 Each fault runs through ``python -m checks --timeout`` (a child process) on the CPU
 workshop, whose checks are fast, so the fault itself is what is measured.
 """
+
 import os
 import subprocess
 import sys
@@ -20,26 +21,39 @@ SOLUTION = (REPO / "workshops" / "online_normalizer" / "solution.py").read_text(
 
 # name -> (file body, words the verdict must contain)
 FAULTS = {
-    "infinite-loop": (SOLUTION + "\ndef merge(left, right):\n    while True:\n        pass\n",
-                      ["timed out"]),
-    "segfault": (SOLUTION + "\nimport ctypes\ndef merge(left, right):\n    return ctypes.string_at(0)\n",
-                 ["crashed", "SIGSEGV"]),
+    "infinite-loop": (SOLUTION + "\ndef merge(left, right):\n    while True:\n        pass\n", ["timed out"]),
+    "segfault": (
+        SOLUTION + "\nimport ctypes\ndef merge(left, right):\n    return ctypes.string_at(0)\n",
+        ["crashed", "SIGSEGV"],
+    ),
     "os-exit-at-import": ("import os\nos._exit(0)\n", ["crashed", "exit code 0"]),
-    "os-exit-in-function": (SOLUTION + "\nimport os\ndef merge(left, right):\n    os._exit(7)\n",
-                            ["crashed", "exit code 7"]),
+    "os-exit-in-function": (
+        SOLUTION + "\nimport os\ndef merge(left, right):\n    os._exit(7)\n",
+        ["crashed", "exit code 7"],
+    ),
     "sys-exit-at-import": ("import sys\nsys.exit(0)\n", ["sys.exit"]),
-    "sys-exit-in-function": (SOLUTION + "\nimport sys\ndef merge(left, right):\n    sys.exit(0)\n",
-                             ["sys.exit"]),
+    "sys-exit-in-function": (
+        SOLUTION + "\nimport sys\ndef merge(left, right):\n    sys.exit(0)\n",
+        ["sys.exit"],
+    ),
     "exception-at-import": ("x = 1 / 0\n", ["ZeroDivisionError", "line 1"]),
     "syntax-error": ("def merge(left, right)\n    return left\n", ["SyntaxError", "line 1"]),
-    "unbounded-recursion": (SOLUTION + "\ndef merge(left, right):\n    return merge(left, right)\n",
-                            ["RecursionError"]),
-    "huge-allocation": (SOLUTION + "\ndef merge(left, right):\n    return bytearray(1 << 45)\n",
-                        ["MemoryError"]),
-    "megabytes-printed": (SOLUTION + "\nimport sys\nfor _ in range(2000):\n    print('x' * 4096)\n"
-                          "def merge(left, right):\n    raise ValueError('after the flood')\n",
-                          ["after the flood"]),
-    "fake-pass-line": (SOLUTION + textwrap.dedent("""
+    "unbounded-recursion": (
+        SOLUTION + "\ndef merge(left, right):\n    return merge(left, right)\n",
+        ["RecursionError"],
+    ),
+    "huge-allocation": (
+        SOLUTION + "\ndef merge(left, right):\n    return bytearray(1 << 45)\n",
+        ["MemoryError"],
+    ),
+    "megabytes-printed": (
+        SOLUTION + "\nimport sys\nfor _ in range(2000):\n    print('x' * 4096)\n"
+        "def merge(left, right):\n    raise ValueError('after the flood')\n",
+        ["after the flood"],
+    ),
+    "fake-pass-line": (
+        SOLUTION
+        + textwrap.dedent("""
         import json
         print("  PASS  worked-merge   all good")
         print(json.dumps({"type": "record", "record": {"workshop": "online_normalizer",
@@ -47,21 +61,31 @@ FAULTS = {
         print(json.dumps({"type": "done"}))
         def merge(left, right):
             return (max(left[0], right[0]), left[1] + right[1])
-        """), ["FAIL"]),
-    "deletes-own-file": (SOLUTION + textwrap.dedent("""
+        """),
+        ["FAIL"],
+    ),
+    "deletes-own-file": (
+        SOLUTION
+        + textwrap.dedent("""
         import os
         os.remove(__file__)
         def merge(left, right):
             return (max(left[0], right[0]), left[1] + right[1])
-        """), ["FAIL"]),
+        """),
+        ["FAIL"],
+    ),
     "input-blocks": (SOLUTION + "\ndef merge(left, right):\n    return input('?')\n", ["EOFError"]),
-    "spawns-a-sleeper": (SOLUTION + textwrap.dedent("""
+    "spawns-a-sleeper": (
+        SOLUTION
+        + textwrap.dedent("""
         import subprocess, sys
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
         def merge(left, right):
             while True:
                 pass
-        """), ["timed out"]),
+        """),
+        ["timed out"],
+    ),
 }
 
 RESULTS = {"survived": 0, "tried": 0}
@@ -80,15 +104,21 @@ def test_fault_ends_in_a_clear_verdict(tmp_path, name):
     path.write_text(body)
     RESULTS["tried"] += 1
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "checks", "online_normalizer", "--file", str(path),
-                        "--timeout", "4"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "checks", "online_normalizer", "--file", str(path), "--timeout", "4"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     elapsed = time.monotonic() - t0
     out = r.stdout
     assert r.returncode == 1, f"{name}: exit {r.returncode}\n{out}\n{r.stderr}"
     for w in words:
         assert w in out, f"{name}: {w!r} not in verdict:\n{out}"
     assert "0 checks passed" in out or "worked-merge" not in [
-        l.split()[1] for l in out.splitlines() if l.strip().startswith("PASS")], out
+        l.split()[1] for l in out.splitlines() if l.strip().startswith("PASS")
+    ], out
     assert elapsed < 30, f"{name} took {elapsed:.1f}s"
     # nothing the run started survives it
     time.sleep(0.2)
@@ -121,14 +151,14 @@ def test_cancel_kills_the_run(tmp_path):
 
 def test_zz_fault_count():
     """Printed closing count (runs last in this module)."""
-    print(f"\nfaults survived {RESULTS['survived']} of {len(FAULTS)}; "
-          f"tried {RESULTS['tried']}; files lost 0")
+    print(f"\nfaults survived {RESULTS['survived']} of {len(FAULTS)}; tried {RESULTS['tried']}; files lost 0")
     assert RESULTS["survived"] == RESULTS["tried"]
 
 
 def _cuda_available():
     try:
         import torch
+
         return torch.cuda.is_available()
     except ImportError:
         return False
@@ -138,13 +168,24 @@ def test_illegal_memory_access_is_an_error_never_a_pass(tmp_path):
     """On a GPU: a sticky illegal-memory-access error.  In the interpreter (CPU): the
     out-of-bounds detector stops the store.  Either way: exit 1, no pass, next run fine."""
     from workshops import catalog
+
     try:
         catalog.get("strided_softmax")
     except KeyError:
         pytest.skip("strided_softmax not in the catalog yet")
     fault = REPO / "tests" / "faults" / "illegal_access_softmax.py"
-    args = [sys.executable, "-m", "checks", "strided_softmax", "--file", str(fault),
-            "--timeout", "120", "--check", "worked-transpose"]
+    args = [
+        sys.executable,
+        "-m",
+        "checks",
+        "strided_softmax",
+        "--file",
+        str(fault),
+        "--timeout",
+        "120",
+        "--check",
+        "worked-transpose",
+    ]
     if not _cuda_available():
         args.append("--interpret")
     env = dict(os.environ)
@@ -162,8 +203,9 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     p = tmp_path / "stuck.py"
     body = SOLUTION + "\ndef merge(left, right):\n    n = 0\n    while True:\n        n += 1\n"
     p.write_text(body)
-    loop_lines = {i + 1 for i, line in enumerate(body.splitlines())
-                  if line.strip() in ("while True:", "n += 1")}
+    loop_lines = {
+        i + 1 for i, line in enumerate(body.splitlines()) if line.strip() in ("while True:", "n += 1")
+    }
     run = ChildRun("online_normalizer", p, timeout=3)
     records = run.run()
     assert run.outcome == "timeout"
@@ -174,5 +216,5 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     assert Path(where["file"]).name == "stuck.py"
     assert where["line"] in loop_lines and where["function"] == "merge"
     assert f"stuck at stuck.py, line {where['line']}, in merge" in rec.message
-    assert 2.0 <= rec.seconds <= 30         # the real time it ran, not 0.00s
+    assert 2.0 <= rec.seconds <= 30  # the real time it ran, not 0.00s
     assert all(r.seconds == 0 for r in records if r.status == "skipped")

@@ -2,6 +2,7 @@
 check on the GPU as well (there the interpreter's out-of-bounds detector is absent).
 Simulated here with a Triton kernel handed a view that starts one element too far (the
 interpreter's detector accepts it: every read stays inside the view it was given)."""
+
 import textwrap
 
 import torch
@@ -18,14 +19,15 @@ def test_guarded_copy_keeps_values_strides_and_alignment():
     assert g.storage_offset() == GUARD_ELEMENTS
     assert guard_intact(g)
     storage = torch.empty(0).set_(g.untyped_storage())
-    storage[GUARD_ELEMENTS + 35] = 0.0           # one element past the end
+    storage[GUARD_ELEMENTS + 35] = 0.0  # one element past the end
     assert not guard_intact(g)
 
 
 def test_a_read_past_the_input_fails_the_check(tmp_path, monkeypatch):
     monkeypatch.setenv("CHECKS_GUARD_BANDS", "1")
     off_by_one = tmp_path / "off_by_one.py"
-    off_by_one.write_text(textwrap.dedent("""
+    off_by_one.write_text(
+        textwrap.dedent("""
         import torch
         import triton
         import triton.language as tl
@@ -45,9 +47,9 @@ def test_a_read_past_the_input_fails_the_check(tmp_path, monkeypatch):
             rows_kernel[(x.shape[0],)](shifted, out, x.shape[1], x.stride(0),
                                        BLOCK=triton.next_power_of_2(x.shape[1]))
             return out
-    """))
-    records = {r.id: r for r in run_checks("strided_softmax", off_by_one, interpret=True,
-                                           only=["basic"])}
+    """)
+    )
+    records = {r.id: r for r in run_checks("strided_softmax", off_by_one, interpret=True, only=["basic"])}
     rec = records["basic"]
     assert rec.status == "fail"
     assert rec.details["nan"] > 0, rec.message

@@ -1,6 +1,7 @@
 """The save-to-verdict latency benchmark: its edits, its headless app path (no Textual,
 no watchfiles), its JSON and the README table made from it.  Timings are reported,
 never asserted."""
+
 import ast
 import json
 import subprocess
@@ -18,8 +19,11 @@ GPU_WORKSHOPS = [w for w in catalog.workshops() if w.gpu]
 
 
 def jit_functions(src: str) -> list:
-    return [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef)
-            and any("jit" in ast.unparse(d) for d in n.decorator_list)]
+    return [
+        n
+        for n in ast.walk(ast.parse(src))
+        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
+    ]
 
 
 @pytest.mark.parametrize("w", GPU_WORKSHOPS, ids=lambda w: w.id)
@@ -32,11 +36,10 @@ def test_every_kernel_gets_its_own_edit(w):
     for text, stamp in ((a, 1234567), (b, 7654321)):
         edited = jit_functions(text)
         assert [k.name for k in edited] == [k.name for k in kernels]
-        for fn in edited:       # inside the body: the kernel's own source (its cache key) changes
+        for fn in edited:  # inside the body: the kernel's own source (its cache key) changes
             body = ast.get_source_segment(text, fn)
             assert f"_kc_edit = {stamp}" in body, fn.name
-            assert ast.get_docstring(fn) == ast.get_docstring(
-                next(k for k in kernels if k.name == fn.name))
+            assert ast.get_docstring(fn) == ast.get_docstring(next(k for k in kernels if k.name == fn.name))
     first = latency.kernel_edit(src, 42, "first")
     assert first.count("_kc_edit = 42") == 1
 
@@ -45,8 +48,7 @@ def test_an_edited_kernel_still_passes_interpreted(tmp_path):
     w = catalog.get("strided_softmax")
     path = tmp_path / w.exercise_name
     path.write_text(latency.kernel_edit(w.solution.read_text(), 99, "all"))
-    records = ChildRun(w.id, path, interpret=True, timeout=300,
-                       only=["worked-transpose"]).run()
+    records = ChildRun(w.id, path, interpret=True, timeout=300, only=["worked-transpose"]).run()
     assert [r.status for r in records] == ["pass"], records
 
 
@@ -54,13 +56,14 @@ def test_headless_benchmark_without_textual_or_watchfiles(tmp_path, capsys):
     """As on the GPU machine (torch, triton, numpy, rich only): the app's controller
     and watcher run headless, the watch polls; the JSON has the documented shape."""
     out = tmp_path / "lat.json"
-    code = ("import sys; sys.modules['textual'] = None; sys.modules['watchfiles'] = None\n"
-            "from tui import latency\n"
-            f"sys.exit(latency.main(['--workshops', 'online_normalizer', '--repeats', '2', "
-            f"'--json', {str(out)!r}]))\n"
-            "")
-    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                       timeout=300)
+    code = (
+        "import sys; sys.modules['textual'] = None; sys.modules['watchfiles'] = None\n"
+        "from tui import latency\n"
+        f"sys.exit(latency.main(['--workshops', 'online_normalizer', '--repeats', '2', "
+        f"'--json', {str(out)!r}]))\n"
+        ""
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "textual" not in r.stderr
     data = json.loads(out.read_text())
@@ -81,8 +84,13 @@ def test_headless_benchmark_without_textual_or_watchfiles(tmp_path, capsys):
             assert run["in_check_order"] and run["statuses"] == ["pass"] and run["checks"] > 5
             assert run["split"]["shards"] == 1 and run["split"]["notice_s"] is not None
     # the README table is generated from the JSON
-    t = subprocess.run([sys.executable, "results/latency_table.py", "--label", "CI", str(out)],
-                       cwd=REPO, capture_output=True, text=True, timeout=60)
+    t = subprocess.run(
+        [sys.executable, "results/latency_table.py", "--label", "CI", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert t.returncode == 0, t.stderr
     assert "| CI | A1 (online_normalizer), edit | 1 |" in t.stdout
     with capsys.disabled():
@@ -95,8 +103,7 @@ def test_gpu_workshop_through_two_shards_interpreted(tmp_path):
     w = catalog.get("strided_softmax")
     path = tmp_path / w.exercise_name
     path.write_text(w.solution.read_text())
-    session = latency.HeadlessSession(w, path, workspace=tmp_path, interpret=True,
-                                      timeout=300, pool_size=2)
+    session = latency.HeadlessSession(w, path, workspace=tmp_path, interpret=True, timeout=300, pool_size=2)
     try:
         session.start()
         r = latency.warm_run(session, latency.edited(w, "all"), 300)
@@ -106,5 +113,7 @@ def test_gpu_workshop_through_two_shards_interpreted(tmp_path):
     assert "pass" in r["statuses"] and not {"fail", "error"} & set(r["statuses"])
     assert r["split"]["shards"] == 2
     assert r["split"]["checks_s"] >= r["split"]["critical_s"] > 0
-    print(f"\nstrided_softmax interpreted, 2 shards: first {r['first_s']:.2f} s, "
-          f"last {r['last_s']:.2f} s, split {r['split']}")
+    print(
+        f"\nstrided_softmax interpreted, 2 shards: first {r['first_s']:.2f} s, "
+        f"last {r['last_s']:.2f} s, split {r['split']}"
+    )

@@ -1,5 +1,6 @@
 """A file that does not import is one clear record that says where: the message and the
 details carry the file and the line (the app shows them as one panel)."""
+
 from checks.engine import run_checks
 
 

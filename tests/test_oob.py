@@ -1,4 +1,5 @@
 """The interpreter's out-of-bounds detector (checks/oob.py)."""
+
 import pytest
 import torch
 import triton
@@ -12,8 +13,8 @@ oob.install()
 @triton.jit
 def _copy_unmasked_load(x, y, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    v = tl.load(x + offs)                    # reads past n: the bug
-    tl.store(y + offs, v, mask=offs < n)     # ...but the result is masked, so y is right
+    v = tl.load(x + offs)  # reads past n: the bug
+    tl.store(y + offs, v, mask=offs < n)  # ...but the result is masked, so y is right
 
 
 @triton.jit
@@ -28,7 +29,7 @@ def _copy_store_past_end(x, y, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     v = tl.load(x + offs, mask=offs < n, other=0.0)
-    tl.store(y + offs + 1, v, mask=offs < n)      # off by one: the last lane writes past y
+    tl.store(y + offs + 1, v, mask=offs < n)  # off by one: the last lane writes past y
 
 
 def test_unmasked_load_is_flagged_even_when_the_answer_is_right():
@@ -50,7 +51,7 @@ def test_store_past_the_end_names_the_program():
         _copy_store_past_end[(3,)](x, y, 40, BLOCK=16)
     v = oob.find_violation(info.value)
     assert v is not None and v.details["kind"] == "store"
-    assert v.details["program_id"][0] == 2           # the program holding the last element
+    assert v.details["program_id"][0] == 2  # the program holding the last element
 
 
 def test_masked_kernel_raises_no_false_alarm():

@@ -3,13 +3,11 @@ every shard, the split and the pool size follow the rules, extra keywords pass t
 
 Runs on the CPU workshop (checks take milliseconds), with the pool size forced above 1.
 """
+
 import inspect
-import os
 import threading
 import time
-from pathlib import Path
 
-import pytest
 
 from checks import engine
 from checks.child import ChildRun, Worker
@@ -25,15 +23,17 @@ SLOW_FIRST = SOLUTION + (
     "def merge(left, right):\n"
     "    if tuple(left) == (2, 2) and tuple(right) == (4, 1):\n"
     "        _t.sleep(0.8)\n"
-    "    return _merge(left, right)\n")
+    "    return _merge(left, right)\n"
+)
 HANGS = SOLUTION + "\nimport time as _t\ndef merge(left, right):\n    _t.sleep(120)\n"
 
 
 def controller(tmp_path, text, size):
     path = tmp_path / A1.exercise_name
     path.write_text(text)
-    return CheckController(A1, path, workspace=tmp_path, interpret=False, record=False,
-                           pool_size=size, timeout=60)
+    return CheckController(
+        A1, path, workspace=tmp_path, interpret=False, record=False, pool_size=size, timeout=60
+    )
 
 
 def kinds(messages):
@@ -45,8 +45,8 @@ def test_split_keeps_run_order_and_spreads_the_first_checks():
     shards = split(ids, 3)
     assert sorted(i for s in shards for i in s) == sorted(ids)
     for s in shards:
-        assert s == sorted(s, key=ids.index)                    # each shard in run order
-    assert {s[0] for s in shards} == {"c0", "c1", "c2"}        # the first three start at once
+        assert s == sorted(s, key=ids.index)  # each shard in run order
+    assert {s[0] for s in shards} == {"c0", "c1", "c2"}  # the first three start at once
     # a known slow check gets a shard to itself
     heavy = split(ids, 3, {"c0": 9.0})
     assert heavy[0] == ["c0"]
@@ -55,10 +55,10 @@ def test_split_keeps_run_order_and_spreads_the_first_checks():
 
 def test_pool_size_follows_the_machine(monkeypatch):
     monkeypatch.delenv("KERNEL_COURSE_POOL", raising=False)
-    assert pool_size(cores=2) == 1                 # nothing gets slower on a 2-core machine
+    assert pool_size(cores=2) == 1  # nothing gets slower on a 2-core machine
     assert pool_size(cores=1) == 1
     assert pool_size(gpu=True, cores=16, gpu_gib=141) == 8
-    assert pool_size(gpu=True, cores=16, gpu_gib=16) == 2      # GPU memory caps it
+    assert pool_size(gpu=True, cores=16, gpu_gib=16) == 2  # GPU memory caps it
     monkeypatch.setenv("KERNEL_COURSE_POOL", "3")
     assert pool_size(cores=2) == 3
 
@@ -85,8 +85,7 @@ def test_sharded_records_arrive_in_check_order(tmp_path):
         t = c.last_timings
         shard_of_first = t[plan[0]]["shard"]
         assert len({v["shard"] for v in t.values()}) == 3
-        assert any(v["arrived"] < t[plan[0]]["arrived"] for k, v in t.items()
-                   if v["shard"] != shard_of_first)
+        assert any(v["arrived"] < t[plan[0]]["arrived"] for k, v in t.items() if v["shard"] != shard_of_first)
         # and the same verdicts as one worker gives
         single = ChildRun(A1.id, c.path, timeout=60).run()
         assert [(r.id, r.status) for r in single] == [(r.id, r.status) for r in messages[-1].records]
@@ -101,7 +100,9 @@ def test_newer_save_cancels_every_shard(tmp_path, monkeypatch):
         def __init__(self, *a, **k):
             super().__init__(*a, **k)
             made.append(self)
+
     import checks.pool
+
     monkeypatch.setattr(checks.pool, "Worker", Tracked)
     c = controller(tmp_path, HANGS, 3)
     messages = []
@@ -110,16 +111,15 @@ def test_newer_save_cancels_every_shard(tmp_path, monkeypatch):
     th = threading.Thread(target=c.execute, args=(gen, digest, messages.append), daemon=True)
     th.start()
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(type(m).__name__ == "CheckStarted"
-                                              for m in messages) < 3:
+    while time.monotonic() < deadline and sum(type(m).__name__ == "CheckStarted" for m in messages) < 3:
         time.sleep(0.05)
     assert sum(type(m).__name__ == "CheckStarted" for m in messages) >= 3, kinds(messages)
     assert len(made) == 3 and all(w.alive() for w in made)
-    (tmp_path / A1.exercise_name).write_text(SOLUTION)          # the newer save
+    (tmp_path / A1.exercise_name).write_text(SOLUTION)  # the newer save
     c.begin(c.read_hash())
     th.join(30)
     assert not th.is_alive()
-    assert all(not w.alive() for w in made)                     # every shard stopped
+    assert all(not w.alive() for w in made)  # every shard stopped
     fin = messages[-1]
     assert type(fin).__name__ == "RunFinished" and fin.outcome == "cancelled"
     assert not c.is_current(fin.generation)
@@ -131,7 +131,7 @@ def test_extra_keywords_pass_through_to_the_engine(tmp_path):
     path = tmp_path / A1.exercise_name
     path.write_text(SOLUTION)
     run = ChildRun(A1.id, path, timeout=60)
-    run.options = {"seed": 5, "no_such_keyword": 1}             # unknown: ignored
+    run.options = {"seed": 5, "no_such_keyword": 1}  # unknown: ignored
     records = run.run()
     assert run.outcome == "done" and records and {r.status for r in records} == {"pass"}
     if "seed" in inspect.signature(engine.run_checks).parameters:

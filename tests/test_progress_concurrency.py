@@ -1,5 +1,6 @@
 """The progress file under concurrent writers ("two app instances on one workspace"),
 and a corrupt progress file: set aside and reported, never fatal."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,13 @@ READER = textwrap.dedent("""
 
 
 def _spawn(script: str, *args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_concurrent_writers_lose_no_update_and_never_corrupt_the_file(tmp_path):
@@ -60,7 +66,7 @@ def test_concurrent_writers_lose_no_update_and_never_corrupt_the_file(tmp_path):
     writers = [_spawn(WRITER, workspace, go, k, UPDATES) for k in range(WRITERS)]
     reader = _spawn(READER, workspace, go, stop)
     try:
-        time.sleep(0.3)                     # let the interpreters start, then: go
+        time.sleep(0.3)  # let the interpreters start, then: go
         go.touch()
         outs = [w.communicate(timeout=60) for w in writers]
         stop.touch()
@@ -70,7 +76,7 @@ def test_concurrent_writers_lose_no_update_and_never_corrupt_the_file(tmp_path):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    for w, (out, err) in zip(writers, outs):
+    for w, (_, err) in zip(writers, outs):
         assert w.returncode == 0, err
     assert reader.returncode == 0, reader_err
 
@@ -85,8 +91,9 @@ def test_concurrent_writers_lose_no_update_and_never_corrupt_the_file(tmp_path):
         assert entry["note"] == "concurrency" and entry["when"]
 
     state = ws.progress_path(workspace).parent
-    assert sorted(p.name for p in state.iterdir()) == ["progress.json"], \
+    assert sorted(p.name for p in state.iterdir()) == ["progress.json"], (
         "a lock, temporary or set-aside file was left behind"
+    )
     seen = json.loads(reader_out.strip().splitlines()[-1])
     assert seen["reads"] > 0 and seen["warnings"] == [], seen
 
@@ -103,7 +110,7 @@ def test_a_corrupt_progress_file_is_set_aside_and_reported(tmp_path):
         assert not p.exists()
         aside = Path(warning.rsplit("set aside as ", 1)[1])
         assert aside.exists() and aside.parent == p.parent
-        assert aside.read_text(encoding="utf-8") == junk          # kept, for the learner
+        assert aside.read_text(encoding="utf-8") == junk  # kept, for the learner
         aside.unlink()
 
     # two corrupt files within one second: both copies are kept
@@ -119,8 +126,7 @@ def test_a_corrupt_progress_file_is_set_aside_and_reported(tmp_path):
     # not fatal for a writer either: the next update starts a fresh, valid file
     p.write_text("{not json", encoding="utf-8")
     heard = []
-    data = ws.record_progress("online_normalizer", "passed", "abc", workspace=workspace,
-                              warn=heard.append)
+    data = ws.record_progress("online_normalizer", "passed", "abc", workspace=workspace, warn=heard.append)
     assert data["online_normalizer"]["status"] == "passed"
     assert len(heard) == 1 and "set aside" in heard[0]
     progress, warning = ws.load_progress(workspace)

@@ -1,5 +1,6 @@
 """The learner's own kernel must do the work: unit tests of checks.provenance and of the
 base seed, in Triton's interpreter (tests/conftest.py sets TRITON_INTERPRET)."""
+
 import textwrap
 
 import pytest
@@ -9,7 +10,7 @@ from checks import provenance
 from checks.case import Context, parse_seed, seed_for
 from checks.engine import base_seed, load_exercise, run_checks
 
-KERNEL = '''
+KERNEL = """
 import torch
 import triton
 import triton.language as tl
@@ -24,7 +25,7 @@ def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def launch(x, out):
     double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
-'''
+"""
 
 
 def _module(tmp_path, body, name="mine.py"):
@@ -43,35 +44,49 @@ def _verdict(mod, path, fn="double"):
 
 
 def test_own_kernel_writing_the_output_passes(tmp_path):
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             out = torch.empty_like(x)
             launch(x.contiguous(), out)
             return out.view(10, 10).t()          # a view of the written buffer is fine
-        ''')
+        """,
+    )
     assert _verdict(mod, path) is None
 
 
 def test_pytorch_compute_is_named_with_the_op_and_the_line(tmp_path):
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             out = torch.empty_like(x)
             launch(x, out)
             out.copy_(x * 2)                     # the kernel ran, then PyTorch overwrote it
             return out
-        ''')
+        """,
+    )
     msg = _verdict(mod, path)
-    line = path.read_text().splitlines().index("    out.copy_(x * 2)                     # the kernel ran, then PyTorch overwrote it") + 1
+    line = (
+        path.read_text()
+        .splitlines()
+        .index("    out.copy_(x * 2)                     # the kernel ran, then PyTorch overwrote it")
+        + 1
+    )
     assert msg and "aten::mul" in msg and f"your file, line {line}" in msg
 
 
 def test_a_returned_tensor_no_launch_wrote_is_rejected(tmp_path):
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             out = torch.empty_like(x)
             launch(x, out)
             return out.clone()                   # a copy the kernel never saw
-        ''')
+        """,
+    )
     msg = _verdict(mod, path)
     assert msg and "none of your kernel launches" in msg and "double_kernel" in msg
 
@@ -79,7 +94,9 @@ def test_a_returned_tensor_no_launch_wrote_is_rejected(tmp_path):
 def test_a_kernel_from_another_file_is_named_with_its_file(tmp_path):
     _module(tmp_path, "", name="helper_kernels.py")
     path = tmp_path / "mine.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent(
+            """
         import sys, torch
         sys.path.insert(0, %r)
         from helper_kernels import launch
@@ -88,39 +105,52 @@ def test_a_kernel_from_another_file_is_named_with_its_file(tmp_path):
             out = torch.empty_like(x)
             launch(x, out)
             return out
-        ''' % str(tmp_path)))
+        """
+            % str(tmp_path)
+        )
+    )
     msg = _verdict(load_exercise(path), path)
     assert msg and "double_kernel from" in msg and "helper_kernels.py" in msg
 
 
 def test_no_launch_at_all_is_rejected_and_an_empty_result_needs_none(tmp_path):
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             return torch.empty(0) if x.numel() == 0 else torch.empty_like(x)
-        ''')
+        """,
+    )
     assert "without launching any Triton kernel" in _verdict(mod, path)
     assert provenance.witnessed_call(path, mod.double, torch.empty(0)).numel() == 0
 
 
 def test_a_dtype_cast_is_compute_but_a_same_dtype_copy_is_layout(tmp_path):
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             out = torch.empty_like(x)
             launch(x.to(torch.float16).float(), out)
             return out
-        ''')
+        """,
+    )
     assert "aten::_to_copy" in _verdict(mod, path)
 
 
 def test_launches_are_watched_only_during_a_witnessed_call(tmp_path):
     from triton.runtime.interpreter import InterpretedFunction
+
     before = InterpretedFunction.run
-    mod, path = _module(tmp_path, '''
+    mod, path = _module(
+        tmp_path,
+        """
         def double(x):
             out = torch.empty_like(x)
             launch(x, out)
             return out
-        ''')
+        """,
+    )
     provenance.witnessed_call(path, mod.double, torch.ones(8))
     assert InterpretedFunction.run is before
 
@@ -128,8 +158,7 @@ def test_launches_are_watched_only_during_a_witnessed_call(tmp_path):
 def test_engine_wraps_the_contract_functions_of_gpu_workshops(tmp_path):
     # A file that answers strided softmax with PyTorch fails own-kernel by name.
     path = tmp_path / "strided.py"
-    path.write_text("import torch\n\ndef softmax(x, *, num_warps=4):\n"
-                    "    return torch.softmax(x, dim=-1)\n")
+    path.write_text("import torch\n\ndef softmax(x, *, num_warps=4):\n    return torch.softmax(x, dim=-1)\n")
     (rec,) = run_checks("strided_softmax", path, interpret=True, only=["own-kernel"])
     assert rec.status == "fail" and "aten::_softmax" in rec.message and "line 4" in rec.message
 
@@ -139,7 +168,8 @@ def test_seed_is_stable_mixed_and_validated(monkeypatch):
     assert seed_for("basic", 7) == Context("basic", base_seed=7).seed
     assert seed_for("basic", 7) != seed_for("basic") and seed_for("basic", 7) != seed_for("basic", 8)
     assert seed_for("basic", 7) == int.from_bytes(
-        __import__("hashlib").sha256(b"7:basic").digest()[:4], "little")     # same on every machine
+        __import__("hashlib").sha256(b"7:basic").digest()[:4], "little"
+    )  # same on every machine
     for bad in ("-1", "x", "1.5", str(2**63)):
         with pytest.raises(ValueError, match="--seed"):
             parse_seed(bad)
@@ -156,5 +186,6 @@ def test_a_seed_changes_the_inputs_and_is_recorded(monkeypatch):
     b = Context("basic", base_seed=3).torch_generator()
     assert not torch.equal(torch.randn(5, generator=a), torch.randn(5, generator=b))
     from workshops import catalog
+
     recs = run_checks("online_normalizer", catalog.get("online_normalizer").solution, seed=3)
     assert recs and all(r.seed == 3 and r.status == "pass" for r in recs)

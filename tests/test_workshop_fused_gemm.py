@@ -3,15 +3,14 @@ answers against the named checks (Triton's interpreter on the CPU; conftest sets
 TRITON_INTERPRET=1), plus unit tests of the parts that are easy to get subtly wrong:
 the pid -> tile map, the one-rounding construction and the benchmark spec.
 """
+
 import importlib
 import itertools
-import re
-import time
 
 import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise, run_checks
+from checks.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "fused_gemm"
@@ -20,8 +19,14 @@ CASES = {c.id: c for c in cases_for(WID)}
 INTERPRETABLE = {i for i, c in CASES.items() if c.interpreter}
 GPU_ONLY = {i for i, c in CASES.items() if not c.interpreter}
 # Checks that exercise only the wrapper's validation, which the starter already has.
-VALIDATION_ONLY = {"rejects-dtype", "rejects-shape", "rejects-options", "layout-rejected",
-                   "rejects-device", "rejects-requires-grad"}
+VALIDATION_ONLY = {
+    "rejects-dtype",
+    "rejects-shape",
+    "rejects-options",
+    "layout-rejected",
+    "rejects-device",
+    "rejects-requires-grad",
+}
 
 
 def _by_id(records):
@@ -42,6 +47,7 @@ def test_bf16_checks_are_gpu_only():
 
 
 # --- unit tests -----------------------------------------------------------------------------
+
 
 def _grouped_order(num_pid_m, num_pid_n, group_m):
     """The grouped launch order written out by enumeration (independent of the arithmetic):
@@ -76,11 +82,11 @@ def test_exact_epilogue_values_separate_one_and_two_roundings(dtype):
     cases = importlib.import_module("checks.cases.fused_gemm")
     ctx = type("Ctx", (), {"device": "cpu"})()
     a, b, bias = cases._exact_epilogue_operands(ctx, dtype)
-    acc = a.double() @ b.double()                       # exact: small integers times 1
+    acc = a.double() @ b.double()  # exact: small integers times 1
     one = torch.relu(acc + bias.double())
-    assert torch.equal(one.to(dtype).double(), one)     # the contract's answer is representable
+    assert torch.equal(one.to(dtype).double(), one)  # the contract's answer is representable
     assert not torch.equal(acc.to(dtype).double(), acc)  # ...but the accumulator is not
-    two = torch.relu(acc.to(dtype) + bias).double()     # the cast-early epilogue
+    two = torch.relu(acc.to(dtype) + bias).double()  # the cast-early epilogue
     differs = (two != one).float().mean().item()
     assert differs > 0.5, differs
 
@@ -108,7 +114,7 @@ def test_benchmark_spec():
     assert spec.DTYPES == ["fp16", "bf16"]
     big = spec.SHAPES[-1]
     w = spec.work(big, torch.bfloat16)
-    assert w["flops"] == 2 * 4096 ** 3 and w["bytes"] == (3 * 4096 * 4096 + 4096) * 2
+    assert w["flops"] == 2 * 4096**3 and w["bytes"] == (3 * 4096 * 4096 + 4096) * 2
 
     mod = load_exercise(W.solution)
     shape = spec.SHAPES[0]
@@ -133,5 +139,6 @@ def test_benchmark_spec():
     # validation rejects tile_m=128 before its TODO.
     starter = load_exercise(W.starter)
     assert not spec.accepts_wide_tile(starter, inputs)
-    assert {v["config"]["tile_m"] for v in spec.variants(starter, inputs, shape)
-            if v["role"] == "candidate"} == {16, 32, 64}
+    assert {
+        v["config"]["tile_m"] for v in spec.variants(starter, inputs, shape) if v["role"] == "candidate"
+    } == {16, 32, 64}

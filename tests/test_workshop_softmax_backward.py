@@ -1,13 +1,13 @@
 """I2 softmax backward: the reference answer passes, the starter is TODO, every wrong
 version is caught by the checks named for it.  Runs in Triton's interpreter (conftest)."""
+
 import importlib
 import json
 from pathlib import Path
 
-import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise, run_checks
+from checks.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "softmax_backward"
@@ -39,6 +39,7 @@ def test_hints_have_four_tiers():
 
 # --- unit tests of the subtle parts --------------------------------------------------------
 
+
 def test_oracle_worked_example_and_dense_jacobian():
     cases = importlib.import_module("checks.cases.softmax_backward")
     y = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
@@ -54,6 +55,7 @@ def test_oracle_worked_example_and_dense_jacobian():
 
 def test_draw_gives_independent_y_and_g():
     from checks.case import Context
+
     cases = importlib.import_module("checks.cases.softmax_backward")
     y, g = cases._draw(Context(case_id="x"), (3, 5))
     assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64))

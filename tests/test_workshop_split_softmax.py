@@ -2,6 +2,7 @@
 wrong version is caught by the checks named for it, and the subtle parts (three ordered
 launches, the scratch formula, the benchmark spec) hold.  Runs in Triton's interpreter
 (conftest sets TRITON_INTERPRET=1)."""
+
 import importlib
 import json
 import math
@@ -10,15 +11,21 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise, run_checks
+from checks.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "split_softmax"
 FOLDER = Path(__file__).resolve().parent.parent / "workshops" / WID
 
 # Checks that only exercise the wrapper's metadata validation: they pass on the starter.
-VALIDATION_ONLY = {"rejects-bad-type-or-dtype", "rejects-bad-shape", "rejects-widths",
-                   "rejects-non-contiguous", "rejects-bad-chunk-size", "rejects-device-and-grad"}
+VALIDATION_ONLY = {
+    "rejects-bad-type-or-dtype",
+    "rejects-bad-shape",
+    "rejects-widths",
+    "rejects-non-contiguous",
+    "rejects-bad-chunk-size",
+    "rejects-device-and-grad",
+}
 GPU_ONLY = {"non-default-stream"}
 
 # ...and checks each of them passes: the bug needs more than one chunk (or a ragged one).
@@ -62,28 +69,37 @@ def test_hints_have_four_tiers():
 
 # --- unit tests of the subtle parts --------------------------------------------------------
 
+
 def test_worked_scratch_answer(solution):
     assert solution.scratch_bytes(4, 32769, 1024) == 1088
     for m, n, c in [(1, 1, 256), (3, 1024, 1024), (3, 1025, 1024), (2, 131072, 256), (0, 7, 4096)]:
         assert solution.scratch_bytes(m, n, c) == 8 * m * (math.ceil(n / c) + 1)
-    for bad, exc, word in [((4, 32769, 512), ValueError, "chunk_size"),
-                           ((4, 0, 1024), ValueError, "N"), ((4, 131073, 1024), ValueError, "N"),
-                           ((-1, 5, 1024), ValueError, "M"), ((4.0, 5, 1024), TypeError, "M")]:
+    for bad, exc, word in [
+        ((4, 32769, 512), ValueError, "chunk_size"),
+        ((4, 0, 1024), ValueError, "N"),
+        ((4, 131073, 1024), ValueError, "N"),
+        ((-1, 5, 1024), ValueError, "M"),
+        ((4.0, 5, 1024), TypeError, "M"),
+    ]:
         with pytest.raises(exc, match=word):
             solution.scratch_bytes(*bad)
 
 
 def test_three_ordered_launches(solution):
     from checks.provenance import witnessing
+
     x = torch.randn(4, 32769)
     with witnessing(solution.__file__) as w:
         got = solution.softmax(x, chunk_size=1024)
     assert torch.allclose(got.double(), torch.softmax(x.double(), -1), atol=1e-6, rtol=1e-4)
     assert [(l.kernel, l.grid) for l in w.launches] == [
-        ("_partial_stats_kernel", (4, 33)), ("_merge_kernel", (4,)), ("_normalize_kernel", (4, 33))]
+        ("_partial_stats_kernel", (4, 33)),
+        ("_merge_kernel", (4,)),
+        ("_normalize_kernel", (4, 33)),
+    ]
     with witnessing(solution.__file__) as w:
         assert solution.softmax(torch.empty(0, 5000)).shape == (0, 5000)
-    assert w.launches == []                  # zero rows: nothing launched
+    assert w.launches == []  # zero rows: nothing launched
 
 
 def test_scratch_allocated_matches_scratch_bytes(solution, monkeypatch):
@@ -96,7 +112,7 @@ def test_scratch_allocated_matches_scratch_bytes(solution, monkeypatch):
         return t
 
     monkeypatch.setattr(torch, "empty", recording_empty)
-    x = torch.randn(3, 5000).half()        # fp16 output, so every fp32 allocation is scratch
+    x = torch.randn(3, 5000).half()  # fp16 output, so every fp32 allocation is scratch
     solution.softmax(x, chunk_size=256)
     scratch = sum(t.numel() * t.element_size() for t in allocated if t.dtype == torch.float32)
     assert scratch == solution.scratch_bytes(3, 5000, 256) == 8 * 3 * (20 + 1)
@@ -119,12 +135,16 @@ def test_lesson_table_numbers():
 def test_benchmark_spec(solution):
     spec = importlib.import_module("checks.benchmarks.split_softmax")
     names = {s["name"]: s["role"] for s in spec.SHAPES}
-    assert names == {"4x32769": "comparison", "64x131072": "comparison",
-                     "4x131072": "roofline", "1024x131072": "roofline"}
+    assert names == {
+        "4x32769": "comparison",
+        "64x131072": "comparison",
+        "4x131072": "roofline",
+        "1024x131072": "roofline",
+    }
     assert spec.DTYPES == ["fp32", "fp16", "bf16"]
     assert spec.work(dict(rows=4, cols=131072), torch.float32)["bytes"] == 4 * 131072 * 4 * 2
     assert spec.work(dict(rows=1024, cols=131072), torch.bfloat16)["bytes"] == 1024 * 131072 * 2 * 2
-    shape = dict(name="2x3000", role="comparison", rows=2, cols=3000)   # small: interpreter
+    shape = dict(name="2x3000", role="comparison", rows=2, cols=3000)  # small: interpreter
     inputs = spec.make_inputs(shape, torch.float16, "cpu", seed=1)
     assert inputs["x"].shape == (2, 3000) and inputs["x"].dtype == torch.float16
     assert torch.equal(inputs["x"], spec.make_inputs(shape, torch.float16, "cpu", seed=1)["x"])
@@ -132,7 +152,11 @@ def test_benchmark_spec(solution):
     variants = spec.variants(solution, inputs, shape)
     roles = [v["role"] for v in variants]
     assert roles.count("baseline") == 1 and roles.count("candidate") == 3
-    assert sorted(v["config"]["chunk_size"] for v in variants if v["role"] == "candidate") == [256, 1024, 4096]
+    assert sorted(v["config"]["chunk_size"] for v in variants if v["role"] == "candidate") == [
+        256,
+        1024,
+        4096,
+    ]
     for v in variants:
         got = v["fn"]()
         assert got.dtype == torch.float16

@@ -1,17 +1,15 @@
 """A3 streaming attention: the reference passes, the starter is TODO, every kept wrong
 answer is caught by the checks named for it (all in Triton's interpreter on the CPU),
 plus unit tests of the reasoning the checks rely on."""
+
 import math
-import re
-import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
 from checks.case import Context
-from checks.engine import cases_for, load_exercise, run_checks
+from checks.engine import load_exercise, run_checks
 from checks.tensors import tolerance
 from workshops import catalog
 
@@ -19,9 +17,17 @@ WID = "streaming_attention"
 W = catalog.get(WID)
 GPU_ONLY = {"bf16-basic", "bf16-hazards", "non-default-stream"}
 # Checks that exercise only the wrapper's validation: the starter passes them.
-VALIDATION_ONLY = {"rejects-dtype", "rejects-shape", "rejects-head-dim", "rejects-long-sequence",
-                   "rejects-causal", "rejects-block-n", "rejects-layout", "rejects-device",
-                   "rejects-requires-grad"}
+VALIDATION_ONLY = {
+    "rejects-dtype",
+    "rejects-shape",
+    "rejects-head-dim",
+    "rejects-long-sequence",
+    "rejects-causal",
+    "rejects-block-n",
+    "rejects-layout",
+    "rejects-device",
+    "rejects-requires-grad",
+}
 
 
 def _by_id(records):
@@ -33,8 +39,11 @@ def test_meta_matches_the_course_table():
     assert W.functions == ("attention",)
     assert W.title == "Streaming attention"
     assert [h.split("\n")[0] for h in W.hints] == [
-        "## Hint 1: what does one program remember?", "## Hint 2: the same factor, twice",
-        "## Hint 3: masks and the loop", "## Hint 4: nearly the answer"]
+        "## Hint 1: what does one program remember?",
+        "## Hint 2: the same factor, twice",
+        "## Hint 3: masks and the loop",
+        "## Hint 4: nearly the answer",
+    ]
 
 
 def test_missing_alpha_is_reported_as_the_seven():
@@ -44,6 +53,7 @@ def test_missing_alpha_is_reported_as_the_seven():
 
 
 # --- the reasoning behind the checks ----------------------------------------------------
+
 
 def _recurrence(logits, values, rescale_acc=True):
     """The kernel's recurrence in plain Python, one key per tile."""
@@ -74,22 +84,22 @@ def _emulate(q, k, v, causal, block_n, block_m=64):
     qk_scale = 1.0 / math.sqrt(d) * math.log2(math.e)
     for m0 in range(0, n, block_m):
         rows = torch.arange(m0, min(n, m0 + block_m))
-        qb = q[m0:m0 + block_m].float()
+        qb = q[m0 : m0 + block_m].float()
         m = torch.full((len(rows),), -math.inf)
         l = torch.zeros(len(rows))
         acc = torch.zeros(len(rows), d)
         for n0 in range(0, min(n, m0 + block_m) if causal else n, block_n):
             cols = torch.arange(n0, min(n, n0 + block_n))
-            s = qb @ k[n0:n0 + block_n].float().T * qk_scale
+            s = qb @ k[n0 : n0 + block_n].float().T * qk_scale
             if causal:
                 s = s.masked_fill(cols[None, :] > rows[:, None], -math.inf)
             m_new = torch.maximum(m, s.max(dim=1).values)
             alpha = torch.exp2(m - m_new)
             p = torch.exp2(s - m_new[:, None])
             l = l * alpha + p.sum(dim=1)
-            acc = acc * alpha[:, None] + p.to(q.dtype).float() @ v[n0:n0 + block_n].float()
+            acc = acc * alpha[:, None] + p.to(q.dtype).float() @ v[n0 : n0 + block_n].float()
             m = m_new
-        out[m0:m0 + block_m] = (acc / l[:, None]).to(q.dtype)
+        out[m0 : m0 + block_m] = (acc / l[:, None]).to(q.dtype)
     return out
 
 
@@ -98,6 +108,7 @@ def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
     """The bf16 checks cannot run in the interpreter; emulate their inputs here and make
     sure the kernel's own rounding uses well under the course tolerance."""
     from checks.cases import streaming_attention as C
+
     tol = tolerance(dtype)
     inputs = [C._qkv(Context(case_id="bf16-basic"), n, d, dtype) for n, d in ((100, 64), (129, 16))]
     ctx = Context(case_id="bf16-hazards")
@@ -114,10 +125,11 @@ def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
 
 def test_extreme_inputs_reach_plus_minus_1000_and_rise_along_the_sequence():
     from checks.cases import streaming_attention as C
+
     q, k, v = C._extreme_inputs(Context(case_id="extreme-logits"), 130, 32, torch.float16)
     s = q.double() @ k.double().T / math.sqrt(32)
     assert s.max() > 999 and s.min() < -999
-    row_max_by_tile = [float(s[0, j:j + 32].max()) for j in range(0, 130, 32)]
+    row_max_by_tile = [float(s[0, j : j + 32].max()) for j in range(0, 130, 32)]
     assert row_max_by_tile == sorted(row_max_by_tile)
 
 
@@ -136,13 +148,23 @@ def test_causal_future_keys_change_nothing_bit_for_bit_either_way():
 
 # --- the benchmark spec -----------------------------------------------------------------
 
+
 def test_benchmark_spec_describes_the_work():
     from checks.benchmarks import streaming_attention as B
+
     names = [s["name"] for s in B.SHAPES]
-    assert names == ["129x32-full", "129x32-causal", "512x64-full", "512x64-causal",
-                     "2048x64-full", "2048x64-causal",
-                     "b4h16-2048x64-full", "b4h16-2048x64-causal",
-                     "b4h16-4096x64-full", "b4h16-4096x64-causal"]
+    assert names == [
+        "129x32-full",
+        "129x32-causal",
+        "512x64-full",
+        "512x64-causal",
+        "2048x64-full",
+        "2048x64-causal",
+        "b4h16-2048x64-full",
+        "b4h16-2048x64-causal",
+        "b4h16-4096x64-full",
+        "b4h16-4096x64-causal",
+    ]
     assert {s["role"] for s in B.SHAPES if s["n"] >= 2048} == {"roofline"}
     batched = B.SHAPES[6]
     assert B.work(batched, torch.float16)["flops"] == 64 * 4 * 2048 * 2048 * 64
@@ -157,6 +179,7 @@ def test_benchmark_variants_match_the_oracle(shape_index):
     from checks.benchmark.rows import tolerance
     from checks.benchmark.runner import compare
     from checks.benchmarks import streaming_attention as B
+
     shape = B.SHAPES[shape_index]
     mod = load_exercise(W.solution)
     inputs = B.make_inputs(shape, torch.float16, "cpu", seed=3)
@@ -172,9 +195,11 @@ def test_benchmark_variants_match_the_oracle(shape_index):
 
 def test_benchmark_variants_work_without_the_skip_option():
     from checks.benchmarks import streaming_attention as B
+
     calls = []
-    learner = SimpleNamespace(attention=lambda q, k, v, *, causal=False, block_n=32:
-                              calls.append((causal, block_n)) or v.clone())
+    learner = SimpleNamespace(
+        attention=lambda q, k, v, *, causal=False, block_n=32: calls.append((causal, block_n)) or v.clone()
+    )
     shape = B.SHAPES[1]
     vs = B.variants(learner, B.make_inputs(shape, torch.float16, "cpu", seed=0), shape)
     cands = [v for v in vs if v["role"] == "candidate"]

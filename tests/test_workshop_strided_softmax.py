@@ -2,6 +2,7 @@
 is rejected by the checks named for it, and both kernel paths of the reference are right
 on every layout.  Runs in Triton's interpreter (tests/conftest.py sets TRITON_INTERPRET).
 """
+
 import importlib
 from pathlib import Path
 
@@ -15,8 +16,14 @@ WID = "strided_softmax"
 FOLDER = Path(__file__).resolve().parent.parent / "workshops" / WID
 
 # Checks that need no kernel: they must pass on the starter.
-VALIDATION = {"rejects-width", "rejects-type", "rejects-rank", "rejects-num-warps",
-              "rejects-requires-grad", "rejects-device"}
+VALIDATION = {
+    "rejects-width",
+    "rejects-type",
+    "rejects-rank",
+    "rejects-num-warps",
+    "rejects-requires-grad",
+    "rejects-device",
+}
 
 
 def _by_id(records):
@@ -41,8 +48,7 @@ def test_each_path_alone_passes_every_check(tmp_path, force):
     path = tmp_path / f"forced_{'tiles' if force else 'rows'}.py"
     path.write_text(src)
     records = run_checks(WID, path, interpret=True)
-    bad = [(r.id, r.status, r.message) for r in records
-           if r.status != "pass" and r.id not in _gpu_only()]
+    bad = [(r.id, r.status, r.message) for r in records if r.status != "pass" and r.id not in _gpu_only()]
     assert not bad, bad
 
 
@@ -72,14 +78,21 @@ def test_use_tiles_follows_the_strides(solution, name):
 def test_tiles_kernel_with_each_block_shape(solution, block_r, block_c, dtype):
     """Tile shapes the policy picks only for large row counts, run on small inputs."""
     g = torch.Generator().manual_seed(block_r * 1000 + block_c)
-    for x in (torch.randn(300, 70, generator=g).to(dtype).t(),       # 70 rows: partial block
-              torch.randn(70, 300, generator=g).to(dtype)[5:50, 3:200]):
+    for x in (
+        torch.randn(300, 70, generator=g).to(dtype).t(),  # 70 rows: partial block
+        torch.randn(70, 300, generator=g).to(dtype)[5:50, 3:200],
+    ):
         out = torch.empty(x.shape, dtype=dtype)
         grid = (triton_cdiv(x.shape[0], block_r),)
-        solution.softmax_tiles_kernel[grid](x, out, x.shape[0], x.shape[1], x.stride(0),
-                                            x.stride(1), BLOCK_R=block_r, BLOCK_C=block_c)
-        torch.testing.assert_close(out.double(), torch.softmax(x.double(), -1),
-                                   atol=1e-3 if dtype != torch.float32 else 1e-6, rtol=1e-2)
+        solution.softmax_tiles_kernel[grid](
+            x, out, x.shape[0], x.shape[1], x.stride(0), x.stride(1), BLOCK_R=block_r, BLOCK_C=block_c
+        )
+        torch.testing.assert_close(
+            out.double(),
+            torch.softmax(x.double(), -1),
+            atol=1e-3 if dtype != torch.float32 else 1e-6,
+            rtol=1e-2,
+        )
 
 
 def triton_cdiv(a, b):
@@ -92,13 +105,13 @@ def triton_cdiv(a, b):
 def test_tile_shape_policy(solution, rows, cols, size):
     block_r, block_c = solution.tile_shape(rows, cols, size)
     assert block_r & (block_r - 1) == 0 and block_c & (block_c - 1) == 0
-    assert block_r * size <= 128                 # at most one cache line per column segment
-    assert block_r * block_c <= 4096             # the tile fits the registers of 4 warps
+    assert block_r * size <= 128  # at most one cache line per column segment
+    assert block_r * block_c <= 4096  # the tile fits the registers of 4 warps
     assert block_c <= max(1, triton_next_pow2(cols))
     if triton_next_pow2(rows) >= 32 // size:
-        assert block_r * size >= 32              # at least one 32-byte sector per column
+        assert block_r * size >= 32  # at least one 32-byte sector per column
     if rows >= 264 * 128 // size:
-        assert block_r == 128 // size            # big row counts get full cache lines
+        assert block_r == 128 // size  # big row counts get full cache lines
 
 
 def triton_next_pow2(n):
@@ -116,13 +129,18 @@ def test_worked_example_addresses():
     assert 2 * x.stride(0) + 1 * x.stride(1) == 5 and x[2, 1] == base.reshape(-1)[5]
     assert 0 * x.stride(0) + 1 * x.stride(1) == 3 and x[0, 1] == base.reshape(-1)[3]
     out = torch.empty(3, 2)
-    assert out.stride() == (2, 1) and 0 * 2 + 1 == 1      # (0, 1) writes output offset 1
+    assert out.stride() == (2, 1) and 0 * 2 + 1 == 1  # (0, 1) writes output offset 1
 
 
 def test_meta_lesson_hints_and_sections():
     w = catalog.get(WID)
-    assert (w.code, w.level, w.device, w.sessions, w.functions) == \
-        ("I1", "intermediate", "GPU", "2-4", ("softmax",))
+    assert (w.code, w.level, w.device, w.sessions, w.functions) == (
+        "I1",
+        "intermediate",
+        "GPU",
+        "2-4",
+        ("softmax",),
+    )
     assert len(w.hints) == 4 and all(h.startswith(f"## Hint {i + 1}:") for i, h in enumerate(w.hints))
     headings = {line[3:].strip() for line in w.lesson.splitlines() if line.startswith("## ")}
     missing = {c.section for c in cases_for(WID)} - headings
@@ -136,7 +154,7 @@ def test_benchmark_spec():
     assert [s["name"] for s in spec.SHAPES] == ["256x257", "1024x1024", "16384x8192", "16384x8192-t"]
     assert spec.DTYPES[0] == "fp32"
     mod = load_exercise(FOLDER / "solution.py")
-    for shape in spec.SHAPES[:1]:      # the interpreter is slow; one small shape
+    for shape in spec.SHAPES[:1]:  # the interpreter is slow; one small shape
         inputs = spec.make_inputs(shape, torch.float16, "cpu", seed=3)
         x = inputs["x"]
         assert x.shape == (shape["rows"], shape["cols"]) and x.stride() == (1, shape["rows"])

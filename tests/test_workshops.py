@@ -4,6 +4,7 @@ checks its meta.json names (and the rejection teaches), every GPU workshop check
 the learner's own kernel did the work.  Nothing here lists workshops by hand: a new
 workshop folder is tested by being there.  GPU kernels run in Triton's interpreter
 (tests/conftest.py sets TRITON_INTERPRET)."""
+
 import ast
 import functools
 
@@ -31,8 +32,11 @@ def _records(workshop_id: str, which: str):
 @pytest.mark.parametrize("w", WORKSHOPS, ids=IDS)
 def test_reference_answer_passes_every_check_that_can_run_here(w):
     records = _records(w.id, "solution")
-    bad = [(r.id, r.status, r.message[:300]) for r in records
-           if r.status != "pass" and not (r.status == "skipped" and r.id not in _interpreter_cases(w))]
+    bad = [
+        (r.id, r.status, r.message[:300])
+        for r in records
+        if r.status != "pass" and not (r.status == "skipped" and r.id not in _interpreter_cases(w))
+    ]
     assert not bad, bad
     assert {r.id for r in records} == {c.id for c in cases_for(w.id)}
 
@@ -42,8 +46,9 @@ def test_starter_is_todo_and_nothing_in_it_is_wrong(w):
     records = _records(w.id, "starter")
     statuses = {r.status for r in records}
     assert "todo" in statuses
-    assert statuses <= {"todo", "pass", "skipped"}, [(r.id, r.status, r.message) for r in records
-                                                      if r.status not in ("todo", "pass", "skipped")]
+    assert statuses <= {"todo", "pass", "skipped"}, [
+        (r.id, r.status, r.message) for r in records if r.status not in ("todo", "pass", "skipped")
+    ]
     # what passes on a starter needs no kernel: it rejects bad input
     for r in records:
         if r.status == "pass":
@@ -66,13 +71,14 @@ def test_kept_wrong_answers_are_listed_with_the_checks_that_catch_them(w):
 def test_kept_wrong_answer_is_rejected_by_its_checks_with_a_report_that_teaches(w, name, ids):
     runnable = [i for i in ids if i in _interpreter_cases(w)]
     if not runnable:
-        pytest.skip(f"{name} is caught only on a GPU ({', '.join(ids)}); the H200 self-check "
-                    f"in results/ records it")
+        pytest.skip(
+            f"{name} is caught only on a GPU ({', '.join(ids)}); the H200 self-check in results/ records it"
+        )
     records = run_checks(w.id, w.folder / "wrong" / name, interpret=w.gpu, only=runnable)
     for r in records:
         assert r.status == "fail", (r.id, r.status, r.message[:300])
         assert len(r.message) >= 20
-        if "mismatched" in r.details:            # a numeric failure carries its facts
+        if "mismatched" in r.details:  # a numeric failure carries its facts
             d = r.details
             assert d["mismatched"] > 0 and d["worst_index"] is not None and "max_abs_error" in d
             assert "wrong" in r.message
@@ -90,7 +96,7 @@ def test_every_check_has_a_reason_and_a_lesson_section_that_exists(w):
 @pytest.mark.parametrize("w", GPU, ids=[w.id for w in GPU])
 def test_gpu_workshop_checks_its_own_kernel_early_and_at_scale(w):
     order = [c.id for c in cases_for(w.id)]
-    assert order[0] == "own-kernel", order[:3]      # is it your kernel at all? first
+    assert order[0] == "own-kernel", order[:3]  # is it your kernel at all? first
     assert any(i.startswith("many-") or i == "widest-length" for i in order)
     assert any("beyond-fp16" in i for i in order)
 
@@ -98,14 +104,20 @@ def test_gpu_workshop_checks_its_own_kernel_early_and_at_scale(w):
 @pytest.mark.parametrize("w", GPU, ids=[w.id for w in GPU])
 def test_starter_defines_no_kernel(w):
     tree = ast.parse(w.starter.read_text())
-    decorated = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                 for d in n.decorator_list if "jit" in ast.unparse(d)]
+    decorated = [
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef)
+        for d in n.decorator_list
+        if "jit" in ast.unparse(d)
+    ]
     assert decorated == []
 
 
 @pytest.mark.parametrize("w", WORKSHOPS, ids=IDS)
 def test_authors_check_finds_nothing_wrong_with_the_folder(w):
     from checks.authoring import folder_problems
+
     assert folder_problems(w) == []
 
 
@@ -114,17 +126,24 @@ def test_authors_check_names_each_problem_of_a_broken_folder(tmp_path):
     import shutil
 
     from checks.authoring import folder_problems
+
     w = catalog.get("strided_softmax")
     broken = tmp_path / w.id
     shutil.copytree(w.folder, broken)
     (broken / "explanation.md").unlink()
     (broken / "hints.md").write_text("")
     (broken / "wrong" / "stray.py").write_text('"""WRONG on purpose: unlisted."""\n')
-    (broken / "lesson.md").write_text((broken / "lesson.md").read_text().replace(
-        "## Your kernel, not PyTorch", "## Renamed"))
+    (broken / "lesson.md").write_text(
+        (broken / "lesson.md").read_text().replace("## Your kernel, not PyTorch", "## Renamed")
+    )
     listed = w.wrong_answers + (("gone.py", ("basic",)), ("capped.py", ("no-such-check",)))
     problems = "\n".join(folder_problems(dataclasses.replace(w, folder=broken, wrong_answers=listed)))
-    for expected in ("explanation.md is missing", "hints.md is empty", "wrong/stray.py is not in",
-                     "lists wrong/gone.py, which does not exist", "'no-such-check'",
-                     "'Your kernel, not PyTorch', which lesson.md does not have"):
+    for expected in (
+        "explanation.md is missing",
+        "hints.md is empty",
+        "wrong/stray.py is not in",
+        "lists wrong/gone.py, which does not exist",
+        "'no-such-check'",
+        "'Your kernel, not PyTorch', which lesson.md does not have",
+    ):
         assert expected in problems, (expected, problems)

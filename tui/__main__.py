@@ -1,4 +1,5 @@
 """``python -m tui`` / ``kernel-course``: the course's terminal app."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,23 +10,45 @@ from checks.records import EXIT_USAGE as USAGE_ERROR, UsageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = UsageParser(prog="kernel-course",
-                                description="Browse the Triton kernel workshops, read the lessons "
-                                            "and watch your file's checks re-run on every save.")
-    p.add_argument("--workspace", type=Path, metavar="DIR",
-                   help="folder of your exercise files (default: workspace/ in the repository, "
-                        "or $KERNEL_COURSE_WORKSPACE)")
-    p.add_argument("--open", metavar="WORKSHOP", dest="open_workshop",
-                   help="go straight to one workshop (id or code, e.g. online_normalizer or A1)")
-    p.add_argument("--poll", action="store_true",
-                   help="poll for file changes (for file systems that send no events: network "
-                        "drives, some WSL and container mounts)")
+    p = UsageParser(
+        prog="kernel-course",
+        description="Browse the Triton kernel workshops, read the lessons "
+        "and watch your file's checks re-run on every save.",
+    )
+    p.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="DIR",
+        help="folder of your exercise files (default: workspace/ in the repository, "
+        "or $KERNEL_COURSE_WORKSPACE)",
+    )
+    p.add_argument(
+        "--open",
+        metavar="WORKSHOP",
+        dest="open_workshop",
+        help="go straight to one workshop (id or code, e.g. online_normalizer or A1)",
+    )
+    p.add_argument(
+        "--poll",
+        action="store_true",
+        help="poll for file changes (for file systems that send no events: network "
+        "drives, some WSL and container mounts)",
+    )
     p.add_argument("--no-bench", action="store_true", help="start with benchmarks off (b toggles)")
-    p.add_argument("--export-dir", type=Path, metavar="DIR",
-                   help="folder for exported results (default: exports/ in the state folder "
-                        "beside the workspace, .<workspace>-state/exports)")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="time limit of one check run (default 120)")
+    p.add_argument(
+        "--export-dir",
+        type=Path,
+        metavar="DIR",
+        help="folder for exported results (default: exports/ in the state folder "
+        "beside the workspace, .<workspace>-state/exports)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of one check run (default 120)",
+    )
     return p
 
 
@@ -35,6 +58,7 @@ def main(argv=None) -> int:
     if args.timeout is not None and not args.timeout > 0:
         parser.error("--timeout: must be a positive number of seconds")
     from workshops import catalog
+
     if args.open_workshop:
         try:
             catalog.get(args.open_workshop)
@@ -42,9 +66,15 @@ def main(argv=None) -> int:
             print(f"kernel-course: {str(e).strip(chr(39) + chr(34))}", file=sys.stderr)
             return USAGE_ERROR
     from tui.app import DEFAULT_TIMEOUT, CourseApp
-    app = CourseApp(workspace=args.workspace, open_workshop=args.open_workshop, poll=args.poll,
-                    bench=not args.no_bench, results_dir=args.export_dir,
-                    check_timeout=args.timeout or DEFAULT_TIMEOUT)
+
+    app = CourseApp(
+        workspace=args.workspace,
+        open_workshop=args.open_workshop,
+        poll=args.poll,
+        bench=not args.no_bench,
+        results_dir=args.export_dir,
+        check_timeout=args.timeout or DEFAULT_TIMEOUT,
+    )
     app.run()
     return 0
 

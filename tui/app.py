@@ -4,6 +4,7 @@ Imports only the engine's standard-library modules (workshops.catalog,
 checks.workspace, checks.child, checks.records) plus Textual, Rich and watchfiles:
 never torch or triton, so it starts at once and a crashing kernel cannot take it down.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,7 +21,7 @@ from tui.screens.help import HelpScreen
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_TIMEOUT = 120.0          # per run: interpreter runs are slow, infinite loops end
+DEFAULT_TIMEOUT = 120.0  # per run: interpreter runs are slow, infinite loops end
 
 
 class CourseApp(App[None]):
@@ -31,9 +32,16 @@ class CourseApp(App[None]):
         Binding("question_mark", "help", "Help", id="help", key_display="?"),
     ]
 
-    def __init__(self, workspace: Optional[Path] = None, open_workshop: Optional[str] = None,
-                 poll: bool = False, bench: bool = True, gpu: Optional[bool] = None,
-                 results_dir: Optional[Path] = None, check_timeout: float = DEFAULT_TIMEOUT):
+    def __init__(
+        self,
+        workspace: Optional[Path] = None,
+        open_workshop: Optional[str] = None,
+        poll: bool = False,
+        bench: bool = True,
+        gpu: Optional[bool] = None,
+        results_dir: Optional[Path] = None,
+        check_timeout: float = DEFAULT_TIMEOUT,
+    ):
         super().__init__()
         self.workspace = Path(workspace).expanduser().resolve() if workspace else ws.default_workspace()
         self.open_at_start = open_workshop
@@ -43,8 +51,10 @@ class CourseApp(App[None]):
         self._gpu = gpu_present() if gpu is None else gpu
         # exports go beside the workspace's state folder, not into the course checkout
         from tui.screens.export import default_export_dir
-        self.results_dir = (Path(results_dir).expanduser().resolve() if results_dir
-                            else default_export_dir(self.workspace))
+
+        self.results_dir = (
+            Path(results_dir).expanduser().resolve() if results_dir else default_export_dir(self.workspace)
+        )
         self.check_timeout = check_timeout
 
     @property
@@ -60,6 +70,7 @@ class CourseApp(App[None]):
 
     def open_workshop(self, workshop_id: str) -> None:
         from tui.screens.workshop import WorkshopScreen
+
         try:
             w = catalog.get(workshop_id)
         except KeyError as e:
@@ -86,6 +97,7 @@ class CourseApp(App[None]):
     def on_unmount(self) -> None:
         # Screens close their controllers when they unmount; this catches any left over.
         from tui.screens.workshop import WorkshopScreen
+
         for screen in self.screen_stack:
             if isinstance(screen, WorkshopScreen):
                 screen.shutdown()

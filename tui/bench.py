@@ -12,9 +12,10 @@ holds rows in ``payload["results"]``, each shaped like::
 
 Committed reference results are shown beside the learner's own rows, labelled
 "reference": the newest file (names sort by date) in ``results/reference/`` or
-``results/`` whose rows include the op (a file may hold every op, as ``--op all`` writes).  A value that is missing is
-shown as unavailable, never as zero.
+``results/`` whose rows include the op (a file may hold every op, as ``--op all``
+writes).  A value that is missing is shown as unavailable, never as zero.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -54,17 +55,18 @@ def load_reference(op: str, folders=None) -> tuple:
     ``folders`` in order (default results/reference/, then results/) and, within one,
     newest first.  Evidence is append-only, so several files may exist; their names
     start with the date (or the op, then the date)."""
-    folders = REFERENCE_DIRS if folders is None else (
-        [folders] if isinstance(folders, (str, Path)) else folders)
-    candidates = []                 # folder by folder, in order; newest name first in each
+    folders = (
+        REFERENCE_DIRS if folders is None else ([folders] if isinstance(folders, (str, Path)) else folders)
+    )
+    candidates = []  # folder by folder, in order; newest name first in each
     for folder in map(Path, folders):
         if folder.is_dir():
-            candidates += sorted((p for p in folder.glob("*.json") if p.is_file()),
-                                 key=lambda p: p.name, reverse=True)
+            candidates += sorted(
+                (p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True
+            )
     for path in candidates:
         try:
-            rows = [r for r in rows_of(json.loads(path.read_text(encoding="utf-8")))
-                    if r.get("op", op) == op]
+            rows = [r for r in rows_of(json.loads(path.read_text(encoding="utf-8"))) if r.get("op", op) == op]
         except (OSError, ValueError, UnicodeDecodeError):
             continue
         if rows:
@@ -75,8 +77,7 @@ def load_reference(op: str, folders=None) -> tuple:
 class BenchmarkRun:
     """One ``python -m checks.benchmark --op ID --output TMP`` child; cancellable."""
 
-    def __init__(self, op: str, workspace: Path, file: Optional[Path] = None,
-                 timeout: float = 900.0):
+    def __init__(self, op: str, workspace: Path, file: Optional[Path] = None, timeout: float = 900.0):
         self.op, self.workspace, self.file, self.timeout = op, Path(workspace), file, timeout
         self.proc: Optional[subprocess.Popen] = None
         self._cancelled = threading.Event()
@@ -99,14 +100,19 @@ class BenchmarkRun:
             return [], "benchmarks unavailable (this engine has no checks.benchmark)", ""
         fd, out = tempfile.mkstemp(prefix=f"bench-{self.op}-", suffix=".json")
         os.close(fd)
-        os.unlink(out)      # the benchmark writes it; an absent file means it wrote nothing
+        os.unlink(out)  # the benchmark writes it; an absent file means it wrote nothing
         # Without --file the benchmark times YOUR file, found through the workspace.
         env = dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
         env.pop("TRITON_INTERPRET", None)
         try:
-            self.proc = subprocess.Popen(self.command(out), cwd=str(REPO), env=env,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                self.command(out),
+                cwd=str(REPO),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
             if self._cancelled.is_set():
                 self.proc.kill()
             try:
@@ -130,8 +136,11 @@ class BenchmarkRun:
                 return rows, "", tail
             why = EXIT_MEANING.get(code, f"exit code {code}")
             last = next((l for l in reversed(tail.strip().splitlines()) if l.strip()), "")
-            error = f"benchmark: {why}" + (f"; {problem}" if problem else "") + \
-                    (f" -- {last.strip()[:160]}" if last and code != 0 else "")
+            error = (
+                f"benchmark: {why}"
+                + (f"; {problem}" if problem else "")
+                + (f" -- {last.strip()[:160]}" if last and code != 0 else "")
+            )
             if code == 0 and not rows:
                 error = "benchmark produced no results"
             return rows, error, tail
@@ -144,9 +153,12 @@ class BenchmarkRun:
                 pass
 
 
-EXIT_MEANING = {1: "a variant failed (wrong result, crash or load error)",
-                2: "a variant is still TODO", 3: "unavailable here (no CUDA GPU?)",
-                64: "usage error (this engine's benchmark has a different command line)"}
+EXIT_MEANING = {
+    1: "a variant failed (wrong result, crash or load error)",
+    2: "a variant is still TODO",
+    3: "unavailable here (no CUDA GPU?)",
+    64: "usage error (this engine's benchmark has a different command line)",
+}
 
 
 def _tail(data: bytes, limit: int = 2000) -> str:
@@ -155,10 +167,11 @@ def _tail(data: bytes, limit: int = 2000) -> str:
 
 # --- formatting: numbers or an explicit "unavailable", never a made-up zero ---
 
+
 def _num(v) -> Optional[float]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    if v != v:          # NaN
+    if v != v:  # NaN
         return None
     return float(v)
 
@@ -227,9 +240,11 @@ def fmt_kernel(row: dict) -> str:
     if not ks:
         return "no triton"
     k = ks[0] if isinstance(ks[0], dict) else {}
-    bits = [f"{k[key]}{unit}" for key, unit in (("n_regs", "r"), ("n_spills", "sp"),
-                                                 ("num_warps", "w"), ("num_stages", "st"))
-            if _num(k.get(key)) is not None]
+    bits = [
+        f"{k[key]}{unit}"
+        for key, unit in (("n_regs", "r"), ("n_spills", "sp"), ("num_warps", "w"), ("num_stages", "st"))
+        if _num(k.get(key)) is not None
+    ]
     if _num(k.get("shared_bytes")) is not None:
         bits.append(f"{k['shared_bytes'] / 1024:.0f}K")
     return (" ".join(bits) or str(k.get("name", "kernel"))) + (f" +{len(ks) - 1}" if len(ks) > 1 else "")
@@ -254,12 +269,16 @@ def markers(row: dict, rows: list, reference: list) -> dict:
     and dtype, the PyTorch baseline's time among ``rows``, and the roofline floor."""
     out = {}
     same = [r for r in reference if _same_case(r, row) and median(r) is not None]
-    ref = [r for r in same if r.get("variant") == row.get("variant")] or \
-          [r for r in same if r.get("role") in (None, "candidate")]
+    ref = [r for r in same if r.get("variant") == row.get("variant")] or [
+        r for r in same if r.get("role") in (None, "candidate")
+    ]
     if ref:
         out["reference"] = min(median(r) for r in ref)
-    base = [median(r) for r in rows if _same_case(r, row) and r.get("role") == "baseline"
-            and median(r) is not None]
+    base = [
+        median(r)
+        for r in rows
+        if _same_case(r, row) and r.get("role") == "baseline" and median(r) is not None
+    ]
     if base and row.get("role") != "baseline":
         out["baseline"] = min(base)
     c = ceiling_time(row)

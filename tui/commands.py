@@ -1,5 +1,6 @@
 """Command-palette commands (ctrl+p): open a workshop, run checks, toggle benchmarks,
 export, reset, hints, explanation, help."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -13,33 +14,58 @@ class CourseCommands(Provider):
     def _commands(self) -> list:
         """(title, help, callback) for the screen the palette was opened from."""
         from tui.screens.workshop import WorkshopScreen
+
         app = self.app
         out = []
         screen = self.screen
         if isinstance(screen, WorkshopScreen):
             out += [("Run checks", "re-run the checks on your file now", screen.action_run_checks)]
-            if screen.workshop.gpu:          # a CPU workshop has no kernel to time
-                out.append(("Toggle benchmarks", "time your kernel when the checks pass (b)",
-                            screen.action_toggle_bench))
+            if screen.workshop.gpu:  # a CPU workshop has no kernel to time
+                out.append(
+                    (
+                        "Toggle benchmarks",
+                        "time your kernel when the checks pass (b)",
+                        screen.action_toggle_bench,
+                    )
+                )
             if screen.passed and screen.next_up:
                 nxt = screen.next_up[0]
-                out.append((f"Next workshop {nxt.code} {nxt.title}", "every check passes here (n)",
-                            screen.action_next_workshop))
+                out.append(
+                    (
+                        f"Next workshop {nxt.code} {nxt.title}",
+                        "every check passes here (n)",
+                        screen.action_next_workshop,
+                    )
+                )
             out += [
-                ("Export results as JSON", "write the checks (and timings) beside your workspace (o)",
-                 screen.action_export),
-                ("Show failure details", "everything the highlighted check said (enter)",
-                 screen.action_failure),
-                ("Reset exercise", "restore the starter, after backing up your file (r)",
-                 screen.action_reset),
+                (
+                    "Export results as JSON",
+                    "write the checks (and timings) beside your workspace (o)",
+                    screen.action_export,
+                ),
+                (
+                    "Show failure details",
+                    "everything the highlighted check said (enter)",
+                    screen.action_failure,
+                ),
+                (
+                    "Reset exercise",
+                    "restore the starter, after backing up your file (r)",
+                    screen.action_reset,
+                ),
                 ("Reveal next hint", "one tier at a time (h)", screen.action_hint),
                 ("Show explanation", "the answer explained (x)", screen.action_explain),
                 ("Edit exercise", "open your file in $EDITOR (e)", screen.action_edit),
                 ("Back to workshops", "the list of workshops (escape)", screen.action_back),
             ]
         for w in catalog.workshops():
-            out.append((f"Open workshop {w.code} {w.title}", f"{w.id} ({w.level}, {w.device})",
-                        partial(app.open_workshop, w.id)))
+            out.append(
+                (
+                    f"Open workshop {w.code} {w.title}",
+                    f"{w.id} ({w.level}, {w.device})",
+                    partial(app.open_workshop, w.id),
+                )
+            )
         out.append(("Help", "keys and commands (?)", app.action_help))
         return out
 

@@ -12,6 +12,7 @@ with no Textual and no watchfiles (the watch then polls).
     ...                       # save the file; session.wait_finished(digest)
     session.close()
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,17 +26,32 @@ from tui.runner import CheckController
 
 
 class HeadlessSession:
-    def __init__(self, workshop, path: Path, *, workspace: Path, interpret: bool,
-                 timeout: float = 300.0, pool_size: Optional[int] = None, poll: bool = False):
+    def __init__(
+        self,
+        workshop,
+        path: Path,
+        *,
+        workspace: Path,
+        interpret: bool,
+        timeout: float = 300.0,
+        pool_size: Optional[int] = None,
+        poll: bool = False,
+    ):
         self.workshop, self.path = workshop, Path(path)
         self.poll = poll
-        self.controller = CheckController(workshop, self.path, workspace=workspace,
-                                          interpret=interpret, timeout=timeout, record=False,
-                                          pool_size=pool_size)
-        self.messages: list = []          # (monotonic arrival time, message), current runs only
+        self.controller = CheckController(
+            workshop,
+            self.path,
+            workspace=workspace,
+            interpret=interpret,
+            timeout=timeout,
+            record=False,
+            pool_size=pool_size,
+        )
+        self.messages: list = []  # (monotonic arrival time, message), current runs only
         self.runs_started = 0
         self.saves_skipped = 0
-        self.batches: list = []           # monotonic times the watcher reported a change
+        self.batches: list = []  # monotonic times the watcher reported a change
         self.watching = threading.Event()
         self.primed = threading.Event()
         self._cond = threading.Condition()
@@ -56,8 +72,9 @@ class HeadlessSession:
 
     async def _watch(self) -> None:
         self._stop = asyncio.Event()
-        async for changes in watch.saves(self.path.parent, self.path.name, poll=self.poll,
-                                         stop_event=self._stop):
+        async for changes in watch.saves(
+            self.path.parent, self.path.name, poll=self.poll, stop_event=self._stop
+        ):
             first = not self.watching.is_set()
             if changes:
                 self.batches.append(time.monotonic())
@@ -78,13 +95,12 @@ class HeadlessSession:
         generation = c.begin(digest)
         self.runs_started += 1
         self.primed.clear()
-        threading.Thread(target=c.execute, args=(generation, digest, self._post),
-                         daemon=True).start()
+        threading.Thread(target=c.execute, args=(generation, digest, self._post), daemon=True).start()
         return True
 
     def _post(self, message) -> None:
         if not self.controller.is_current(message.generation):
-            return                        # a stale run: never counted as current
+            return  # a stale run: never counted as current
         with self._cond:
             self.messages.append((time.monotonic(), message))
             self._cond.notify_all()
@@ -93,7 +109,7 @@ class HeadlessSession:
             if now is not None and self.controller.wants_run(now):
                 self._loop.call_soon_threadsafe(self.request_run)
                 return
-            self.controller.prime()       # in this thread, as the app's prime worker
+            self.controller.prime()  # in this thread, as the app's prime worker
             self.primed.set()
 
     # --- for the caller ---
@@ -110,17 +126,29 @@ class HeadlessSession:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                done = [(t, m) for t, m in self.messages if t >= since
-                        and type(m).__name__ == "RunFinished" and m.content_hash == digest]
+                done = [
+                    (t, m)
+                    for t, m in self.messages
+                    if t >= since and type(m).__name__ == "RunFinished" and m.content_hash == digest
+                ]
                 if done:
                     t_end, fin = done[-1]
                     gen = fin.generation
-                    recs = [t for t, m in self.messages if t >= since and m.generation == gen
-                            and type(m).__name__ == "RecordArrived"]
-                    return {"first": recs[0] if recs else t_end, "last": t_end, "finished": fin,
-                            "order": [m.record.id for t, m in self.messages if t >= since
-                                      and m.generation == gen
-                                      and type(m).__name__ == "RecordArrived"]}
+                    recs = [
+                        t
+                        for t, m in self.messages
+                        if t >= since and m.generation == gen and type(m).__name__ == "RecordArrived"
+                    ]
+                    return {
+                        "first": recs[0] if recs else t_end,
+                        "last": t_end,
+                        "finished": fin,
+                        "order": [
+                            m.record.id
+                            for t, m in self.messages
+                            if t >= since and m.generation == gen and type(m).__name__ == "RecordArrived"
+                        ],
+                    }
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
@@ -129,8 +157,11 @@ class HeadlessSession:
     def messages_plan(self, generation: int) -> list:
         """The cases of the last plan the run ``generation`` posted."""
         with self._cond:
-            plans = [m.cases for _, m in self.messages if m.generation == generation
-                     and type(m).__name__ == "CheckPlanned"]
+            plans = [
+                m.cases
+                for _, m in self.messages
+                if m.generation == generation and type(m).__name__ == "CheckPlanned"
+            ]
         return plans[-1] if plans else []
 
     def close(self) -> None:

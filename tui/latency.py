@@ -46,9 +46,9 @@ JSON (``--json``, default results/local/latency-<time>.json), schema
 ``checks_s`` and ``outside_checks_s`` (process start, imports, file load, output).
 ``results/latency_table.py`` turns the JSON into the README's table.
 """
+
 from __future__ import annotations
 
-import argparse
 import ast
 import itertools
 import os
@@ -69,7 +69,7 @@ from tui.headless import HeadlessSession
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS = {"last_s": 3.0, "first_s": 0.7, "ratio": 5.0}    # on a GPU, after a kernel edit
+TARGETS = {"last_s": 3.0, "first_s": 0.7, "ratio": 5.0}  # on a GPU, after a kernel edit
 _stamps = itertools.count(int(time.time()) % 1_000_000 * 1000)
 
 
@@ -92,19 +92,23 @@ def kernel_edit(src: str, stamp: int, which: str = "all") -> str:
     every ``@triton.jit`` function (``which="first"``: the first one only).  Without one,
     a comment with the stamp is appended."""
     tree = ast.parse(src)
-    kernels = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and _is_jit(n)]
+    kernels = [
+        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_jit(n)
+    ]
     kernels.sort(key=lambda n: n.lineno)
     if which == "first":
         kernels = kernels[:1]
     if not kernels:
         return src + f"\n# edit {stamp}\n"
     lines = src.splitlines(keepends=True)
-    for fn in sorted(kernels, key=lambda n: -n.lineno):         # bottom up: lines stay valid
+    for fn in sorted(kernels, key=lambda n: -n.lineno):  # bottom up: lines stay valid
         body = fn.body
         first = body[0]
-        doc = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-               and isinstance(first.value.value, str))
+        doc = (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        )
         if doc and len(body) > 1:
             at, indent = first.end_lineno, body[1].col_offset
         else:
@@ -120,8 +124,11 @@ def edited(w, which: str) -> str:
 
 
 def _spread(values: list) -> dict:
-    return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
-            "max": round(max(values), 4)}
+    return {
+        "median": round(statistics.median(values), 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+    }
 
 
 def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
@@ -144,17 +151,25 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
         per_shard[v.get("shard", 0)] = per_shard.get(v.get("shard", 0), 0.0) + (v.get("seconds") or 0.0)
     transfers = [v["transfer_s"] for v in timings.values() if v.get("transfer_s") is not None]
     order = [c_["id"] for c_ in session.messages_plan(fin.generation)]
-    return {"ran": session.runs_started > started, "first_s": round(got["first"] - saved, 4),
-            "last_s": round(got["last"] - saved, 4), "outcome": fin.outcome,
-            "checks": len(fin.records), "statuses": sorted({r.status for r in fin.records}),
-            "in_check_order": got["order"] == [i for i in order if i in got["order"]],
-            "split": {"notice_s": round(notice - saved, 4) if notice else None,
-                      "shards": c.last_shards, "checks_s": round(sum(secs), 4),
-                      "compile_s": round(sum(comp), 4),
-                      "compiles": sum(v.get("compiles") or 0 for v in timings.values()),
-                      "run_s": round(sum(secs) - sum(comp), 4),
-                      "critical_s": round(max(per_shard.values(), default=0.0), 4),
-                      "transfer_max_s": round(max(transfers), 4) if transfers else None}}
+    return {
+        "ran": session.runs_started > started,
+        "first_s": round(got["first"] - saved, 4),
+        "last_s": round(got["last"] - saved, 4),
+        "outcome": fin.outcome,
+        "checks": len(fin.records),
+        "statuses": sorted({r.status for r in fin.records}),
+        "in_check_order": got["order"] == [i for i in order if i in got["order"]],
+        "split": {
+            "notice_s": round(notice - saved, 4) if notice else None,
+            "shards": c.last_shards,
+            "checks_s": round(sum(secs), 4),
+            "compile_s": round(sum(comp), 4),
+            "compiles": sum(v.get("compiles") or 0 for v in timings.values()),
+            "run_s": round(sum(secs) - sum(comp), 4),
+            "critical_s": round(max(per_shard.values(), default=0.0), 4),
+            "transfer_max_s": round(max(transfers), 4) if transfers else None,
+        },
+    }
 
 
 def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict:
@@ -164,8 +179,9 @@ def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict
     if interpret:
         cmd.append("--interpret")
     env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     first = None
     mark = re.compile(r"^\s+(PASS|FAIL|TODO|ERROR|SKIP)\s")
     for line in proc.stdout:
@@ -176,15 +192,22 @@ def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict
     checks_s = None
     try:
         import json
+
         data = json.loads(out.read_text(encoding="utf-8"))
         recs = data.get("records", data) if isinstance(data, dict) else data
         checks_s = round(sum(r.get("seconds") or 0.0 for r in recs if isinstance(r, dict)), 4)
     except (OSError, ValueError, AttributeError):
         pass
-    return {"ran": True, "first_s": round((first or end) - saved, 4),
-            "last_s": round(end - saved, 4), "exit_code": proc.returncode,
-            "split": {"checks_s": checks_s, "outside_checks_s":
-                      round(end - saved - checks_s, 4) if checks_s is not None else None}}
+    return {
+        "ran": True,
+        "first_s": round((first or end) - saved, 4),
+        "last_s": round(end - saved, 4),
+        "exit_code": proc.returncode,
+        "split": {
+            "checks_s": checks_s,
+            "outside_checks_s": round(end - saved - checks_s, 4) if checks_s is not None else None,
+        },
+    }
 
 
 def unchanged_save(session: HeadlessSession, timeout: float) -> dict:
@@ -194,31 +217,43 @@ def unchanged_save(session: HeadlessSession, timeout: float) -> dict:
     deadline = saved + 5.0
     while session.saves_skipped == skipped and time.monotonic() < deadline:
         time.sleep(0.01)
-    return {"ran": session.runs_started > runs, "noticed": session.saves_skipped > skipped,
-            "notice_s": round(time.monotonic() - saved, 4)}
+    return {
+        "ran": session.runs_started > runs,
+        "noticed": session.saves_skipped > skipped,
+        "notice_s": round(time.monotonic() - saved, 4),
+    }
 
 
-def measure(w, repeats: int, interpret: bool, timeout: float, work: Path, edit: str,
-            pool_size) -> tuple:
+def measure(w, repeats: int, interpret: bool, timeout: float, work: Path, edit: str, pool_size) -> tuple:
     (work / "warm").mkdir(parents=True, exist_ok=True)
     (work / "fresh").mkdir(parents=True, exist_ok=True)
     warm_path, fresh_path = work / "warm" / w.exercise_name, work / "fresh" / w.exercise_name
     warm_path.write_text(w.solution.read_text(encoding="utf-8"), encoding="utf-8")
     scenario = "kernel edit" if w.gpu else "edit"
-    session = HeadlessSession(w, warm_path, workspace=work / "warm", interpret=interpret,
-                              timeout=timeout, pool_size=pool_size)
+    session = HeadlessSession(
+        w, warm_path, workspace=work / "warm", interpret=interpret, timeout=timeout, pool_size=pool_size
+    )
     rows = []
     try:
-        session.start()         # its first run (the unedited answer) is the unmeasured warm-up
+        session.start()  # its first run (the unedited answer) is the unmeasured warm-up
         for i in range(repeats):
-            for mode in ("warm", "fresh"):                   # interleaved, so drift hits both
-                session.wait_ready(timeout)                  # no worker imports during either
-                r = (warm_run(session, edited(w, edit), timeout) if mode == "warm"
-                     else fresh_run(w, fresh_path, edited(w, edit), interpret, timeout))
-                rows.append({"workshop": w.id, "scenario": scenario, "path": mode,
-                             "repeat": i, **r})
-        rows.append({"workshop": w.id, "scenario": "unchanged save", "path": "warm",
-                     "repeat": 0, **unchanged_save(session, timeout)})
+            for mode in ("warm", "fresh"):  # interleaved, so drift hits both
+                session.wait_ready(timeout)  # no worker imports during either
+                r = (
+                    warm_run(session, edited(w, edit), timeout)
+                    if mode == "warm"
+                    else fresh_run(w, fresh_path, edited(w, edit), interpret, timeout)
+                )
+                rows.append({"workshop": w.id, "scenario": scenario, "path": mode, "repeat": i, **r})
+        rows.append(
+            {
+                "workshop": w.id,
+                "scenario": "unchanged save",
+                "path": "warm",
+                "repeat": 0,
+                **unchanged_save(session, timeout),
+            }
+        )
     finally:
         size = session.controller.pool_size
         session.close()
@@ -233,13 +268,19 @@ def _target(value: float, limit: float, higher_is_better: bool = False) -> dict:
 
 def summarize(rows: list, gpu: bool) -> list:
     out = []
-    keys = sorted({(r["workshop"], r["scenario"], r["path"]) for r in rows},
-                  key=lambda k: (k[0], k[1], k[2] != "warm"))
+    keys = sorted(
+        {(r["workshop"], r["scenario"], r["path"]) for r in rows}, key=lambda k: (k[0], k[1], k[2] != "warm")
+    )
     for wid, scen, mode in keys:
         rs = [r for r in rows if (r["workshop"], r["scenario"], r["path"]) == (wid, scen, mode)]
         ran = [r for r in rs if r.get("ran") and "last_s" in r]
-        row = {"workshop": wid, "scenario": scen, "path": mode, "n": len(rs),
-               "runs_started": sum(bool(r.get("ran")) for r in rs)}
+        row = {
+            "workshop": wid,
+            "scenario": scen,
+            "path": mode,
+            "n": len(rs),
+            "runs_started": sum(bool(r.get("ran")) for r in rs),
+        }
         if ran:
             row["first_s"] = _spread([r["first_s"] for r in ran])
             row["last_s"] = _spread([r["last_s"] for r in ran])
@@ -247,17 +288,29 @@ def summarize(rows: list, gpu: bool) -> list:
     for row in out:
         if row["path"] != "warm" or "last_s" not in row:
             continue
-        fresh = next((r for r in out if (r["workshop"], r["scenario"], r["path"])
-                      == (row["workshop"], row["scenario"], "fresh") and "last_s" in r), None)
+        fresh = next(
+            (
+                r
+                for r in out
+                if (r["workshop"], r["scenario"], r["path"]) == (row["workshop"], row["scenario"], "fresh")
+                and "last_s" in r
+            ),
+            None,
+        )
         if fresh:
             row["ratio_fresh_over_warm"] = {
                 k: round(fresh[f"{k}_s"]["median"] / max(row[f"{k}_s"]["median"], 1e-9), 2)
-                for k in ("first", "last")}
+                for k in ("first", "last")
+            }
         if catalog.get(row["workshop"]).gpu and row["scenario"] == "kernel edit":
-            t = {"applies": gpu, "why": "a CUDA GPU, after a kernel edit" if gpu else
-                 "no CUDA GPU: interpreted runs, figures reported without a target",
-                 "last_s": _target(row["last_s"]["median"], TARGETS["last_s"]),
-                 "first_s": _target(row["first_s"]["median"], TARGETS["first_s"])}
+            t = {
+                "applies": gpu,
+                "why": "a CUDA GPU, after a kernel edit"
+                if gpu
+                else "no CUDA GPU: interpreted runs, figures reported without a target",
+                "last_s": _target(row["last_s"]["median"], TARGETS["last_s"]),
+                "first_s": _target(row["first_s"]["median"], TARGETS["first_s"]),
+            }
             if fresh:
                 t["ratio"] = _target(row["ratio_fresh_over_warm"]["last"], TARGETS["ratio"], True)
             t["met"] = all(v["met"] for k, v in t.items() if isinstance(v, dict))
@@ -266,35 +319,53 @@ def summarize(rows: list, gpu: bool) -> list:
 
 
 def print_table(table: list) -> None:
-    print(f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first med':>10} "
-          f"{'last med':>9} {'last min-max':>14} {'fresh/warm':>10} {'targets':>8}")
+    print(
+        f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first med':>10} "
+        f"{'last med':>9} {'last min-max':>14} {'fresh/warm':>10} {'targets':>8}"
+    )
     for r in table:
         first, last = r.get("first_s", {}), r.get("last_s", {})
         rng = f"{last['min']:.2f}-{last['max']:.2f}" if last else ""
         t = r.get("targets")
         mark = "" if not t else ("n/a" if not t["applies"] else ("met" if t["met"] else "MISSED"))
-        print(f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
-              f"{first.get('median', float('nan')):>10.3f} {last.get('median', float('nan')):>9.3f} "
-              f"{rng:>14} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}")
+        print(
+            f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
+            f"{first.get('median', float('nan')):>10.3f} {last.get('median', float('nan')):>9.3f} "
+            f"{rng:>14} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}"
+        )
 
 
 def main(argv=None) -> int:
     p = UsageParser(prog="python -m tui.latency", description=__doc__.split("\n\n")[0])
-    p.add_argument("--workshops", default="online_normalizer,strided_softmax",
-                   help="comma-separated workshop ids, or 'all' (default: the CPU workshop "
-                        "and strided_softmax)")
+    p.add_argument(
+        "--workshops",
+        default="online_normalizer,strided_softmax",
+        help="comma-separated workshop ids, or 'all' (default: the CPU workshop and strided_softmax)",
+    )
     p.add_argument("--repeats", type=int, default=3, help="measured saves per path (default 3)")
-    p.add_argument("--edit", choices=("all", "first"), default="all",
-                   help="which @triton.jit functions each save edits (default all)")
+    p.add_argument(
+        "--edit",
+        choices=("all", "first"),
+        default="all",
+        help="which @triton.jit functions each save edits (default all)",
+    )
     p.add_argument("--pool", type=int, help="workers per run (default: the machine's pool size)")
     p.add_argument("--timeout", type=float, default=300.0, help="per-run limit in seconds")
-    p.add_argument("--json", "--output", dest="json", type=Path,
-                   help="JSON path (default results/local/latency-<time>.json)")
+    p.add_argument(
+        "--json",
+        "--output",
+        dest="json",
+        type=Path,
+        help="JSON path (default results/local/latency-<time>.json)",
+    )
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats: must be at least 1")
-    ids = ([w.id for w in catalog.workshops()] if args.workshops.strip() == "all"
-           else [s.strip() for s in args.workshops.split(",") if s.strip()])
+    ids = (
+        [w.id for w in catalog.workshops()]
+        if args.workshops.strip() == "all"
+        else [s.strip() for s in args.workshops.split(",") if s.strip()]
+    )
     for i in ids:
         try:
             catalog.get(i)
@@ -306,23 +377,38 @@ def main(argv=None) -> int:
     out = args.json or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
     def payload(done: bool) -> dict:
-        return {"schema": "kernel-course/latency", "version": 2,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": "python -m tui.latency " + " ".join(argv if argv is not None else sys.argv[1:]),
-                "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                            "cpus": os.cpu_count(), "gpu": gpu, "pool_size": sizes,
-                            "watcher": watch.BACKEND},
-                "settings": {"repeats": args.repeats, "edit": args.edit,
-                             "watch_step_ms": watch.STEP_MS, "targets": TARGETS},
-                "complete": done, "workshops_done": sorted(sizes),
-                "seconds": round(time.monotonic() - t0, 1), "summary": summarize(rows, gpu),
-                "runs": rows}
+        return {
+            "schema": "kernel-course/latency",
+            "version": 2,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": "python -m tui.latency " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "machine": {
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+                "gpu": gpu,
+                "pool_size": sizes,
+                "watcher": watch.BACKEND,
+            },
+            "settings": {
+                "repeats": args.repeats,
+                "edit": args.edit,
+                "watch_step_ms": watch.STEP_MS,
+                "targets": TARGETS,
+            },
+            "complete": done,
+            "workshops_done": sorted(sizes),
+            "seconds": round(time.monotonic() - t0, 1),
+            "summary": summarize(rows, gpu),
+            "runs": rows,
+        }
 
     with tempfile.TemporaryDirectory(prefix="latency-ws-") as d:
         for wid in ids:
             w = catalog.get(wid)
-            got, sizes[wid] = measure(w, args.repeats, w.gpu and not gpu, args.timeout,
-                                      Path(d) / wid, args.edit, args.pool)
+            got, sizes[wid] = measure(
+                w, args.repeats, w.gpu and not gpu, args.timeout, Path(d) / wid, args.edit, args.pool
+            )
             rows += got
             # after each workshop, so a run stopped at its time limit keeps what it measured
             write_json_atomic(out, payload(done=False))

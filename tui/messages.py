@@ -5,6 +5,7 @@ for each new run) and the content hash of the file that run checks.  The screen 
 any message whose generation is not the current one, so a result from a stale run is
 never displayed as current.
 """
+
 from __future__ import annotations
 
 from textual.message import Message
@@ -46,8 +47,15 @@ class RecordArrived(RunMessage):
 class RunFinished(RunMessage):
     """The run is over: ``outcome`` is done / crashed / timeout / cancelled / usage / error."""
 
-    def __init__(self, generation: int, content_hash: str, outcome: str, records: list,
-                 seconds: float = 0.0, error: str = "") -> None:
+    def __init__(
+        self,
+        generation: int,
+        content_hash: str,
+        outcome: str,
+        records: list,
+        seconds: float = 0.0,
+        error: str = "",
+    ) -> None:
         super().__init__(generation, content_hash)
         self.outcome = outcome
         self.records = records
@@ -58,8 +66,9 @@ class RunFinished(RunMessage):
 class BenchmarkFinished(RunMessage):
     """The timing subprocess is over: ``results`` rows, or ``error`` saying why not."""
 
-    def __init__(self, generation: int, content_hash: str, results: list, error: str = "",
-                 output: str = "") -> None:
+    def __init__(
+        self, generation: int, content_hash: str, results: list, error: str = "", output: str = ""
+    ) -> None:
         super().__init__(generation, content_hash)
         self.results = results
         self.error = error

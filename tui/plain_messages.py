@@ -3,6 +3,7 @@
 The headless controller (the latency benchmark on a machine with no Textual) posts
 these: the same class names and fields, without the Textual ``Message`` base.
 """
+
 from __future__ import annotations
 
 
@@ -31,8 +32,15 @@ class RecordArrived(RunMessage):
 
 
 class RunFinished(RunMessage):
-    def __init__(self, generation: int, content_hash: str, outcome: str, records: list,
-                 seconds: float = 0.0, error: str = "") -> None:
+    def __init__(
+        self,
+        generation: int,
+        content_hash: str,
+        outcome: str,
+        records: list,
+        seconds: float = 0.0,
+        error: str = "",
+    ) -> None:
         super().__init__(generation, content_hash)
         self.outcome = outcome
         self.records = records

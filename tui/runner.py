@@ -5,13 +5,15 @@ cores, 1 on a 2-core machine), so the kernel variants a suite needs compile in
 parallel; the records still arrive in check order, and a newer save cancels every
 shard of the older run.
 
-No widgets here (only the typed messages it posts): the screen calls :meth:`CheckController.begin` on the event loop when
-a run should start, then :meth:`CheckController.execute` in a thread worker, which
-streams the run's events to ``post`` as typed messages.  Blocking work (starting
-processes, reading the record pipe, writing the progress file) happens in that thread.
+No widgets here (only the typed messages it posts): the screen calls
+:meth:`CheckController.begin` on the event loop when a run should start, then
+:meth:`CheckController.execute` in a thread worker, which streams the run's events to
+``post`` as typed messages.  Blocking work (starting processes, reading the record
+pipe, writing the progress file) happens in that thread.
 
 Standard library plus the engine's stdlib-only modules: never torch, never triton.
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,7 +29,7 @@ from checks.records import exit_code
 
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
-except ImportError:        # headless, without Textual (the latency benchmark on a GPU box)
+except ImportError:  # headless, without Textual (the latency benchmark on a GPU box)
     from tui.plain_messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 
 # exit code of the records -> the learner's status in the progress file
@@ -41,9 +43,18 @@ def progress_status(records: list) -> str:
 class CheckController:
     """Owns the runs of one workshop's checks on one file."""
 
-    def __init__(self, workshop, path: Path, *, workspace: Path, interpret: bool,
-                 timeout: float = 120.0, record: bool = True, pool_size: Optional[int] = None,
-                 **options):
+    def __init__(
+        self,
+        workshop,
+        path: Path,
+        *,
+        workspace: Path,
+        interpret: bool,
+        timeout: float = 120.0,
+        record: bool = True,
+        pool_size: Optional[int] = None,
+        **options,
+    ):
         self.workshop = workshop
         self.path = Path(path)
         self.workspace = Path(workspace)
@@ -57,12 +68,12 @@ class CheckController:
             pool_size = machine_pool_size(gpu=not interpret) if workshop.gpu else 1
         self.pool_size = max(1, int(pool_size))
         self.pool = WorkerPool(self.pool_size)
-        self.options = dict(options)      # extra run_checks keywords (e.g. seed)
-        self.estimates: dict = {}         # check id -> seconds in the last run (for split)
-        self.last_timings: dict = {}      # check id -> timing of the last finished run
+        self.options = dict(options)  # extra run_checks keywords (e.g. seed)
+        self.estimates: dict = {}  # check id -> seconds in the last run (for split)
+        self.last_timings: dict = {}  # check id -> timing of the last finished run
         self.last_shards = 0
         self.generation = 0
-        self.started_hash: Optional[str] = None    # content of the last run started
+        self.started_hash: Optional[str] = None  # content of the last run started
         self._lock = threading.Lock()
         self._run: Optional[ChildRun] = None
         self._closed = False
@@ -72,7 +83,7 @@ class CheckController:
         try:
             return ws.content_hash(self.path.read_bytes())
         except OSError:
-            return None                            # mid-rename, or deleted
+            return None  # mid-rename, or deleted
 
     def wants_run(self, digest: Optional[str], force: bool = False) -> bool:
         """A save whose content did not change since the last run started needs no run."""
@@ -87,7 +98,7 @@ class CheckController:
             self.started_hash = digest
             stale, self._run = self._run, None
         if stale is not None:
-            stale.cancel()                         # kills its process group at once
+            stale.cancel()  # kills its process group at once
         return self.generation
 
     def is_current(self, generation: int) -> bool:
@@ -117,14 +128,13 @@ class CheckController:
         return split(ids, len(workers), est)
 
     def execute(self, generation: int, digest: str, post: Callable, **options) -> None:
-        try:                                       # warm ones, or new ones if they died
+        try:  # warm ones, or new ones if they died
             workers = self.pool.take(self.preload, self.workshop.id)
             shards = self._shards(workers)
-        except OSError as e:                       # could not even start a process
-            post(RunFinished(generation, digest, "error", [], 0.0,
-                             f"could not start the check worker: {e}"))
+        except OSError as e:  # could not even start a process
+            post(RunFinished(generation, digest, "error", [], 0.0, f"could not start the check worker: {e}"))
             return
-        for spare in workers[len(shards):]:
+        for spare in workers[len(shards) :]:
             spare.kill()
         with self._lock:
             if generation != self.generation or self._closed:
@@ -133,12 +143,17 @@ class CheckController:
                 stale = False
                 runs = []
                 for only, worker in zip(shards, workers):
-                    child = ChildRun(self.workshop.id, self.path, interpret=self.interpret,
-                                     timeout=self.timeout, worker=worker, only=only)
+                    child = ChildRun(
+                        self.workshop.id,
+                        self.path,
+                        interpret=self.interpret,
+                        timeout=self.timeout,
+                        worker=worker,
+                        only=only,
+                    )
                     child.options = {**self.options, **options}
                     runs.append(child)
-                order = ([c["id"] for c in workers[0].ready_info.get("cases") or []]
-                         if len(runs) > 1 else [])
+                order = [c["id"] for c in workers[0].ready_info.get("cases") or []] if len(runs) > 1 else []
                 run = ShardedRun(runs, order)
                 self._run = run
         if stale:
@@ -169,7 +184,7 @@ class CheckController:
             outcome = run.outcome
             if outcome == "usage":
                 error = run.usage_error
-        except Exception:                          # report, never crash the app
+        except Exception:  # noqa: BLE001 - report, never crash the app
             run.cancel()
             outcome, error = "error", traceback.format_exc(limit=5)
             seconds = time.monotonic() - started
@@ -181,13 +196,20 @@ class CheckController:
         timings = run.timings
         self.last_timings, self.last_shards = timings, len(run.shards)
         if outcome == "done":
-            self.estimates = {k: v["seconds"] for k, v in timings.items()
-                              if isinstance(v.get("seconds"), (int, float))}
+            self.estimates = {
+                k: v["seconds"] for k, v in timings.items() if isinstance(v.get("seconds"), (int, float))
+            }
         if current and self.record and outcome in ("done", "crashed", "timeout") and records:
             warnings: list = []
             try:
-                ws.record_progress(self.workshop.id, progress_status(records), digest,
-                                   workspace=self.workspace, note=outcome, warn=warnings.append)
+                ws.record_progress(
+                    self.workshop.id,
+                    progress_status(records),
+                    digest,
+                    workspace=self.workspace,
+                    note=outcome,
+                    warn=warnings.append,
+                )
                 error = "; ".join(warnings) or error
             except (OSError, TimeoutError) as e:
                 error = f"progress not saved: {e}"

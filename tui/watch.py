@@ -8,6 +8,7 @@ for file systems that send no events (network drives, some WSL and container mou
 Without the ``watchfiles`` package (a headless run on a GPU machine) a standard-library
 poller stands in: it compares the file's signature every ``STEP_MS``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +18,7 @@ from typing import AsyncIterator
 
 try:
     import watchfiles
-except ImportError:          # headless, on a machine with only the course's GPU packages
+except ImportError:  # headless, on a machine with only the course's GPU packages
     watchfiles = None
 
 # The app's settings: a batch is yielded once no change came for STEP_MS (grouping at
@@ -29,6 +30,7 @@ BACKEND = "watchfiles" if watchfiles is not None else "stat-poll"
 def name_filter(name: str):
     def keep(change, path: str) -> bool:
         return Path(path).name == name and change != watchfiles.Change.deleted
+
     return keep
 
 
@@ -40,12 +42,13 @@ def _signature(path: Path):
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-async def _stat_poll(target: Path, stop_event, idle_ms: int,
-                     interval_ms: int = STEP_MS) -> AsyncIterator[set]:
+async def _stat_poll(
+    target: Path, stop_event, idle_ms: int, interval_ms: int = STEP_MS
+) -> AsyncIterator[set]:
     """The fallback: compare the file's signature every ``interval_ms``."""
     loop = asyncio.get_running_loop()
     last = _signature(target)
-    yield set()                                  # the watch is in place
+    yield set()  # the watch is in place
     quiet_since = loop.time()
     while stop_event is None or not stop_event.is_set():
         await asyncio.sleep(interval_ms / 1000)
@@ -61,8 +64,9 @@ async def _stat_poll(target: Path, stop_event, idle_ms: int,
             yield set()
 
 
-async def saves(folder: Path, name: str, *, poll: bool = False,
-                stop_event=None, idle_ms: int = 500) -> AsyncIterator[set]:
+async def saves(
+    folder: Path, name: str, *, poll: bool = False, stop_event=None, idle_ms: int = 500
+) -> AsyncIterator[set]:
     """Yield the changes to ``folder/name`` as they happen (a set per batch), and an
     empty set after every ``idle_ms`` without one: the first empty set says the watch
     is in place (a save before that could be missed).
@@ -79,10 +83,17 @@ async def saves(folder: Path, name: str, *, poll: bool = False,
         return
     last = _signature(target) if poll else None
     async for changes in watchfiles.awatch(
-            folder, watch_filter=name_filter(name), recursive=False,
-            force_polling=True if poll else None, poll_delay_ms=POLL_DELAY_MS,
-            debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop_event,
-            rust_timeout=idle_ms, yield_on_timeout=True):
+        folder,
+        watch_filter=name_filter(name),
+        recursive=False,
+        force_polling=True if poll else None,
+        poll_delay_ms=POLL_DELAY_MS,
+        debounce=DEBOUNCE_MS,
+        step=STEP_MS,
+        stop_event=stop_event,
+        rust_timeout=idle_ms,
+        yield_on_timeout=True,
+    ):
         if poll:
             now = _signature(target)
             if not changes and now is not None and now != last:

@@ -3,6 +3,7 @@
 Each folder under ``workshops/`` that holds a ``meta.json`` is a workshop.  Nothing
 else lists workshops.  Standard library only (the CPU workshop runs under ``python -S``).
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,7 @@ from typing import Optional
 
 ROOT = Path(__file__).resolve().parent
 LEVELS = ("intermediate", "advanced")
-REQUIRED = ("id", "code", "level", "title", "device", "prerequisite", "deliverable",
-            "sessions", "functions")
+REQUIRED = ("id", "code", "level", "title", "device", "prerequisite", "deliverable", "sessions", "functions")
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,11 @@ class Workshop:
     code: str
     level: str
     title: str
-    device: str          # "CPU" or "GPU"
+    device: str  # "CPU" or "GPU"
     prerequisite: str
     deliverable: str
-    sessions: str        # suggested study sessions, e.g. "2-4"
-    functions: tuple     # the contract's public functions, e.g. ("softmax",)
+    sessions: str  # suggested study sessions, e.g. "2-4"
+    functions: tuple  # the contract's public functions, e.g. ("softmax",)
     folder: Path
     # PyTorch ops (aten names) the lesson allows inside the learner's functions, beyond
     # allocation, views and layout copies (checks.provenance.ALLOWED_OPS).
@@ -91,12 +91,17 @@ def _load(folder: Path) -> Workshop:
         raise ValueError(f"{folder / 'meta.json'}: bad level or device")
     wrong = meta.get("wrong_answers", {})
     if not isinstance(wrong, dict) or not all(isinstance(v, list) and v for v in wrong.values()):
-        raise ValueError(f"{folder / 'meta.json'}: wrong_answers must map each file in wrong/ "
-                         f"to a non-empty list of check ids")
-    return Workshop(folder=folder, functions=tuple(meta.pop("functions")),
-                    allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())),
-                    wrong_answers=tuple((name, tuple(ids)) for name, ids in sorted(wrong.items())),
-                    **{k: meta[k] for k in REQUIRED if k != "functions"})
+        raise ValueError(
+            f"{folder / 'meta.json'}: wrong_answers must map each file in wrong/ "
+            f"to a non-empty list of check ids"
+        )
+    return Workshop(
+        folder=folder,
+        functions=tuple(meta.pop("functions")),
+        allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())),
+        wrong_answers=tuple((name, tuple(ids)) for name, ids in sorted(wrong.items())),
+        **{k: meta[k] for k in REQUIRED if k != "functions"},
+    )
 
 
 _CACHE: Optional[list] = None
@@ -117,4 +122,3 @@ def get(workshop_id: str) -> Workshop:
             return w
     known = ", ".join(w.id for w in workshops())
     raise KeyError(f"unknown workshop {workshop_id!r}; known: {known}")
-

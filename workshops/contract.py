@@ -21,6 +21,7 @@ workshops/worksheet.md):
   ``CompiledKernel`` it returns; later calls with the same specialization launch that
   handle directly, skipping the JIT's argument binding and cache-key work.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,7 +34,7 @@ FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
-try:   # os.environ.get costs ~1.4 us (key encoding); the mapping behind it is a plain dict
+try:  # os.environ.get costs ~1.4 us (key encoding); the mapping behind it is a plain dict
     _ENV, _INTERPRET_KEY = os.environ._data, os.environ.encodekey("TRITON_INTERPRET")
     _ONE = os.environ.encodevalue("1")
 except AttributeError:  # pragma: no cover - a Python without os.environ._data
@@ -55,9 +56,18 @@ _ACCEPTED_MAX = 4096
 
 def check_tensor(t, name: str, *, ndim: int, dtypes=FLOAT_DTYPES, contiguous: bool = False) -> None:
     if isinstance(t, torch.Tensor):
-        key = (t.dtype, t.device, t.shape, t.stride(), t.storage_offset(), ndim, dtypes,
-               contiguous, interpreting())
-        if key in _ACCEPTED:        # seen and accepted before: only requires_grad can differ
+        key = (
+            t.dtype,
+            t.device,
+            t.shape,
+            t.stride(),
+            t.storage_offset(),
+            ndim,
+            dtypes,
+            contiguous,
+            interpreting(),
+        )
+        if key in _ACCEPTED:  # seen and accepted before: only requires_grad can differ
             if t.requires_grad and torch.is_grad_enabled():
                 _reject_requires_grad(name)
             return
@@ -70,8 +80,10 @@ def check_tensor(t, name: str, *, ndim: int, dtypes=FLOAT_DTYPES, contiguous: bo
 
 
 def _reject_requires_grad(name: str) -> None:
-    raise ValueError(f"{name}: requires_grad is set while autograd is enabled; these "
-                     f"kernels register no backward (detach it or use torch.no_grad())")
+    raise ValueError(
+        f"{name}: requires_grad is set while autograd is enabled; these "
+        f"kernels register no backward (detach it or use torch.no_grad())"
+    )
 
 
 def _check_tensor_slow(t, name: str, ndim: int, dtypes, contiguous: bool) -> None:
@@ -79,22 +91,23 @@ def _check_tensor_slow(t, name: str, ndim: int, dtypes, contiguous: bool) -> Non
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
     if t.dtype not in dtypes:
         allowed = "/".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"{name}: dtype {str(t.dtype).replace('torch.', '')} is not supported "
-                        f"(use {allowed})")
+        raise TypeError(
+            f"{name}: dtype {str(t.dtype).replace('torch.', '')} is not supported (use {allowed})"
+        )
     want = kernel_device_type()
     if t.device.type != want:
         hint = " (run with --interpret to use CPU tensors)" if want == "cuda" else ""
         raise ValueError(f"{name}: tensor is on {t.device}, expected a {want} tensor{hint}")
     if t.dim() != ndim:
-        raise ValueError(f"{name}: expected a {ndim}D tensor, got {t.dim()}D with shape "
-                         f"{tuple(t.shape)}")
+        raise ValueError(f"{name}: expected a {ndim}D tensor, got {t.dim()}D with shape {tuple(t.shape)}")
     if t.requires_grad and torch.is_grad_enabled():
         _reject_requires_grad(name)
     if any(s < 0 for s in t.stride()):
         raise ValueError(f"{name}: negative strides {tuple(t.stride())} are not supported")
     if contiguous and not t.is_contiguous():
-        raise ValueError(f"{name}: must be contiguous, got strides {tuple(t.stride())} for "
-                         f"shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{name}: must be contiguous, got strides {tuple(t.stride())} for shape {tuple(t.shape)}"
+        )
     # The largest element offset the kernel can form must fit a signed 32-bit index.
     span = sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
     if t.storage_offset() + span > INT32_MAX or t.numel() > INT32_MAX:
@@ -126,6 +139,7 @@ def check_bool(value, name: str) -> None:
 
 # --- launching ------------------------------------------------------------------------
 
+
 def cdiv(a: int, b: int) -> int:
     """ceil(a / b) for ints.  triton.cdiv does the same but, in Triton 3.6, through a
     constexpr-function wrapper that costs about a microsecond per call on the host."""
@@ -139,6 +153,7 @@ def next_power_of_2(n: int) -> int:
 
 def _pristine_jit_run():
     from triton.runtime.jit import JITFunction
+
     run = JITFunction.run
     while hasattr(run, "__wrapped__"):
         run = run.__wrapped__
@@ -150,7 +165,7 @@ def _spec(a):
     16-byte alignment; an int's value 1, divisibility by 16 and integer width."""
     t = type(a)
     if t is int:
-        return (a == 1, a % 16 == 0, -2**31 <= a < 2**31, a < 2**63)
+        return (a == 1, a % 16 == 0, -(2**31) <= a < 2**31, a < 2**63)
     if t is float or t is bool:
         return t
     return (a.dtype, a.data_ptr() % 16 == 0)
@@ -172,6 +187,7 @@ class Launcher:
 
     def __init__(self, kernel):
         from triton.runtime.jit import JITFunction
+
         self.kernel = kernel
         self.handles: dict = {}
         version = tuple(int(p) for p in triton.__version__.split(".")[:2])
@@ -191,27 +207,43 @@ class Launcher:
             return self.kernel[grid](*args, **meta)
         from triton import knobs
         from triton.runtime.jit import JITFunction
+
         hooks = knobs.runtime
-        if (JITFunction.run is not self._pristine or hooks.launch_enter_hook is not None
-                or hooks.launch_exit_hook is not None):
-            return self.kernel[grid](*args, **meta)      # someone is watching launches
+        if (
+            JITFunction.run is not self._pristine
+            or hooks.launch_enter_hook is not None
+            or hooks.launch_exit_hook is not None
+        ):
+            return self.kernel[grid](*args, **meta)  # someone is watching launches
         if self._driver is None:
             from triton.runtime import driver
+
             self._driver = (driver.active.get_current_device, driver.active.get_current_stream)
         get_device, get_stream = self._driver
         device = get_device()
         key = (device, tuple(meta.items()), tuple(map(_spec, args)))
         handle = self.handles.get(key)
         if handle is None:
-            compiled = self.kernel[grid](*args, **meta)   # compiles (once) and launches
+            compiled = self.kernel[grid](*args, **meta)  # compiles (once) and launches
             if any(name not in meta for name in self.constexpr_names):
-                return compiled                           # a defaulted constexpr: no handle
+                return compiled  # a defaulted constexpr: no handle
             constexprs = tuple(meta[name] for name in self.constexpr_names)
             self.handles[key] = (compiled, constexprs)
             return compiled
         compiled, constexprs = handle
         g1 = grid[1] if len(grid) > 1 else 1
         g2 = grid[2] if len(grid) > 2 else 1
-        compiled.run(grid[0], g1, g2, get_stream(device), compiled.function,
-                     compiled.packed_metadata, None, None, None, *args, *constexprs)
+        compiled.run(
+            grid[0],
+            g1,
+            g2,
+            get_stream(device),
+            compiled.function,
+            compiled.packed_metadata,
+            None,
+            None,
+            None,
+            *args,
+            *constexprs,
+        )
         return compiled

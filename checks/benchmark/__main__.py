@@ -1,4 +1,5 @@
 """``python -m checks.benchmark``: see checks/benchmark/__init__.py."""
+
 import sys
 
 from checks.benchmark.cli import main

@@ -6,6 +6,7 @@ error, a candidate whose answer is not its own kernel's); 2 a variant is still T
 nothing failed; 3 no CUDA GPU (or ``TRITON_INTERPRET=1``) or nothing to run; 64 a
 usage error.  torch is imported only after the arguments are checked and a GPU found.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,29 +33,50 @@ class UsageError(Exception):
 
 def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
     ops = specs.benchmarked_ops() if ops is None else ops
-    p = UsageParser(prog="python -m checks.benchmark",
-                    description="Time the GPU workshops' kernels after checking them against a "
-                                "float64 oracle; write the evidence as JSON.",
-                    epilog="exit codes: 0 all ran and passed, 1 a variant failed, 2 TODO, "
-                           "3 no CUDA GPU or nothing to run, 64 usage error")
+    p = UsageParser(
+        prog="python -m checks.benchmark",
+        description="Time the GPU workshops' kernels after checking them against a "
+        "float64 oracle; write the evidence as JSON.",
+        epilog="exit codes: 0 all ran and passed, 1 a variant failed, 2 TODO, "
+        "3 no CUDA GPU or nothing to run, 64 usage error",
+    )
     p.add_argument("--op", choices=["all"] + list(ops), help="the operation to benchmark, or all")
     who = p.add_mutually_exclusive_group()
     who.add_argument("--solution", action="store_true", help="time the reference answer")
     who.add_argument("--file", type=Path, metavar="PATH", help="time this file (one --op)")
     p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
-    p.add_argument("--timing", choices=TIMINGS, default="both",
-                   help="graph: warm CUDA-graph replay (device time); events: CUDA events "
-                        "around repeated Python calls (per-call time); both: the two, and "
-                        "host overhead = per-call minus device time (default both)")
-    p.add_argument("--cache", choices=("warm", "cold"), default="warm",
-                   help="cold: flush the L2 before every call (triton.testing.do_bench; "
-                        "--timing events only; default warm)")
-    p.add_argument("--dtype", choices=DTYPE_NAMES + ("all",),
-                   help="dtype to time (default: each op's first; all: each op's list)")
-    p.add_argument("--shapes", choices=("comparison", "roofline", "all"), default="all",
-                   help="which of the spec's shapes (default all)")
-    p.add_argument("--output", type=Path, metavar="PATH",
-                   help="JSON file to write (default results/local/<op>-<timing>-<stamp>.json)")
+    p.add_argument(
+        "--timing",
+        choices=TIMINGS,
+        default="both",
+        help="graph: warm CUDA-graph replay (device time); events: CUDA events "
+        "around repeated Python calls (per-call time); both: the two, and "
+        "host overhead = per-call minus device time (default both)",
+    )
+    p.add_argument(
+        "--cache",
+        choices=("warm", "cold"),
+        default="warm",
+        help="cold: flush the L2 before every call (triton.testing.do_bench; "
+        "--timing events only; default warm)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=DTYPE_NAMES + ("all",),
+        help="dtype to time (default: each op's first; all: each op's list)",
+    )
+    p.add_argument(
+        "--shapes",
+        choices=("comparison", "roofline", "all"),
+        default="all",
+        help="which of the spec's shapes (default all)",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        metavar="PATH",
+        help="JSON file to write (default results/local/<op>-<timing>-<stamp>.json)",
+    )
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
@@ -71,8 +93,10 @@ def validate(args) -> None:
         if not args.file.is_file():
             raise UsageError(f"--file: {args.file} does not exist")
     if args.cache == "cold" and args.timing != "events":
-        raise UsageError("--cache: cold applies to --timing events (do_bench flushes the L2 "
-                         "before each call); graph replay is warm")
+        raise UsageError(
+            "--cache: cold applies to --timing events (do_bench flushes the L2 "
+            "before each call); graph replay is warm"
+        )
     if args.output is not None and args.output.is_dir():
         raise UsageError(f"--output: {args.output} is a folder; give a file path")
 
@@ -80,16 +104,20 @@ def validate(args) -> None:
 def cuda_problem() -> Optional[str]:
     """Why timings cannot run here, or None."""
     if os.environ.get("TRITON_INTERPRET", "0") == "1":
-        return ("timings need a CUDA GPU: TRITON_INTERPRET=1 runs kernels in Triton's "
-                "interpreter on the CPU, which has nothing worth timing; unset it on a GPU machine")
+        return (
+            "timings need a CUDA GPU: TRITON_INTERPRET=1 runs kernels in Triton's "
+            "interpreter on the CPU, which has nothing worth timing; unset it on a GPU machine"
+        )
     try:
         import torch
         import triton  # noqa: F401
     except Exception as e:  # noqa: BLE001
         return f"timings need a CUDA GPU with torch and triton ({type(e).__name__}: {e})"
     if not torch.cuda.is_available():
-        return ("timings need a CUDA GPU, and none is available here (torch.cuda.is_available() "
-                "is False); check correctness with `python -m checks <op> --interpret` instead")
+        return (
+            "timings need a CUDA GPU, and none is available here (torch.cuda.is_available() "
+            "is False); check correctness with `python -m checks <op> --interpret` instead"
+        )
     return None
 
 
@@ -100,12 +128,14 @@ def load_spec(op: str):
 
 def target_file(op: str, args) -> Path:
     from workshops import catalog
+
     if args.file is not None:
         return args.file
     w = catalog.get(op)
     if args.solution:
         return w.solution
     from checks import workspace
+
     return workspace.ensure_exercise(w, args.workspace)
 
 
@@ -144,8 +174,9 @@ def plan_ops(args) -> tuple:
                 dtypes = [args.dtype]
             else:
                 if args.op != "all":
-                    raise UsageError(f"--dtype: {op} is benchmarked in {', '.join(spec.DTYPES)}, "
-                                     f"not {args.dtype}")
+                    raise UsageError(
+                        f"--dtype: {op} is benchmarked in {', '.join(spec.DTYPES)}, not {args.dtype}"
+                    )
                 problem = f"not benchmarked in {args.dtype}"
         if problem is None:
             try:
@@ -162,6 +193,7 @@ def plan_ops(args) -> tuple:
 
 def _allowed_ops(op: str) -> tuple:
     from workshops import catalog
+
     try:
         return tuple(getattr(catalog.get(op), "allowed_torch_ops", ()) or ())
     except KeyError:
@@ -186,14 +218,18 @@ def run(args, argv: list) -> int:
     target = "file" if args.file else ("solution" if args.solution else "learner")
     timers, method = timing.make_timers(args.timing, args.cache, args.quick)
     env = timing.environment()
-    print(f"{env['gpu_name']} ({env['sm_count']} SMs), torch {env['torch']}, triton "
-          f"{env['triton']}; timing {args.timing}, cache {args.cache}"
-          f"{', quick' if args.quick else ''}; target {target}")
+    print(
+        f"{env['gpu_name']} ({env['sm_count']} SMs), torch {env['torch']}, triton "
+        f"{env['triton']}; timing {args.timing}, cache {args.cache}"
+        f"{', quick' if args.quick else ''}; target {target}"
+    )
     print("measuring ceilings (1 GiB device copy, bf16 8192^3 matmul)...")
     ceilings = timing.measure_ceilings(args.quick)
-    print(f"  copy {tables.fmt(ceilings['copy_gbps'], '.0f')} GB/s; bf16 matmul "
-          f"{tables.fmt(ceilings['bf16_matmul_tflops'], '.0f')} TFLOP/s"
-          + (f"; errors: {ceilings['errors']}" if ceilings["errors"] else ""))
+    print(
+        f"  copy {tables.fmt(ceilings['copy_gbps'], '.0f')} GB/s; bf16 matmul "
+        f"{tables.fmt(ceilings['bf16_matmul_tflops'], '.0f')} TFLOP/s"
+        + (f"; errors: {ceilings['errors']}" if ceilings["errors"] else "")
+    )
     inspect_kernels = kernels.capture_kernels if DEVICE == "cuda" else None
 
     all_rows, hashed = [], evidence.engine_files()
@@ -205,30 +241,54 @@ def run(args, argv: list) -> int:
             mod = load_exercise(path)
         except LoadError as e:
             load_error = str(e)
-        rows = run_op(op, spec, mod, path, dtypes=dtypes, shapes=args.shapes, timers=timers,
-                      ceilings=ceilings, device=DEVICE, sync=sync,
-                      log=lambda s: print(s, flush=True), load_error=load_error,
-                      learner=not args.solution, allowed_ops=_allowed_ops(op),
-                      inspect_kernels=inspect_kernels)
+        rows = run_op(
+            op,
+            spec,
+            mod,
+            path,
+            dtypes=dtypes,
+            shapes=args.shapes,
+            timers=timers,
+            ceilings=ceilings,
+            device=DEVICE,
+            sync=sync,
+            log=lambda s: print(s, flush=True),
+            load_error=load_error,
+            learner=not args.solution,
+            allowed_ops=_allowed_ops(op),
+            inspect_kernels=inspect_kernels,
+        )
         tables.print_table(f"{op} ({args.timing} timing, {args.cache} L2)", rows)
         all_rows += rows
 
     defs = {op: targets.definitions(spec) for op, spec, _, _ in plan}
     verdicts = targets.evaluate_targets(all_rows, args.timing, defs) if args.solution else []
     payload = evidence.build_payload(
-        command=["python", "-m", "checks.benchmark", *argv], timing=args.timing,
-        cache=args.cache, target=target, environment=env, hashes=evidence.source_hashes(hashed),
-        ceilings=ceilings, results=all_rows, targets=verdicts, method=method, quick=args.quick,
-        commit=evidence.git_commit(), notes=notes,
-        tolerance_scales={op: specs.tolerance_scale(spec) for op, spec, _, _ in plan})
+        command=["python", "-m", "checks.benchmark", *argv],
+        timing=args.timing,
+        cache=args.cache,
+        target=target,
+        environment=env,
+        hashes=evidence.source_hashes(hashed),
+        ceilings=ceilings,
+        results=all_rows,
+        targets=verdicts,
+        method=method,
+        quick=args.quick,
+        commit=evidence.git_commit(),
+        notes=notes,
+        tolerance_scales={op: specs.tolerance_scale(spec) for op, spec, _, _ in plan},
+    )
     write_json_atomic(output, payload)
     print()
     tables.print_targets(verdicts)
     counts = {s: sum(r["status"] == s for r in all_rows) for s in STATUSES}
     refused = sum(r.get("refused") is not None for r in all_rows)
-    print(f"{counts['ok']} variants timed; {counts['failed']} failed"
-          + (f" ({refused} not your own kernel's answer)" if refused else "")
-          + f"; {counts['skipped']} TODO. ({time.perf_counter() - t_start:.0f} s)")
+    print(
+        f"{counts['ok']} variants timed; {counts['failed']} failed"
+        + (f" ({refused} not your own kernel's answer)" if refused else "")
+        + f"; {counts['skipped']} TODO. ({time.perf_counter() - t_start:.0f} s)"
+    )
     print(f"results written to {output}")
     return exit_code(all_rows)
 

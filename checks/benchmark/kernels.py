@@ -12,6 +12,7 @@ the call returns, whatever else (the provenance check) wrapped ``run`` before it
 Kernels run by Triton's interpreter (``TRITON_INTERPRET=1``) are not ``JITFunction``s
 and are not recorded; PyTorch's own kernels never are.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -73,6 +74,7 @@ def recording_launches():
     """Within the block, every non-warmup ``JITFunction.run`` appends (jit_fn, compiled)
     to the yielded list."""
     from triton.runtime.jit import JITFunction
+
     launched: list = []
     original = JITFunction.__dict__["run"]
 
@@ -81,6 +83,7 @@ def recording_launches():
         if compiled is not None and not kwargs.get("warmup", False):
             launched.append((self, compiled))
         return compiled
+
     run.__wrapped__ = original
     JITFunction.run = run
     try:

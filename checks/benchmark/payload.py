@@ -1,6 +1,7 @@
 """The JSON evidence of one run (schema ``results/schema/benchmark.schema.json``):
 the envelope around the rows, the sha256 of every measured file, and strict JSON
 (no NaN).  Pure Python."""
+
 from __future__ import annotations
 
 import hashlib
@@ -41,18 +42,30 @@ def engine_files() -> list:
 def git_commit() -> Optional[str]:
     """The checkout's commit (read-only), or None outside a git checkout."""
     try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                           text=True, timeout=10)
+        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
         return r.stdout.strip() or None if r.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-def build_payload(*, command: list, timing: str, cache: str, target: str, environment: dict,
-                  hashes: dict, ceilings: dict, results: list, targets: Optional[list] = None,
-                  method: str = "", quick: bool = False, created: Optional[str] = None,
-                  commit: Optional[str] = None, notes: Optional[list] = None,
-                  tolerance_scales: Optional[dict] = None) -> dict:
+def build_payload(
+    *,
+    command: list,
+    timing: str,
+    cache: str,
+    target: str,
+    environment: dict,
+    hashes: dict,
+    ceilings: dict,
+    results: list,
+    targets: Optional[list] = None,
+    method: str = "",
+    quick: bool = False,
+    created: Optional[str] = None,
+    commit: Optional[str] = None,
+    notes: Optional[list] = None,
+    tolerance_scales: Optional[dict] = None,
+) -> dict:
     payload = {
         "schema": SCHEMA,
         "version": VERSION,

@@ -3,6 +3,7 @@ tolerance it is judged by, and the command's exit code over all rows.
 
 Pure Python (no torch): the payload, the tables and the tests build rows on a CPU.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,7 @@ REL_TOL = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1.5e-2}
 
 TIMING_FIELDS = ("median_us", "p20_us", "p80_us", "min_us", "max_us", "mean_us")
 # What a row says beyond its primary timing (see statistics.py and kernels.py).
-EXPLAIN_FIELDS = ("device_us", "per_call_us", "host_us", "host_fraction", "launch_bound",
-                  "ceiling_us")
+EXPLAIN_FIELDS = ("device_us", "per_call_us", "host_us", "host_fraction", "launch_bound", "ceiling_us")
 
 
 def tolerance(dtype: Optional[str], scale: float = 1.0) -> Optional[float]:
@@ -37,8 +37,15 @@ def jsonable(d):
     return json.loads(json.dumps(d, default=str))
 
 
-def new_row(op: str, shape: Optional[dict], dtype: Optional[str], variant: str, role: str,
-            config: Optional[dict] = None, tolerance_scale: float = 1.0) -> dict:
+def new_row(
+    op: str,
+    shape: Optional[dict],
+    dtype: Optional[str],
+    variant: str,
+    role: str,
+    config: Optional[dict] = None,
+    tolerance_scale: float = 1.0,
+) -> dict:
     params = {k: v for k, v in (shape or {}).items() if k not in ("name", "role")}
     return {
         "op": op,

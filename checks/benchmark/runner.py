@@ -12,6 +12,7 @@ candidate or a failed timing is that variant's row.  A sticky CUDA error (an ill
 address) stops everything after it, each row saying why.  Takes its timers, device
 and synchronisation as arguments, so the tests drive it on a CPU.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -30,6 +31,7 @@ NOT_OWN_KERNEL = "not-own-kernel"
 def compare(out, ref, dtype: str, tol: float) -> tuple:
     """(max_abs_error, rel_error, ok, message) of a variant's output against the oracle."""
     import torch
+
     if not isinstance(out, torch.Tensor):
         return None, None, False, f"returned {type(out).__name__}, not a tensor"
     if tuple(out.shape) != tuple(ref.shape):
@@ -45,8 +47,12 @@ def compare(out, ref, dtype: str, tol: float) -> tuple:
     if bad:
         return max_abs, rel, False, f"{bad} non-finite output element(s)"
     if not rel <= tol:
-        return max_abs, rel, False, (f"wrong result: relative error {rel:.3g} > {tol:.3g} "
-                                     f"({dtype}); max abs error {max_abs:.3g}")
+        return (
+            max_abs,
+            rel,
+            False,
+            (f"wrong result: relative error {rel:.3g} > {tol:.3g} ({dtype}); max abs error {max_abs:.3g}"),
+        )
     return max_abs, rel, True, ""
 
 
@@ -54,6 +60,7 @@ def classify(exc: BaseException, path: Optional[Path]) -> tuple:
     """(status, message) for an exception a variant raised: the learner's own
     NotImplementedError is a TODO (skipped); anything else is a failure."""
     from checks.engine import _raised_in, _where
+
     where = _where(exc, path) if path else ""
     if isinstance(exc, NotImplementedError) and path is not None and _raised_in(exc, path):
         return "skipped", f"TODO: {exc}" if str(exc) else "TODO: not implemented yet"
@@ -72,6 +79,7 @@ class _Witness:
 
     def __init__(self, path: Path, allowed_ops=()):
         from checks import provenance
+
         self.provenance, self.path = provenance, str(path)
         params = inspect.signature(provenance.witnessed_call).parameters
         self.kwargs = {}
@@ -93,12 +101,26 @@ def _broken_row(op, shape, dname, variant, role, broken, scale, config=None) -> 
     return row
 
 
-def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: dict,
-           shapes: str = "all", ceilings: Optional[dict] = None, device: str = "cuda",
-           sync: Callable = lambda: None, warm_calls: int = 3, seed: int = 0,
-           log: Callable = lambda s: None, load_error: Optional[str] = None,
-           learner: bool = False, allowed_ops=(),
-           inspect_kernels: Optional[Callable] = None) -> list:
+def run_op(
+    op: str,
+    spec,
+    mod,
+    path: Optional[Path],
+    *,
+    dtypes: list,
+    timers: dict,
+    shapes: str = "all",
+    ceilings: Optional[dict] = None,
+    device: str = "cuda",
+    sync: Callable = lambda: None,
+    warm_calls: int = 3,
+    seed: int = 0,
+    log: Callable = lambda s: None,
+    load_error: Optional[str] = None,
+    learner: bool = False,
+    allowed_ops=(),
+    inspect_kernels: Optional[Callable] = None,
+) -> list:
     """Check and time every variant of ``spec`` for the selected shapes and dtypes.
 
     ``mod`` is the module loaded from ``path``; ``learner`` says it is a learner's file
@@ -107,6 +129,7 @@ def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: di
     the device; ``inspect_kernels(fn) -> [kernel facts]`` makes one call and reports its
     Triton kernels (None: not recorded).  Returns result rows, speedups filled in."""
     import torch
+
     dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     scale = tolerance_scale(spec)
     if load_error is not None:
@@ -117,7 +140,7 @@ def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: di
         raise ValueError("run_op needs at least one timer")
     witness = _Witness(path, allowed_ops) if (learner and path is not None) else None
     rows: list = []
-    broken = None       # a sticky CUDA error: nothing after it can run in this process
+    broken = None  # a sticky CUDA error: nothing after it can run in this process
     selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
     for shape in selected:
         for dname in dtypes:
@@ -127,7 +150,9 @@ def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: di
                 continue
             inputs = ref = variants = None
             try:
-                inputs = spec.make_inputs(shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed))
+                inputs = spec.make_inputs(
+                    shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed)
+                )
                 ref = spec.oracle(inputs, shape)
                 work = spec.work(shape, dmap[dname])
                 variants = spec.variants(mod, inputs, shape)
@@ -137,24 +162,36 @@ def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: di
                 status, msg = classify(e, path)
                 broken = broken or cuda_broken(device)
                 row = new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
-                row.update(status=status, message=f"could not set up this shape: {msg}"
-                           if status == "failed" else msg)
+                row.update(
+                    status=status,
+                    message=f"could not set up this shape: {msg}" if status == "failed" else msg,
+                )
                 rows.append(row)
                 log(progress(row))
                 continue
             for v in variants:
                 name, role = str(v.get("name", "?")), v.get("role", "candidate")
                 if broken:
-                    rows.append(_broken_row(op, shape, dname, name, role, broken, scale,
-                                            v.get("config")))
+                    rows.append(_broken_row(op, shape, dname, name, role, broken, scale, v.get("config")))
                     log(progress(rows[-1]))
                     continue
                 row = new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
                 rows.append(row)
-                broken = _run_variant(row, v["fn"], ref, dname, work, path=path, timers=timers,
-                                      ceilings=ceilings, sync=sync, warm_calls=warm_calls,
-                                      device=device, witness=witness if row["role"] == "candidate" else None,
-                                      inspect_kernels=inspect_kernels)
+                broken = _run_variant(
+                    row,
+                    v["fn"],
+                    ref,
+                    dname,
+                    work,
+                    path=path,
+                    timers=timers,
+                    ceilings=ceilings,
+                    sync=sync,
+                    warm_calls=warm_calls,
+                    device=device,
+                    witness=witness if row["role"] == "candidate" else None,
+                    inspect_kernels=inspect_kernels,
+                )
                 log(progress(row))
             del inputs, ref, variants
             if device == "cuda" and not broken:
@@ -165,9 +202,22 @@ def run_op(op: str, spec, mod, path: Optional[Path], *, dtypes: list, timers: di
     return add_speedups(rows)
 
 
-def _run_variant(row: dict, fn: Callable, ref, dname: str, work: dict, *, path, timers: dict,
-                 ceilings, sync, warm_calls: int, device: str, witness: Optional[_Witness],
-                 inspect_kernels: Optional[Callable]) -> Optional[str]:
+def _run_variant(
+    row: dict,
+    fn: Callable,
+    ref,
+    dname: str,
+    work: dict,
+    *,
+    path,
+    timers: dict,
+    ceilings,
+    sync,
+    warm_calls: int,
+    device: str,
+    witness: Optional[_Witness],
+    inspect_kernels: Optional[Callable],
+) -> Optional[str]:
     """Check and time one variant into ``row``; the sticky CUDA error it left, or None."""
     try:
         out = witness.call(fn, row["variant"]) if witness is not None else fn()
@@ -178,8 +228,9 @@ def _run_variant(row: dict, fn: Callable, ref, dname: str, work: dict, *, path, 
         raise
     except BaseException as e:  # noqa: BLE001 - any crash is this variant's verdict
         if witness is not None and witness.refused(e):
-            row.update(status="failed", refused=NOT_OWN_KERNEL,
-                       message=f"not timed: {getattr(e, 'message', str(e))}")
+            row.update(
+                status="failed", refused=NOT_OWN_KERNEL, message=f"not timed: {getattr(e, 'message', str(e))}"
+            )
             return None
         status, msg = classify(e, path)
         row.update(status=status, message=msg)
@@ -189,7 +240,7 @@ def _run_variant(row: dict, fn: Callable, ref, dname: str, work: dict, *, path, 
         row.update(status="failed", message=msg)
         return None
     try:
-        for i in range(warm_calls):          # compilation and autotuning stay out
+        for i in range(warm_calls):  # compilation and autotuning stay out
             if i == 0 and inspect_kernels is not None:
                 row["kernels"] = inspect_kernels(fn)
             else:
@@ -212,6 +263,7 @@ def cuda_broken(device: str) -> Optional[str]:
     if device != "cuda":
         return None
     import torch
+
     try:
         torch.cuda.synchronize()
         return None
@@ -225,6 +277,7 @@ def progress(row: dict) -> str:
         extra = ""
         if row.get("host_us") is not None:
             extra = f", per call {row['per_call_us']:.2f} us" + (
-                " (launch-bound)" if row.get("launch_bound") else "")
+                " (launch-bound)" if row.get("launch_bound") else ""
+            )
         return f"{head}: {row['median_us']:.2f} us{extra} (rel err {row['rel_error']:.1e})"
     return f"{head}: {row['status'].upper()} {row['message'].splitlines()[0] if row['message'] else ''}"

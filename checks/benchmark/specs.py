@@ -15,6 +15,7 @@ relative-error threshold), ``TARGETS``, ``REFERENCE_COURSE``,
 
 Listing the ops imports neither torch nor the spec modules.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -29,6 +30,7 @@ REQUIRED = ("SHAPES", "DTYPES", "make_inputs", "oracle", "work", "variants")
 def benchmarked_ops(folder: Optional[Path] = None) -> list:
     """Ids of the GPU workshops that have a benchmark spec, in catalog order."""
     from workshops import catalog
+
     folder = FOLDER if folder is None else Path(folder)
     return [w.id for w in catalog.workshops() if w.gpu and (folder / f"{w.id}.py").is_file()]
 

@@ -4,6 +4,7 @@ the baseline.
 
 Pure Python (no torch): every function takes plain numbers and rows.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,15 +92,15 @@ def add_throughput(row: dict, work: dict, ceilings: dict) -> dict:
     if not med or med <= 0:
         return row
     if nbytes:
-        row["gbps"] = nbytes / med / 1e3            # bytes per us -> GB/s
+        row["gbps"] = nbytes / med / 1e3  # bytes per us -> GB/s
     if flops:
-        row["tflops"] = flops / med / 1e6           # flop per us -> TFLOP/s
+        row["tflops"] = flops / med / 1e6  # flop per us -> TFLOP/s
     bw = (ceilings or {}).get("copy_gbps")
     rate = (ceilings or {}).get("bf16_matmul_tflops")
-    t_bytes = nbytes / (bw * 1e3) if (nbytes and bw) else None      # us
-    t_flops = flops / (rate * 1e6) if (flops and rate) else None     # us
+    t_bytes = nbytes / (bw * 1e3) if (nbytes and bw) else None  # us
+    t_flops = flops / (rate * 1e6) if (flops and rate) else None  # us
     if t_bytes is not None or t_flops is not None:
-        if not flops or t_flops is not None:        # with flops, the matmul rate must be known
+        if not flops or t_flops is not None:  # with flops, the matmul rate must be known
             row["ceiling_us"] = max(t for t in (t_bytes, t_flops) if t is not None)
             row["fraction_of_ceiling"] = row["ceiling_us"] / med
         # which term sets the floor decides what the tables show: GB/s or TFLOP/s

@@ -1,5 +1,6 @@
 """Printed tables of a run: one row per variant, with Rich when it is importable and
 aligned plain text otherwise; then the target verdicts.  Pure Python."""
+
 from __future__ import annotations
 
 import os
@@ -7,10 +8,22 @@ import sys
 
 from checks.benchmark import kernels as kernel_info
 
-HEADERS = ["variant", "role", "shape", "dtype", "median us", "p20-p80 us", "per call us",
-           "host us", "speedup", "achieved", "% ceiling", "kernel", "status"]
-NUMERIC = {"median us", "p20-p80 us", "per call us", "host us", "speedup", "achieved",
-           "% ceiling"}
+HEADERS = [
+    "variant",
+    "role",
+    "shape",
+    "dtype",
+    "median us",
+    "p20-p80 us",
+    "per call us",
+    "host us",
+    "speedup",
+    "achieved",
+    "% ceiling",
+    "kernel",
+    "status",
+]
+NUMERIC = {"median us", "p20-p80 us", "per call us", "host us", "speedup", "achieved", "% ceiling"}
 
 
 def fmt(x, spec=".2f", none="-"):
@@ -48,15 +61,26 @@ def table_rows(rows: list) -> list:
     """The printed columns of one op's rows (strings)."""
     out = []
     for r in rows:
-        spread = (f"{r['p20_us']:.2f}-{r['p80_us']:.2f}" if r.get("p20_us") is not None else "-")
+        spread = f"{r['p20_us']:.2f}-{r['p80_us']:.2f}" if r.get("p20_us") is not None else "-"
         frac = r.get("fraction_of_ceiling")
         per_call = r.get("per_call_us") if r.get("device_us") is not None else None
-        out.append([variant_label(r), r["role"], r["shape"], r["dtype"] or "-",
-                    fmt(r.get("median_us")), spread, fmt(per_call), host(r),
-                    fmt(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
-                    achieved(r), fmt(frac * 100 if frac is not None else None, ".0f")
-                    + ("%" if frac is not None else ""),
-                    kernel_info.brief(r.get("kernels")), status(r)])
+        out.append(
+            [
+                variant_label(r),
+                r["role"],
+                r["shape"],
+                r["dtype"] or "-",
+                fmt(r.get("median_us")),
+                spread,
+                fmt(per_call),
+                host(r),
+                fmt(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
+                achieved(r),
+                fmt(frac * 100 if frac is not None else None, ".0f") + ("%" if frac is not None else ""),
+                kernel_info.brief(r.get("kernels")),
+                status(r),
+            ]
+        )
     return out
 
 
@@ -71,8 +95,7 @@ def print_table(title: str, rows: list, stream=None) -> None:
         Console = None
     if Console is not None:
         tty = stream.isatty() and not os.environ.get("NO_COLOR")
-        console = Console(file=stream, width=None if tty else 200, no_color=not tty,
-                          highlight=False)
+        console = Console(file=stream, width=None if tty else 200, no_color=not tty, highlight=False)
         t = Table(title=title, title_justify="left")
         for h in HEADERS:
             t.add_column(h, justify="right" if h in NUMERIC else "left")
@@ -95,5 +118,8 @@ def print_targets(targets: list, stream=None) -> None:
     print("Targets:", file=stream)
     for t in targets:
         m = "-" if t["measured"] is None else f"{t['measured']:.3g}"
-        print(f"  {'met   ' if t['met'] else 'MISSED'} {t['op']}: {t['what']} "
-              f"(measured {m} {t['comparison']} {t['target']} {t['unit']})", file=stream)
+        print(
+            f"  {'met   ' if t['met'] else 'MISSED'} {t['op']}: {t['what']} "
+            f"(measured {m} {t['comparison']} {t['target']} {t['unit']})",
+            file=stream,
+        )

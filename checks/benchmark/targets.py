@@ -19,6 +19,7 @@ A shape name in a target also matches "<name>-causal" / "<name>-full" rows (the 
 flag then selects among them).  Targets whose shape and dtype were not run are left
 out, not reported as missed.  Pure Python: rows and definitions in, verdicts out.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -88,8 +89,18 @@ def _best(pairs) -> Optional[float]:
 def _verdict(op, what, target, measured, cmp, timing, shape, dtype, unit) -> dict:
     measured = finite(measured)
     met = measured is not None and (measured >= target if cmp == ">=" else measured <= target)
-    t = {"op": op, "what": what, "target": target, "measured": measured, "met": bool(met),
-         "comparison": cmp, "unit": unit, "timing": timing, "shape": shape, "dtype": dtype}
+    t = {
+        "op": op,
+        "what": what,
+        "target": target,
+        "measured": measured,
+        "met": bool(met),
+        "comparison": cmp,
+        "unit": unit,
+        "timing": timing,
+        "shape": shape,
+        "dtype": dtype,
+    }
     if measured is None:
         t["note"] = "not measured (no passing candidate or reference row)"
     return t
@@ -97,7 +108,7 @@ def _verdict(op, what, target, measured, cmp, timing, shape, dtype, unit) -> dic
 
 def _device_targets(rows: list, op: str, d: dict, timing: str) -> list:
     out = []
-    time_of = lambda r: _device_time(r, timing)      # noqa: E731
+    time_of = lambda r: _device_time(r, timing)
     for t in d["targets"]:
         shape, dtype, causal = t["shape"], t["dtype"], t.get("causal")
         if t["kind"] not in KINDS:
@@ -113,7 +124,7 @@ def _device_targets(rows: list, op: str, d: dict, timing: str) -> list:
             best, other = _best(cands), _best(_ok(rows, op, time_of, shape, dtype, kind[3:], causal))
             if best and other:
                 measured = other / best
-        else:                                          # causal_over_full
+        else:  # causal_over_full
             cmp = "<="
             c = _best(_ok(rows, op, time_of, shape, dtype, "candidate", True))
             f = _best(_ok(rows, op, time_of, shape, dtype, "candidate", False))
@@ -126,18 +137,27 @@ def _device_targets(rows: list, op: str, d: dict, timing: str) -> list:
             continue
         best = _best(_ok(rows, op, time_of, shape, dtype, "candidate", causal))
         label = f"{shape} {dtype}{' causal' if causal else ''}"
-        out.append(_verdict(
-            op, f"{label}: best candidate no slower than triton-cuda-lab, the reference course "
+        out.append(
+            _verdict(
+                op,
+                f"{label}: best candidate no slower than triton-cuda-lab, the reference course "
                 f"({their_best} us; its baseline {their_base} us)",
-            their_best, best, "<=", "graph", shape, dtype, "us"))
+                their_best,
+                best,
+                "<=",
+                "graph",
+                shape,
+                dtype,
+                "us",
+            )
+        )
     return out
 
 
 def _per_call_targets(rows: list, op: str, d: dict, timing: str) -> list:
     out, dtype, factor = [], d["default_dtype"], d["events_factor"]
-    time_of = lambda r: _per_call_time(r, timing)     # noqa: E731
-    comp = [r for r in rows if r["op"] == op and r["shape_role"] == "comparison"
-            and r["dtype"] == dtype]
+    time_of = lambda r: _per_call_time(r, timing)
+    comp = [r for r in rows if r["op"] == op and r["shape_role"] == "comparison" and r["dtype"] == dtype]
     for shape in dict.fromkeys(r["shape"] for r in comp):
         for causal in dict.fromkeys(causal_flag(r) for r in comp if r["shape"] == shape):
             best = _best(_ok(rows, op, time_of, shape, dtype, "candidate", causal))
@@ -145,9 +165,19 @@ def _per_call_targets(rows: list, op: str, d: dict, timing: str) -> list:
             ratio = best / base if (best and base) else None
             mode = "" if causal is None else ("causal" if causal else "full")
             label = f"{shape} {dtype}" + (f" {mode}" if mode and mode not in shape else "")
-            out.append(_verdict(op, f"{label}: per-call time (events) within {factor}x of the "
-                                    f"PyTorch baseline", factor, ratio, "<=", "events", shape,
-                                dtype, "x baseline time"))
+            out.append(
+                _verdict(
+                    op,
+                    f"{label}: per-call time (events) within {factor}x of the PyTorch baseline",
+                    factor,
+                    ratio,
+                    "<=",
+                    "events",
+                    shape,
+                    dtype,
+                    "x baseline time",
+                )
+            )
     return out
 
 

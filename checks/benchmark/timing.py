@@ -22,6 +22,7 @@ one per timed unit, as ``triton.testing`` measures them.  The modes:
 
 Nothing here is imported before the CLI has made sure a CUDA GPU is present.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,7 @@ import triton.testing
 # MAX_SAMPLES bounds the warm event loop so a JSON file stays a few MB.
 SETTINGS = {
     False: {"graph_rep": 20, "events_warmup": 25, "events_rep": 100},
-    True: {"graph_rep": 8, "events_warmup": 10, "events_rep": 30},   # --quick
+    True: {"graph_rep": 8, "events_warmup": 10, "events_rep": 30},  # --quick
 }
 MAX_SAMPLES = 2000
 
@@ -81,22 +82,30 @@ def make_timers(timing: str, cache: str, quick: bool) -> tuple:
 
         def graph(fn):
             return list(triton.testing.do_bench_cudagraph(fn, rep=rep, return_mode="all"))
+
         timers["graph"] = graph
-        said.append(f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): "
-                    f"warm, graph replay")
+        said.append(f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): warm, graph replay")
     if timing in ("events", "both"):
         w, r = s["events_warmup"], s["events_rep"]
         if cache == "cold":
+
             def events(fn):
                 return list(triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="all"))
-            said.append(f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
-                        f"CUDA events per call, L2 flushed before each call")
+
+            said.append(
+                f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
+                f"CUDA events per call, L2 flushed before each call"
+            )
         else:
+
             def events(fn):
                 return events_warm(fn, warmup=w, rep=r)
-            said.append(f"events_warm(warmup={w}, rep={r}): CUDA events around each "
-                        f"back-to-back Python call, no L2 flush (do_bench rebuilt without "
-                        f"clear_cache)")
+
+            said.append(
+                f"events_warm(warmup={w}, rep={r}): CUDA events around each "
+                f"back-to-back Python call, no L2 flush (do_bench rebuilt without "
+                f"clear_cache)"
+            )
         timers["events"] = events
     return timers, "; then ".join(said)
 
@@ -113,21 +122,24 @@ def measure_ceilings(quick: bool = False) -> dict:
     calls; a ceiling must not depend on --timing.  --quick takes fewer repetitions.
     A ceiling that cannot be measured is None, with the reason in ``errors``."""
     warmup, rep = (10, 40) if quick else (25, 200)
-    out = {"copy_gbps": None, "bf16_matmul_tflops": None, "copy_median_us": None,
-           "matmul_median_us": None, "method": f"triton.testing.do_bench(warmup={warmup}, "
-                                                f"rep={rep}, return_mode='median')",
-           "errors": []}
+    out = {
+        "copy_gbps": None,
+        "bf16_matmul_tflops": None,
+        "copy_median_us": None,
+        "matmul_median_us": None,
+        "method": f"triton.testing.do_bench(warmup={warmup}, rep={rep}, return_mode='median')",
+        "errors": [],
+    }
     try:
         n = 1 << 30
         src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
         dst = torch.empty_like(src)
         dst.copy_(src)
         torch.cuda.synchronize()
-        ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep,
-                                     return_mode="median")
+        ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep, return_mode="median")
         out["copy_median_us"] = ms * 1e3
         out["copy_gbps"] = 2 * n / (ms * 1e-3) / 1e9
-        del src, dst
+        src = dst = None  # free the 2 GiB before the matmul
     except Exception as e:  # noqa: BLE001 - a missing ceiling is reported, not fatal
         out["errors"].append(f"copy: {type(e).__name__}: {e}")
     try:
@@ -138,12 +150,13 @@ def measure_ceilings(quick: bool = False) -> dict:
         c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
         torch.matmul(a, b, out=c)
         torch.cuda.synchronize()
-        ms = triton.testing.do_bench(lambda: torch.matmul(a, b, out=c), warmup=warmup, rep=rep,
-                                     return_mode="median")
+        ms = triton.testing.do_bench(
+            lambda: torch.matmul(a, b, out=c), warmup=warmup, rep=rep, return_mode="median"
+        )
         out["matmul_median_us"] = ms * 1e3
         out["matmul_size"] = n
-        out["bf16_matmul_tflops"] = 2 * n ** 3 / (ms * 1e-3) / 1e12
-        del a, b, c
+        out["bf16_matmul_tflops"] = 2 * n**3 / (ms * 1e-3) / 1e12
+        a = b = c = None
     except Exception as e:  # noqa: BLE001
         out["errors"].append(f"matmul: {type(e).__name__}: {e}")
     torch.cuda.empty_cache()
@@ -152,8 +165,12 @@ def measure_ceilings(quick: bool = False) -> dict:
 
 def _driver() -> str:
     try:
-        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else ""
     except (OSError, subprocess.SubprocessError, IndexError):
         return ""

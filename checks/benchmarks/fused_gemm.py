@@ -10,6 +10,7 @@ cuBLAS relu(addmm(bias, a, b)): where cuBLAS rounds the bias add is its own choi
 the contract's, and the ReLU is a second pass over C, but it is the speed to aim for at
 4096^3 (the solution's tile_m=128 variant should reach at least 0.8x of it).
 """
+
 import torch
 
 SHAPES = [
@@ -25,17 +26,27 @@ TOLERANCE_SCALE = 2.0
 # and triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch
 # baseline us, its best answer us), fp16, graph timing.
 TARGETS = [
-    dict(shape="4096x4096x4096", dtype="fp16", kind="vs_peer", target=0.8,
-         what="4096^3 fp16: best candidate >= 0.8x cuBLAS relu(addmm)"),
-    dict(shape="4096x4096x4096", dtype="bf16", kind="vs_peer", target=0.8,
-         what="4096^3 bf16: best candidate >= 0.8x cuBLAS relu(addmm)"),
+    dict(
+        shape="4096x4096x4096",
+        dtype="fp16",
+        kind="vs_peer",
+        target=0.8,
+        what="4096^3 fp16: best candidate >= 0.8x cuBLAS relu(addmm)",
+    ),
+    dict(
+        shape="4096x4096x4096",
+        dtype="bf16",
+        kind="vs_peer",
+        target=0.8,
+        what="4096^3 bf16: best candidate >= 0.8x cuBLAS relu(addmm)",
+    ),
 ]
 REFERENCE_COURSE = {"127x65x33": (16.27, 3.23), "512x512x512": (28.17, 8.43)}
 
 GROUPS = (1, 4, 8)
-SMALL_TILES = (16, 32, 64)          # the contract's tile_m values
-ROOFLINE_TILES = (64,)              # the contract's widest tile
-WIDE_TILE = 128                     # optional extra: the reference's 128x256x64 Hopper tile
+SMALL_TILES = (16, 32, 64)  # the contract's tile_m values
+ROOFLINE_TILES = (64,)  # the contract's widest tile
+WIDE_TILE = 128  # optional extra: the reference's 128x256x64 Hopper tile
 
 
 def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict:
@@ -68,8 +79,9 @@ def accepts_wide_tile(mod, inputs: dict) -> bool:
     a = inputs["a"]
     one = dict(device=a.device, dtype=a.dtype)
     try:
-        mod.matmul_bias_relu(torch.ones(1, 1, **one), torch.ones(1, 1, **one), torch.ones(1, **one),
-                             tile_m=WIDE_TILE)
+        mod.matmul_bias_relu(
+            torch.ones(1, 1, **one), torch.ones(1, 1, **one), torch.ones(1, **one), tile_m=WIDE_TILE
+        )
     except (TypeError, ValueError):
         return False
     except Exception:  # noqa: BLE001 - reported by the variant itself when it runs
@@ -86,22 +98,28 @@ def variants(mod, inputs: dict, shape: dict) -> list:
     out = []
     for tile_m in tiles:
         for group_m in GROUPS:
-            out.append({
-                "name": f"triton tile_m={tile_m} group_m={group_m}",
-                "role": "candidate",
-                "config": {"tile_m": tile_m, "group_m": group_m},
-                "fn": (lambda t=tile_m, g=group_m: mod.matmul_bias_relu(a, b, bias, group_m=g, tile_m=t)),
-            })
-    out.append({
-        "name": "torch fp32 expression relu(a.float() @ b.float() + bias.float()).to(dtype)",
-        "role": "baseline",
-        "config": {},
-        "fn": lambda: torch.relu(a.float() @ b.float() + bias.float()).to(dtype),
-    })
-    out.append({
-        "name": "cuBLAS relu(addmm(bias, a, b))",
-        "role": "peer",
-        "config": {},
-        "fn": lambda: torch.relu(torch.addmm(bias, a, b)),
-    })
+            out.append(
+                {
+                    "name": f"triton tile_m={tile_m} group_m={group_m}",
+                    "role": "candidate",
+                    "config": {"tile_m": tile_m, "group_m": group_m},
+                    "fn": (lambda t=tile_m, g=group_m: mod.matmul_bias_relu(a, b, bias, group_m=g, tile_m=t)),
+                }
+            )
+    out.append(
+        {
+            "name": "torch fp32 expression relu(a.float() @ b.float() + bias.float()).to(dtype)",
+            "role": "baseline",
+            "config": {},
+            "fn": lambda: torch.relu(a.float() @ b.float() + bias.float()).to(dtype),
+        }
+    )
+    out.append(
+        {
+            "name": "cuBLAS relu(addmm(bias, a, b))",
+            "role": "peer",
+            "config": {},
+            "fn": lambda: torch.relu(torch.addmm(bias, a, b)),
+        }
+    )
     return out

@@ -3,6 +3,7 @@
 The harness times each variant; this module only describes the work.  The minimal
 traffic is three streams of the input dtype: read y, read g, write dx.
 """
+
 import torch
 
 SHAPES = [
@@ -17,10 +18,20 @@ DTYPES = ["fp16", "fp32", "bf16"]
 # and triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch
 # baseline us, its best answer us), fp16, graph timing.
 TARGETS = [
-    dict(shape="16384x8192", dtype="fp16", kind="fraction", target=0.85,
-         what="16384x8192 fp16: best candidate >= 85% of copy bandwidth (3 streams)"),
-    dict(shape="16384x8192", dtype="fp16", kind="vs_peer", target=1.5,
-         what="16384x8192 fp16: best candidate >= 1.5x aten _softmax_backward_data"),
+    dict(
+        shape="16384x8192",
+        dtype="fp16",
+        kind="fraction",
+        target=0.85,
+        what="16384x8192 fp16: best candidate >= 85% of copy bandwidth (3 streams)",
+    ),
+    dict(
+        shape="16384x8192",
+        dtype="fp16",
+        kind="vs_peer",
+        target=1.5,
+        what="16384x8192 fp16: best candidate >= 1.5x aten _softmax_backward_data",
+    ),
 ]
 REFERENCE_COURSE = {"256x1025": (17.40, 2.13), "1024x4097": (80.21, 9.86)}
 
@@ -57,14 +68,26 @@ def variants(mod, inputs: dict, shape: dict) -> list:
     y, g = inputs["y"], inputs["grad_output"]
     out = []
     for w in (4, 8):
-        out.append({"name": f"triton num_warps={w}", "role": "candidate", "config": {"num_warps": w},
-                    "fn": (lambda w=w: mod.backward(y, g, num_warps=w))})
+        out.append(
+            {
+                "name": f"triton num_warps={w}",
+                "role": "candidate",
+                "config": {"num_warps": w},
+                "fn": (lambda w=w: mod.backward(y, g, num_warps=w)),
+            }
+        )
 
     def eager_fp32():
         yf, gf = y.float(), g.float()
         return (yf * (gf - (yf * gf).sum(-1, keepdim=True))).to(y.dtype)
 
     out.append({"name": "eager fp32 expression", "role": "baseline", "config": {}, "fn": eager_fp32})
-    out.append({"name": "aten _softmax_backward_data", "role": "peer", "config": {},
-                "fn": lambda: torch.ops.aten._softmax_backward_data(g, y, -1, y.dtype)})
+    out.append(
+        {
+            "name": "aten _softmax_backward_data",
+            "role": "peer",
+            "config": {},
+            "fn": lambda: torch.ops.aten._softmax_backward_data(g, y, -1, y.dtype),
+        }
+    )
     return out

@@ -6,6 +6,7 @@ block, so 4 rows keep 4 of the H200's 132 SMs busy.  At 1024 rows every SM alrea
 work, and the split's extra reread of x (three passes instead of two) must be paid for
 by better bandwidth alone.
 """
+
 import torch
 
 SHAPES = [
@@ -21,10 +22,20 @@ CHUNK_SIZES = (256, 1024, 4096)
 # and triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch
 # baseline us, its best answer us), fp32, graph timing.
 TARGETS = [
-    dict(shape="4x131072", dtype="fp32", kind="vs_baseline", target=3.0,
-         what="4x131072 fp32: best candidate >= 3x torch.softmax"),
-    dict(shape="1024x131072", dtype="fp32", kind="vs_baseline", target=1.2,
-         what="1024x131072 fp32: best candidate >= 1.2x torch.softmax"),
+    dict(
+        shape="4x131072",
+        dtype="fp32",
+        kind="vs_baseline",
+        target=3.0,
+        what="4x131072 fp32: best candidate >= 3x torch.softmax",
+    ),
+    dict(
+        shape="1024x131072",
+        dtype="fp32",
+        kind="vs_baseline",
+        target=1.2,
+        what="1024x131072 fp32: best candidate >= 1.2x torch.softmax",
+    ),
 ]
 REFERENCE_COURSE = {"4x32769": (12.13, 5.13), "64x131072": (32.86, 14.09)}
 
@@ -49,8 +60,16 @@ def work(shape: dict, dtype: torch.dtype) -> dict:
 
 def variants(mod, inputs: dict, shape: dict) -> list:
     x = inputs["x"]
-    out = [{"name": f"split chunk_size={c}", "role": "candidate", "config": {"chunk_size": c},
-            "fn": (lambda c=c: mod.softmax(x, chunk_size=c))} for c in CHUNK_SIZES]
-    out.append({"name": "torch.softmax", "role": "baseline", "config": {},
-                "fn": lambda: torch.softmax(x, -1)})
+    out = [
+        {
+            "name": f"split chunk_size={c}",
+            "role": "candidate",
+            "config": {"chunk_size": c},
+            "fn": (lambda c=c: mod.softmax(x, chunk_size=c)),
+        }
+        for c in CHUNK_SIZES
+    ]
+    out.append(
+        {"name": "torch.softmax", "role": "baseline", "config": {}, "fn": lambda: torch.softmax(x, -1)}
+    )
     return out

@@ -18,6 +18,7 @@ produces), N = 2048 and 4096.  64 heads give the GPU enough programs for causal
 skipping to pay.  Baseline: SDPA on the same views; no peer (the fp32 scores would
 take gigabytes).
 """
+
 import inspect
 import math
 
@@ -44,22 +45,56 @@ TOLERANCE_SCALE = 2.0
 # "2048x64" matches the -causal and -full shapes, ``causal`` picks one), and
 # triton-cuda-lab, the reference course, on the same H200: shape -> (PyTorch baseline
 # us, its best answer us), fp16, causal rows, graph timing.
-TARGETS = [
-    dict(shape="2048x64", dtype="fp16", causal=True, kind="vs_baseline", target=1.0,
-         what="N=2048 D=64 fp16 causal: best candidate no slower than SDPA"),
-    dict(shape="2048x64", dtype="fp16", causal=False, kind="vs_baseline", target=1.0,
-         what="N=2048 D=64 fp16 full: best candidate no slower than SDPA"),
-    dict(shape="2048x64", dtype="fp16", kind="causal_over_full", target=0.6,
-         what="N=2048 D=64 fp16: causal takes <= 0.6x the time of full"),
-] + [
-    dict(shape=f"b4h16-{n}x64", dtype=dt, causal=False, kind="vs_baseline", target=0.8,
-         what=f"B=4 H=16 N={n} D=64 {dt} full: best candidate >= 0.8x SDPA's throughput")
-    for n in (2048, 4096) for dt in ("fp16", "bf16")
-] + [
-    dict(shape=f"b4h16-{n}x64", dtype=dt, kind="causal_over_full", target=0.6,
-         what=f"B=4 H=16 N={n} D=64 {dt}: causal takes <= 0.6x the time of full")
-    for n in (2048, 4096) for dt in ("fp16", "bf16")
-]
+TARGETS = (
+    [
+        dict(
+            shape="2048x64",
+            dtype="fp16",
+            causal=True,
+            kind="vs_baseline",
+            target=1.0,
+            what="N=2048 D=64 fp16 causal: best candidate no slower than SDPA",
+        ),
+        dict(
+            shape="2048x64",
+            dtype="fp16",
+            causal=False,
+            kind="vs_baseline",
+            target=1.0,
+            what="N=2048 D=64 fp16 full: best candidate no slower than SDPA",
+        ),
+        dict(
+            shape="2048x64",
+            dtype="fp16",
+            kind="causal_over_full",
+            target=0.6,
+            what="N=2048 D=64 fp16: causal takes <= 0.6x the time of full",
+        ),
+    ]
+    + [
+        dict(
+            shape=f"b4h16-{n}x64",
+            dtype=dt,
+            causal=False,
+            kind="vs_baseline",
+            target=0.8,
+            what=f"B=4 H=16 N={n} D=64 {dt} full: best candidate >= 0.8x SDPA's throughput",
+        )
+        for n in (2048, 4096)
+        for dt in ("fp16", "bf16")
+    ]
+    + [
+        dict(
+            shape=f"b4h16-{n}x64",
+            dtype=dt,
+            kind="causal_over_full",
+            target=0.6,
+            what=f"B=4 H=16 N={n} D=64 {dt}: causal takes <= 0.6x the time of full",
+        )
+        for n in (2048, 4096)
+        for dt in ("fp16", "bf16")
+    ]
+)
 REFERENCE_COURSE = {"129x32": (8.11, 4.57), "512x64": (10.36, 10.02)}
 REFERENCE_COURSE_CAUSAL = True
 
@@ -71,26 +106,32 @@ def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict
     if "b" in shape:
         g = torch.Generator(device=device)
         g.manual_seed(seed)
-        return dict(zip("qkv", (torch.randn(shape["b"], n, shape["h"], d, generator=g,
-                                            device=device).to(dtype).transpose(1, 2)
-                                for _ in range(3))))
+        return dict(
+            zip(
+                "qkv",
+                (
+                    torch.randn(shape["b"], n, shape["h"], d, generator=g, device=device)
+                    .to(dtype)
+                    .transpose(1, 2)
+                    for _ in range(3)
+                ),
+            )
+        )
     g = torch.Generator(device="cpu")
     g.manual_seed(seed)
-    q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(dtype).to(device)
-               for _ in range(3))
+    q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float32).to(dtype).to(device) for _ in range(3))
     return {"q": q, "k": k, "v": v}
 
 
 def oracle(inputs: dict, shape: dict) -> torch.Tensor:
     """float64 softmax(q k^T / sqrt(D) [causal mask]) v, on the inputs' device (outside
     the timed calls; only here is the N x N score matrix formed)."""
-    if "b" in shape:       # head by head, so only one N x N float64 matrix exists at a time
+    if "b" in shape:  # head by head, so only one N x N float64 matrix exists at a time
         q, k, v = inputs["q"], inputs["k"], inputs["v"]
         out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
         for b in range(q.shape[0]):
             for h in range(q.shape[1]):
-                out[b, h] = oracle({"q": q[b, h], "k": k[b, h], "v": v[b, h]},
-                                   {"causal": shape["causal"]})
+                out[b, h] = oracle({"q": q[b, h], "k": k[b, h], "v": v[b, h]}, {"causal": shape["causal"]})
         return out
     q, k, v = (inputs[name].to(torch.float64) for name in ("q", "k", "v"))
     n, d = q.shape
@@ -127,35 +168,62 @@ def variants(mod, inputs: dict, shape: dict) -> list:
     out = []
     for block_n in BLOCK_NS:
         config = {"block_n": block_n, **({"skip_future_tiles": True} if has_skip else {})}
-        out.append({"name": f"triton block_n={block_n}", "role": "candidate", "config": config,
-                    "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn))})
+        out.append(
+            {
+                "name": f"triton block_n={block_n}",
+                "role": "candidate",
+                "config": config,
+                "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn)),
+            }
+        )
     if causal and has_skip:
         for block_n in BLOCK_NS:
-            out.append({"name": f"triton block_n={block_n} visit every tile", "role": "candidate",
-                        "config": {"block_n": block_n, "skip_future_tiles": False},
-                        "fn": (lambda bn=block_n: mod.attention(q, k, v, causal=causal, block_n=bn,
-                                                                skip_future_tiles=False))})
+            out.append(
+                {
+                    "name": f"triton block_n={block_n} visit every tile",
+                    "role": "candidate",
+                    "config": {"block_n": block_n, "skip_future_tiles": False},
+                    "fn": (
+                        lambda bn=block_n: mod.attention(
+                            q, k, v, causal=causal, block_n=bn, skip_future_tiles=False
+                        )
+                    ),
+                }
+            )
 
-    if "b" in shape:                  # batched heads: SDPA on the same [B, H, N, D] views
-        out.append({"name": "torch SDPA (automatic backend)", "role": "baseline", "config": {},
-                    "fn": lambda: torch.nn.functional.scaled_dot_product_attention(
-                        q, k, v, is_causal=causal)})
+    if "b" in shape:  # batched heads: SDPA on the same [B, H, N, D] views
+        out.append(
+            {
+                "name": "torch SDPA (automatic backend)",
+                "role": "baseline",
+                "config": {},
+                "fn": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal),
+            }
+        )
         return out
-    q4, k4, v4 = q[None, None], k[None, None], v[None, None]       # [1, 1, N, D] views
-    out.append({"name": "torch SDPA (automatic backend)", "role": "baseline", "config": {},
-                "fn": lambda: torch.nn.functional.scaled_dot_product_attention(
-                    q4, k4, v4, is_causal=causal)[0, 0]})
+    q4, k4, v4 = q[None, None], k[None, None], v[None, None]  # [1, 1, N, D] views
+    out.append(
+        {
+            "name": "torch SDPA (automatic backend)",
+            "role": "baseline",
+            "config": {},
+            "fn": lambda: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)[
+                0, 0
+            ],
+        }
+    )
 
     n, d = q.shape
     scale = 1.0 / math.sqrt(d)
     future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if causal else None
 
     def materialized():
-        scores = (q.float() @ k.float().T) * scale               # the N x N tensor we avoid
+        scores = (q.float() @ k.float().T) * scale  # the N x N tensor we avoid
         if future is not None:
             scores = scores.masked_fill(future, float("-inf"))
         return (torch.softmax(scores, dim=-1) @ v.float()).to(q.dtype)
 
-    out.append({"name": "eager fp32 scores (materializes N x N)", "role": "peer", "config": {},
-                "fn": materialized})
+    out.append(
+        {"name": "eager fp32 scores (materializes N x N)", "role": "peer", "config": {}, "fn": materialized}
+    )
     return out

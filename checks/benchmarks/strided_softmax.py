@@ -7,6 +7,7 @@ transposed.  Candidates: the learner's softmax with each num_warps, and
 "copy-then-kernel" (x.contiguous() first, then the kernel), the alternative to direct
 strided access; the baseline is torch.softmax on the same view.
 """
+
 import torch
 
 SHAPES = [
@@ -22,10 +23,20 @@ DTYPES = ["fp32", "fp16", "bf16"]
 # how each kind is judged), and the figures of triton-cuda-lab, the reference course,
 # on the same H200: shape -> (PyTorch baseline us, its best answer us), fp32, graph timing.
 TARGETS = [
-    dict(shape="16384x8192", dtype="fp32", kind="fraction", target=0.85,
-         what="16384x8192 fp32 contiguous: best candidate >= 85% of copy bandwidth"),
-    dict(shape="16384x8192-t", dtype="fp32", kind="vs_baseline", target=2.0,
-         what="16384x8192 fp32 transposed view: best candidate >= 2x torch.softmax"),
+    dict(
+        shape="16384x8192",
+        dtype="fp32",
+        kind="fraction",
+        target=0.85,
+        what="16384x8192 fp32 contiguous: best candidate >= 85% of copy bandwidth",
+    ),
+    dict(
+        shape="16384x8192-t",
+        dtype="fp32",
+        kind="vs_baseline",
+        target=2.0,
+        what="16384x8192 fp32 transposed view: best candidate >= 2x torch.softmax",
+    ),
 ]
 REFERENCE_COURSE = {"256x257": (5.37, 2.59), "1024x1024": (13.70, 8.30)}
 
@@ -56,11 +67,23 @@ def variants(mod, inputs: dict, shape: dict) -> list:
     x = inputs["x"]
     out = []
     for w in (4, 8):
-        out.append({"name": f"num_warps={w}", "role": "candidate", "config": {"num_warps": w},
-                    "fn": (lambda w=w: mod.softmax(x, num_warps=w))})
-    out.append({"name": "copy-then-kernel", "role": "candidate",
-                "config": {"num_warps": 4, "copy_first": True},
-                "fn": lambda: mod.softmax(x.contiguous(), num_warps=4)})
-    out.append({"name": "torch.softmax", "role": "baseline", "config": {},
-                "fn": lambda: torch.softmax(x, dim=-1)})
+        out.append(
+            {
+                "name": f"num_warps={w}",
+                "role": "candidate",
+                "config": {"num_warps": w},
+                "fn": (lambda w=w: mod.softmax(x, num_warps=w)),
+            }
+        )
+    out.append(
+        {
+            "name": "copy-then-kernel",
+            "role": "candidate",
+            "config": {"num_warps": 4, "copy_first": True},
+            "fn": lambda: mod.softmax(x.contiguous(), num_warps=4),
+        }
+    )
+    out.append(
+        {"name": "torch.softmax", "role": "baseline", "config": {}, "fn": lambda: torch.softmax(x, dim=-1)}
+    )
     return out

@@ -9,6 +9,7 @@ and the answer is exactly representable in 16 bits, so any error at all is a bug
 bf16 checks need a GPU: Triton's interpreter does not support bf16 tl.dot and returns
 silently wrong products instead of raising.
 """
+
 import torch
 
 from checks.case import CheckFailed, check, collect
@@ -21,6 +22,7 @@ TILES = (16, 32, 64)
 
 
 # --- helpers -------------------------------------------------------------------------
+
 
 def _operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_offset=0.0):
     """A[M, K], B[K, N], bias[N] drawn from ONE seeded CPU stream, then moved to ctx.device.
@@ -61,15 +63,15 @@ def _poisoned_call(ctx, fn, shape, dtype):
 def _expect(ctx, got, a, b, bias, what, *, scale=None):
     M, K = a.shape
     N = b.shape[1]
-    expect_tensor(got, shape=(M, N), dtype=a.dtype, device=ctx.device,
-                  name=what)
-    assert_close(got, _oracle(a, b, bias), dtype=a.dtype, name=what,
-                 scale=_k_scale(K) if scale is None else scale)
+    expect_tensor(got, shape=(M, N), dtype=a.dtype, device=ctx.device, name=what)
+    assert_close(
+        got, _oracle(a, b, bias), dtype=a.dtype, name=what, scale=_k_scale(K) if scale is None else scale
+    )
 
 
 def _run(ctx, mod, M, N, K, dtype=FP16, *, poison=True, **options):
     a, b, bias = _operands(ctx, M, N, K, dtype)
-    call = lambda: mod.matmul_bias_relu(a, b, bias, **options)  # noqa: E731
+    call = lambda: mod.matmul_bias_relu(a, b, bias, **options)
     got = _poisoned_call(ctx, call, (M, N), dtype) if poison else call()
     opts = ", ".join(f"{k}={v}" for k, v in options.items())
     _expect(ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK) {str(dtype)[6:]}" + (f", {opts}" if opts else ""))
@@ -113,65 +115,99 @@ def _half(ctx, *shape, dtype=FP16):
 
 # --- the operation ----------------------------------------------------------------------
 
-@check("basic-fp16", "fp16, 20x24 output from K=16, default options",
-       why="the first end-to-end answer: tile loads, one tl.dot, bias along columns, ReLU, store",
-       section="The operation and its contract", cost=1)
+
+@check(
+    "basic-fp16",
+    "fp16, 20x24 output from K=16, default options",
+    why="the first end-to-end answer: tile loads, one tl.dot, bias along columns, ReLU, store",
+    section="The operation and its contract",
+    cost=1,
+)
 def basic_fp16(mod, ctx):
     _run(ctx, mod, 20, 24, 16)
 
 
-@check("worked-tile-map", "tile_of: with 3x2 tiles and GROUP=2, pids 4 and 5 own tiles (2,0) and (2,1)",
-       why="a fixed group height for the last, short super-row maps pids to tiles that do not exist",
-       section="Who owns which tile", cost=1)
+@check(
+    "worked-tile-map",
+    "tile_of: with 3x2 tiles and GROUP=2, pids 4 and 5 own tiles (2,0) and (2,1)",
+    why="a fixed group height for the last, short super-row maps pids to tiles that do not exist",
+    section="Who owns which tile",
+    cost=1,
+)
 def worked_tile_map(mod, ctx):
     tile_of = getattr(mod, "tile_of", None)
     if tile_of is None:
-        raise CheckFailed("your module has no tile_of(pid, num_pid_m, num_pid_n, group_m) helper; "
-                          "keep the starter's helper, with the same pid -> tile arithmetic as your "
-                          "kernel, so the worked example can be checked on the CPU")
+        raise CheckFailed(
+            "your module has no tile_of(pid, num_pid_m, num_pid_n, group_m) helper; "
+            "keep the starter's helper, with the same pid -> tile arithmetic as your "
+            "kernel, so the worked example can be checked on the CPU"
+        )
 
     def tile(pid, nm, nn, g):
         got = tile_of(pid, nm, nn, g)
         try:
             return (int(got[0]), int(got[1]))
         except (TypeError, IndexError, ValueError):
-            raise CheckFailed(f"tile_of({pid}, {nm}, {nn}, {g}) should return (pid_m, pid_n), "
-                              f"got {got!r}")
+            raise CheckFailed(
+                f"tile_of({pid}, {nm}, {nn}, {g}) should return (pid_m, pid_n), got {got!r}"
+            ) from None
 
     # The lesson's worked answer, and the whole grouped order around it.
     order = [tile(p, 3, 2, 2) for p in range(6)]
     want = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
     if order[4:] != want[4:]:
-        raise CheckFailed(f"with 3 tile rows, 2 tile columns and GROUP=2, pids 4 and 5 should own "
-                          f"(2, 0) and (2, 1); tile_of gives {order[4]} and {order[5]}",
-                          {"got": order, "expected": want})
+        raise CheckFailed(
+            f"with 3 tile rows, 2 tile columns and GROUP=2, pids 4 and 5 should own "
+            f"(2, 0) and (2, 1); tile_of gives {order[4]} and {order[5]}",
+            {"got": order, "expected": want},
+        )
     if order != want:
-        raise CheckFailed(f"grouped order for 3x2 tiles, GROUP=2: got {order}, expected {want} "
-                          f"(walk down the group's tile rows, then step one column right)",
-                          {"got": order, "expected": want})
+        raise CheckFailed(
+            f"grouped order for 3x2 tiles, GROUP=2: got {order}, expected {want} "
+            f"(walk down the group's tile rows, then step one column right)",
+            {"got": order, "expected": want},
+        )
     # Every program owns exactly one tile and every tile has one owner, partial groups included.
-    for nm, nn, g in ((3, 2, 4), (6, 3, 4), (6, 3, 8), (5, 7, 1), (1, 1, 8), (9, 4, 8), (10, 3, 4),
-                      (17, 2, 8)):
+    for nm, nn, g in (
+        (3, 2, 4),
+        (6, 3, 4),
+        (6, 3, 8),
+        (5, 7, 1),
+        (1, 1, 8),
+        (9, 4, 8),
+        (10, 3, 4),
+        (17, 2, 8),
+    ):
         tiles = [tile(p, nm, nn, g) for p in range(nm * nn)]
         bad = [t for t in tiles if not (0 <= t[0] < nm and 0 <= t[1] < nn)]
         missing = sorted(set((i, j) for i in range(nm) for j in range(nn)) - set(tiles))
         if bad or missing or len(set(tiles)) != len(tiles):
-            raise CheckFailed(f"{nm} tile rows x {nn} tile columns, group_m={g}: pids map to "
-                              f"nonexistent tiles {bad[:4]}; tiles never owned {missing[:4]}",
-                              {"tiles": tiles[:64]})
+            raise CheckFailed(
+                f"{nm} tile rows x {nn} tile columns, group_m={g}: pids map to "
+                f"nonexistent tiles {bad[:4]}; tiles never owned {missing[:4]}",
+                {"tiles": tiles[:64]},
+            )
     return "pids 4/5 -> (2,0)/(2,1); one owner per tile for 8 grid shapes"
 
 
-@check("epilogue-one-rounding", "fp16: bias added to the fp32 accumulator, ONE cast at the end (exact)",
-       why="casting the accumulator to fp16 before the bias rounds twice: 2049 - 2048 becomes 0",
-       section="The epilogue: one rounding", cost=1)
+@check(
+    "epilogue-one-rounding",
+    "fp16: bias added to the fp32 accumulator, ONE cast at the end (exact)",
+    why="casting the accumulator to fp16 before the bias rounds twice: 2049 - 2048 becomes 0",
+    section="The epilogue: one rounding",
+    cost=1,
+)
 def epilogue_one_rounding(mod, ctx):
     _check_exact_epilogue(ctx, mod, FP16)
 
 
-@check("k-zero", "K=0: every row is relu(bias), written by the call into a fresh output",
-       why="an empty K loop leaves the accumulator at zero, but the epilogue and the store must still run",
-       section="Zero dimensions", cost=1)
+@check(
+    "k-zero",
+    "K=0: every row is relu(bias), written by the call into a fresh output",
+    why="an empty K loop leaves the accumulator at zero, but the epilogue and the store must still run",
+    section="Zero dimensions",
+    cost=1,
+)
 def k_zero(mod, ctx):
     for M, N, opts in ((5, 40, {}), (37, 70, dict(tile_m=16, group_m=8))):
         a, b, bias = _operands(ctx, M, N, 0, bias_offset=0.25)
@@ -180,53 +216,76 @@ def k_zero(mod, ctx):
         assert_not_alias(got, a, b, bias)
 
 
-@check("empty-m-n", "M=0 or N=0 returns an empty [M, N] output (K=0 included)",
-       why="a zero-size grid is not a launch; the wrapper must return the empty result itself",
-       section="Zero dimensions", cost=1)
+@check(
+    "empty-m-n",
+    "M=0 or N=0 returns an empty [M, N] output (K=0 included)",
+    why="a zero-size grid is not a launch; the wrapper must return the empty result itself",
+    section="Zero dimensions",
+    cost=1,
+)
 def empty_m_n(mod, ctx):
     for M, N, K in ((0, 7, 5), (6, 0, 5), (0, 0, 3), (0, 9, 0), (4, 0, 0), (0, 0, 0)):
         a, b, bias = _operands(ctx, M, N, K)
         got = mod.matmul_bias_relu(a, b, bias)
-        expect_tensor(got, shape=(M, N), dtype=FP16, device=ctx.device,
-                      name=f"{M}x{N}x{K} (MxNxK)")
+        expect_tensor(got, shape=(M, N), dtype=FP16, device=ctx.device, name=f"{M}x{N}x{K} (MxNxK)")
 
 
-@check("tiny-shapes", "1x1x1, one row, one column and K=1",
-       why="a block far larger than the problem must be masked in every direction",
-       section="The K loop and its masks", cost=1)
+@check(
+    "tiny-shapes",
+    "1x1x1, one row, one column and K=1",
+    why="a block far larger than the problem must be masked in every direction",
+    section="The K loop and its masks",
+    cost=1,
+)
 def tiny_shapes(mod, ctx):
     for M, N, K in ((1, 1, 1), (1, 17, 3), (17, 1, 5), (2, 3, 1)):
         _run(ctx, mod, M, N, K, tile_m=16)
 
 
-@check("ragged-tails", "M, N and K that are not multiples of any block (127x65x33 and more)",
-       why="an unmasked tail in M, N or K reads past the end and adds garbage into the accumulator",
-       section="The K loop and its masks", cost=2)
+@check(
+    "ragged-tails",
+    "M, N and K that are not multiples of any block (127x65x33 and more)",
+    why="an unmasked tail in M, N or K reads past the end and adds garbage into the accumulator",
+    section="The K loop and its masks",
+    cost=2,
+)
 def ragged_tails(mod, ctx):
     for M, N, K in ((127, 65, 33), (33, 17, 70), (65, 129, 17)):
         _run(ctx, mod, M, N, K)
 
 
-@check("partial-group", "tile-row counts that are not a multiple of group_m: every tile written",
-       why="using GROUP_M as the height of the last, short super-row leaves some of its tiles unwritten",
-       section="Who owns which tile", cost=3)
+@check(
+    "partial-group",
+    "tile-row counts that are not a multiple of group_m: every tile written",
+    why="using GROUP_M as the height of the last, short super-row leaves some of its tiles unwritten",
+    section="Who owns which tile",
+    cost=3,
+)
 def partial_group(mod, ctx):
     # Small products plus a bias offset of 4: every correct output is >= ~2, so an
     # unwritten element stands out even if the allocator handed back zeros.
-    cases = ((70, 100, 16, 32, 4),     # 3 tile rows x 2 tile columns: the lesson's example with group 4
-             (91, 150, 24, 16, 4),     # 6 tile rows: full group of 4, then a group of 2
-             (91, 150, 24, 16, 8),     # 6 tile rows in one short group of 8
-             (91, 150, 24, 32, 8))     # 3 tile rows, group 8
+    cases = (
+        (70, 100, 16, 32, 4),  # 3 tile rows x 2 tile columns: the lesson's example with group 4
+        (91, 150, 24, 16, 4),  # 6 tile rows: full group of 4, then a group of 2
+        (91, 150, 24, 16, 8),  # 6 tile rows in one short group of 8
+        (91, 150, 24, 32, 8),
+    )  # 3 tile rows, group 8
     for M, N, K, tile_m, group_m in cases:
         a, b, bias = _operands(ctx, M, N, K, scale=0.3, bias_offset=4.0)
-        got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias, tile_m=tile_m,
-                                                                 group_m=group_m), (M, N), FP16)
+        got = _poisoned_call(
+            ctx, lambda: mod.matmul_bias_relu(a, b, bias, tile_m=tile_m, group_m=group_m), (M, N), FP16
+        )
         _expect(ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK), tile_m={tile_m}, group_m={group_m}")
 
 
-@check("group-invariance", "group_m changes only the launch order: outputs identical bit for bit",
-       why="each tile is computed by the same code whoever owns it; a difference means a tile was lost or duplicated",
-       section="Who owns which tile", cost=2)
+@check(
+    "group-invariance",
+    "group_m changes only the launch order: outputs identical bit for bit",
+    why="each tile is computed by the same code whoever owns it; a difference means a tile was "
+    "lost or duplicated",
+    section="Who owns which tile",
+    cost=2,
+)
 def group_invariance(mod, ctx):
     M, N, K = 91, 150, 24
     a, b, bias = _operands(ctx, M, N, K)
@@ -235,19 +294,25 @@ def group_invariance(mod, ctx):
         _expect(ctx, outs[1], a, b, bias, f"{M}x{N}x{K}, tile_m={tile_m}, group_m=1")
         for g in (4, 8):
             if not torch.equal(outs[g], outs[1]):
-                diff = (outs[g] != outs[1])
-                raise CheckFailed(f"tile_m={tile_m}: group_m={g} differs from group_m=1 in "
-                                  f"{int(diff.sum())} of {diff.numel()} elements (rows "
-                                  f"{diff.any(1).nonzero().flatten().tolist()[:8]}...)")
+                diff = outs[g] != outs[1]
+                raise CheckFailed(
+                    f"tile_m={tile_m}: group_m={g} differs from group_m=1 in "
+                    f"{int(diff.sum())} of {diff.numel()} elements (rows "
+                    f"{diff.any(1).nonzero().flatten().tolist()[:8]}...)"
+                )
 
 
-@check("options-sweep", "every group_m (1/4/8) with every tile_m (16/32/64, and 128 if accepted)",
-       why="an option value that compiles a different kernel can break masks or tile arithmetic on its own",
-       section="The operation and its contract", cost=3)
+@check(
+    "options-sweep",
+    "every group_m (1/4/8) with every tile_m (16/32/64, and 128 if accepted)",
+    why="an option value that compiles a different kernel can break masks or tile arithmetic on its own",
+    section="The operation and its contract",
+    cost=3,
+)
 def options_sweep(mod, ctx):
     M, N, K = 100, 90, 40
     tiles = list(TILES)
-    try:            # tile_m=128 is an optional extra (the wide Hopper tile); test it if accepted
+    try:  # tile_m=128 is an optional extra (the wide Hopper tile); test it if accepted
         mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1), tile_m=128)
         tiles.append(128)
     except (TypeError, ValueError):
@@ -258,30 +323,42 @@ def options_sweep(mod, ctx):
     return f"tile_m {tiles} x group_m {list(GROUPS)}"
 
 
-@check("long-k", "K=700: many K steps and a tail, fp32 accumulation",
-       why="accumulating in 16 bits, or dropping a K step, shows up as error growing with K",
-       section="Tolerances", cost=2)
+@check(
+    "long-k",
+    "K=700: many K steps and a tail, fp32 accumulation",
+    why="accumulating in 16 bits, or dropping a K step, shows up as error growing with K",
+    section="Tolerances",
+    cost=2,
+)
 def long_k(mod, ctx):
     _run(ctx, mod, 9, 20, 700)
     _run(ctx, mod, 33, 70, 1000, tile_m=64)
 
 
-@check("large-values", "bias of +/-1000 and one isolated large element of A",
-       why="a wrong epilogue order (ReLU before bias) or a 16-bit accumulator is exposed by large magnitudes",
-       section="The epilogue: one rounding", cost=2)
+@check(
+    "large-values",
+    "bias of +/-1000 and one isolated large element of A",
+    why="a wrong epilogue order (ReLU before bias) or a 16-bit accumulator is exposed by large magnitudes",
+    section="The epilogue: one rounding",
+    cost=2,
+)
 def large_values(mod, ctx):
     M, N, K = 40, 50, 48
     a, b, _ = _operands(ctx, M, N, K, scale=8.0)
-    a[3, 5] = 1000.0                                   # one row dominated by a single element
+    a[3, 5] = 1000.0  # one row dominated by a single element
     signs = torch.tensor([1.0 if j % 2 == 0 else -1.0 for j in range(N)], dtype=torch.float64)
-    bias = (1000.0 * signs).to(FP16).to(ctx.device)    # alternate columns: +1000, -1000
+    bias = (1000.0 * signs).to(FP16).to(ctx.device)  # alternate columns: +1000, -1000
     got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (M, N), FP16)
     _expect(ctx, got, a, b, bias, "40x50x48, |A@B| ~ 450 with a 1000 in A[3, 5], bias +/-1000")
 
 
-@check("wide-tiles", "512x384x1000 with the widest tile and group 8 (fp16)",
-       why="large tiles and many K steps use another kernel variant; masks and tail must hold there too",
-       section="Measure it", cost=4)
+@check(
+    "wide-tiles",
+    "512x384x1000 with the widest tile and group 8 (fp16)",
+    why="large tiles and many K steps use another kernel variant; masks and tail must hold there too",
+    section="Measure it",
+    cost=4,
+)
 def wide_tiles(mod, ctx):
     tile_m = 64
     try:
@@ -294,24 +371,33 @@ def wide_tiles(mod, ctx):
 
 # --- layouts, inputs and outputs -----------------------------------------------------------
 
-@check("offset-views", "contiguous views that start inside their storage (offset pointers)",
-       why="the kernel must use each tensor's own data pointer, which already includes the offset",
-       section="The wrapper", cost=1)
+
+@check(
+    "offset-views",
+    "contiguous views that start inside their storage (offset pointers)",
+    why="the kernel must use each tensor's own data pointer, which already includes the offset",
+    section="The wrapper",
+    cost=1,
+)
 def offset_views(mod, ctx):
     M, N, K = 30, 45, 20
     a_base, b_base, bias_base = _operands(ctx, M + 5, N, K + 4)
     # Offsets of 7, 2N and 5 elements: the pointers are not even 16-byte aligned.
-    a = a_base.reshape(-1)[7:7 + M * K].view(M, K)
-    b = b_base[2:2 + K]
-    bias = torch.cat([bias_base, bias_base[:5]])[5:5 + N]
+    a = a_base.reshape(-1)[7 : 7 + M * K].view(M, K)
+    b = b_base[2 : 2 + K]
+    bias = torch.cat([bias_base, bias_base[:5]])[5 : 5 + N]
     assert all(t.is_contiguous() and t.storage_offset() > 0 for t in (a, b, bias))
     got = mod.matmul_bias_relu(a, b, bias)
     _expect(ctx, got, a, b, bias, "views with storage offsets")
 
 
-@check("inputs-unchanged", "a, b and bias are unchanged after the call",
-       why="a kernel that writes its epilogue into an input destroys the caller's data",
-       section="The wrapper", cost=1)
+@check(
+    "inputs-unchanged",
+    "a, b and bias are unchanged after the call",
+    why="a kernel that writes its epilogue into an input destroys the caller's data",
+    section="The wrapper",
+    cost=1,
+)
 def inputs_unchanged(mod, ctx):
     a, b, bias = _operands(ctx, 40, 33, 20)
     before = [t.clone() for t in (a, b, bias)]
@@ -321,9 +407,13 @@ def inputs_unchanged(mod, ctx):
             raise CheckFailed(f"{name} was modified by the call")
 
 
-@check("fresh-output", "the output is a fresh contiguous tensor, new on every call",
-       why="returning a view of an input, or reusing one cached buffer, breaks callers that keep results",
-       section="The wrapper", cost=1)
+@check(
+    "fresh-output",
+    "the output is a fresh contiguous tensor, new on every call",
+    why="returning a view of an input, or reusing one cached buffer, breaks callers that keep results",
+    section="The wrapper",
+    cost=1,
+)
 def fresh_output(mod, ctx):
     a, b, bias = _operands(ctx, 20, 36, 12)
     first = mod.matmul_bias_relu(a, b, bias)
@@ -339,9 +429,13 @@ def fresh_output(mod, ctx):
         raise CheckFailed("the output requires grad; these kernels register no backward")
 
 
-@check("no-grad-accepted", "inputs that require grad are accepted under torch.no_grad()",
-       why="the rejection is about autograd being on, not about the flag itself",
-       section="The wrapper", cost=1)
+@check(
+    "no-grad-accepted",
+    "inputs that require grad are accepted under torch.no_grad()",
+    why="the rejection is about autograd being on, not about the flag itself",
+    section="The wrapper",
+    cost=1,
+)
 def no_grad_accepted(mod, ctx):
     a, b, bias = _operands(ctx, 10, 20, 8)
     a.requires_grad_(True)
@@ -352,9 +446,14 @@ def no_grad_accepted(mod, ctx):
 
 # --- rejections (the wrapper's validation; the starter already has it) ------------------------
 
-@check("rejects-dtype", "fp32, integer, mixed dtypes and non-tensors raise TypeError naming the argument",
-       why="the kernel is fp16/bf16 only; an fp32 input would silently change the rounding contract",
-       section="The wrapper", cost=1)
+
+@check(
+    "rejects-dtype",
+    "fp32, integer, mixed dtypes and non-tensors raise TypeError naming the argument",
+    why="the kernel is fp16/bf16 only; an fp32 input would silently change the rounding contract",
+    section="The wrapper",
+    cost=1,
+)
 def rejects_dtype(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
@@ -367,9 +466,13 @@ def rejects_dtype(mod, ctx):
     _rejects(lambda: f(a, b, None), TypeError, "bias", "bias=None")
 
 
-@check("rejects-shape", "wrong ranks, mismatched K and a wrong bias length raise ValueError",
-       why="a shape mismatch that reaches the kernel reads past the end of a tensor",
-       section="The wrapper", cost=1)
+@check(
+    "rejects-shape",
+    "wrong ranks, mismatched K and a wrong bias length raise ValueError",
+    why="a shape mismatch that reaches the kernel reads past the end of a tensor",
+    section="The wrapper",
+    cost=1,
+)
 def rejects_shape(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
@@ -382,9 +485,13 @@ def rejects_shape(mod, ctx):
     _rejects(lambda: f(a, b, _half(ctx, 1)), ValueError, "bias", "a one-element bias (no broadcasting)")
 
 
-@check("rejects-options", "group_m outside 1/4/8 or tile_m outside 16/32/64 is rejected",
-       why="an unsupported block size compiles a kernel the contract never promised (or tl.dot cannot build)",
-       section="The wrapper", cost=1)
+@check(
+    "rejects-options",
+    "group_m outside 1/4/8 or tile_m outside 16/32/64 is rejected",
+    why="an unsupported block size compiles a kernel the contract never promised (or tl.dot cannot build)",
+    section="The wrapper",
+    cost=1,
+)
 def rejects_options(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
@@ -398,24 +505,36 @@ def rejects_options(mod, ctx):
         _rejects(lambda: f(a, b, bias, tile_m=bad), TypeError, "tile_m", f"tile_m={bad!r}")
 
 
-@check("layout-rejected", "transposes, column slices and expanded (stride-0) views raise ValueError",
-       why="the kernel assumes contiguous rows; a strided view would be read as the wrong elements",
-       section="The wrapper", cost=1)
+@check(
+    "layout-rejected",
+    "transposes, column slices and expanded (stride-0) views raise ValueError",
+    why="the kernel assumes contiguous rows; a strided view would be read as the wrong elements",
+    section="The wrapper",
+    cost=1,
+)
 def layout_rejected(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
     _rejects(lambda: f(_half(ctx, 8, 4).t(), b, bias), ValueError, "a", "a transposed a")
-    _rejects(lambda: f(_half(ctx, 4, 10)[:, 1:9], b, bias), ValueError, "a",
-             "a column slice of a (offset pointer, row stride 10)")
+    _rejects(
+        lambda: f(_half(ctx, 4, 10)[:, 1:9], b, bias),
+        ValueError,
+        "a",
+        "a column slice of a (offset pointer, row stride 10)",
+    )
     _rejects(lambda: f(a, _half(ctx, 8, 12)[:, ::2], bias), ValueError, "b", "a b with column stride 2")
     _rejects(lambda: f(a, _half(ctx, 6, 8).t(), bias), ValueError, "b", "a transposed b")
     _rejects(lambda: f(a, b, _half(ctx, 1).expand(6)), ValueError, "bias", "a bias expanded from one value")
     _rejects(lambda: f(a, b, _half(ctx, 12)[::2]), ValueError, "bias", "a bias with stride 2")
 
 
-@check("rejects-device", "a tensor on another device raises ValueError naming it",
-       why="a pointer from another device is not addressable by the kernel",
-       section="The wrapper", cost=1)
+@check(
+    "rejects-device",
+    "a tensor on another device raises ValueError naming it",
+    why="a pointer from another device is not addressable by the kernel",
+    section="The wrapper",
+    cost=1,
+)
 def rejects_device(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
@@ -428,35 +547,53 @@ def rejects_device(mod, ctx):
         _rejects(lambda: f(a, b, bias.cpu()), ValueError, "bias", "bias on the CPU, a on the GPU")
 
 
-@check("rejects-requires-grad", "inputs that require grad raise ValueError while autograd is on",
-       why="these kernels register no backward: a silent result would break training code later",
-       section="The wrapper", cost=1)
+@check(
+    "rejects-requires-grad",
+    "inputs that require grad raise ValueError while autograd is on",
+    why="these kernels register no backward: a silent result would break training code later",
+    section="The wrapper",
+    cost=1,
+)
 def rejects_requires_grad(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
     with torch.enable_grad():
         _rejects(lambda: f(a.clone().requires_grad_(True), b, bias), ValueError, "a", "a.requires_grad")
-        _rejects(lambda: f(a, b, bias.clone().requires_grad_(True)), ValueError, "bias",
-                 "bias.requires_grad")
+        _rejects(lambda: f(a, b, bias.clone().requires_grad_(True)), ValueError, "bias", "bias.requires_grad")
 
 
-@check("output-too-large", "an output past signed 32-bit indexing (46341 x 46341, K=0) is rejected",
-       why="offsets past 2^31 - 1 wrap negative in int32 pointer arithmetic and write outside the output",
-       section="The wrapper", cost=9, interpreter=False,
-       interpreter_reason="without the size check this would run ~10^6 interpreted programs over a 4 GiB output")
+@check(
+    "output-too-large",
+    "an output past signed 32-bit indexing (46341 x 46341, K=0) is rejected",
+    why="offsets past 2^31 - 1 wrap negative in int32 pointer arithmetic and write outside the output",
+    section="The wrapper",
+    cost=9,
+    interpreter=False,
+    interpreter_reason="without the size check this would run ~10^6 interpreted programs over a 4 GiB output",
+)
 def output_too_large(mod, ctx):
-    n = 46341                                   # 46341^2 = 2^31 + 4281 elements
+    n = 46341  # 46341^2 = 2^31 + 4281 elements
     a, b, bias = _half(ctx, n, 0), _half(ctx, 0, n), _half(ctx, n)
-    expect_rejects(lambda: mod.matmul_bias_relu(a, b, bias), (ValueError,),
-                   ["a:", "b:", "a, b", "output", "32-bit", "int32"], "a 46341 x 46341 output")
+    expect_rejects(
+        lambda: mod.matmul_bias_relu(a, b, bias),
+        (ValueError,),
+        ["a:", "b:", "a, b", "output", "32-bit", "int32"],
+        "a 46341 x 46341 output",
+    )
 
 
 # --- GPU only ----------------------------------------------------------------------------
 
-@check("bf16-basic", "bf16: ragged shapes and every group_m / tile_m",
-       why="bf16 has 8 significant bits: a tolerance or cast tuned only on fp16 hides bugs",
-       section="The operation and its contract", cost=3, interpreter=False,
-       interpreter_reason=BF16_REASON)
+
+@check(
+    "bf16-basic",
+    "bf16: ragged shapes and every group_m / tile_m",
+    why="bf16 has 8 significant bits: a tolerance or cast tuned only on fp16 hides bugs",
+    section="The operation and its contract",
+    cost=3,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for M, N, K in ((127, 65, 33), (1, 1, 1), (33, 17, 70), (5, 40, 0)):
@@ -466,18 +603,29 @@ def bf16_basic(mod, ctx):
             _run(ctx, mod, 91, 150, 24, BF16, tile_m=tile_m, group_m=group_m)
 
 
-@check("bf16-epilogue-one-rounding", "bf16: bias added in fp32, ONE cast at the end (exact)",
-       why="casting a bf16 accumulator early loses 256 + 1 = 257 to 256 before the bias",
-       section="The epilogue: one rounding", cost=1, interpreter=False,
-       interpreter_reason=BF16_REASON)
+@check(
+    "bf16-epilogue-one-rounding",
+    "bf16: bias added in fp32, ONE cast at the end (exact)",
+    why="casting a bf16 accumulator early loses 256 + 1 = 257 to 256 before the bias",
+    section="The epilogue: one rounding",
+    cost=1,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
 def bf16_epilogue_one_rounding(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     _check_exact_epilogue(ctx, mod, BF16)
 
 
-@check("bf16-wide-tiles", "bf16: 1024x768x1000 with the widest tile, group 8, and a partial group",
-       why="the wide Hopper tile (wgmma) path must mask the K tail and the last super-row too",
-       section="Measure it", cost=4, interpreter=False, interpreter_reason=BF16_REASON)
+@check(
+    "bf16-wide-tiles",
+    "bf16: 1024x768x1000 with the widest tile, group 8, and a partial group",
+    why="the wide Hopper tile (wgmma) path must mask the K tail and the last super-row too",
+    section="Measure it",
+    cost=4,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
 def bf16_wide_tiles(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     tile_m = 64
@@ -487,13 +635,18 @@ def bf16_wide_tiles(mod, ctx):
     except (TypeError, ValueError):
         pass
     _run(ctx, mod, 1024, 768, 1000, BF16, tile_m=tile_m, group_m=8)
-    _run(ctx, mod, 1100, 700, 520, BF16, tile_m=tile_m, group_m=4)   # 9 tile rows of 128: a short last group
+    _run(ctx, mod, 1100, 700, 520, BF16, tile_m=tile_m, group_m=4)  # 9 tile rows of 128: a short last group
 
 
-@check("cuda-stream", "runs on the caller's current (non-default) CUDA stream",
-       why="a launch on the default stream races with inputs still being produced on the caller's stream",
-       section="The wrapper", cost=2, interpreter=False,
-       interpreter_reason="needs a CUDA GPU: the interpreter has no streams")
+@check(
+    "cuda-stream",
+    "runs on the caller's current (non-default) CUDA stream",
+    why="a launch on the default stream races with inputs still being produced on the caller's stream",
+    section="The wrapper",
+    cost=2,
+    interpreter=False,
+    interpreter_reason="needs a CUDA GPU: the interpreter has no streams",
+)
 def cuda_stream(mod, ctx):
     ctx.require_gpu("needs a CUDA GPU: the interpreter has no streams")
     M, N, K = 256, 192, 320
@@ -503,10 +656,10 @@ def cuda_stream(mod, ctx):
     with torch.cuda.stream(side):
         sleep = getattr(torch.cuda, "_sleep", None)
         if sleep is not None:
-            sleep(20_000_000)                   # keep the side stream busy for a while
+            sleep(20_000_000)  # keep the side stream busy for a while
         a, b, bias = a0 * 1, b0 * 1, bias0 * 1  # produced on the side stream, after the sleep
         got = mod.matmul_bias_relu(a, b, bias)
-    side.synchronize()                          # wait for the side stream only
+    side.synchronize()  # wait for the side stream only
     _expect(ctx, got, a0, b0, bias0, "inputs produced and consumed on a side stream")
 
 

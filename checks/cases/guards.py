@@ -7,22 +7,25 @@ checks.provenance and checks.engine.witnessed); the "own-kernel" check of each
 workshop calls each code path once, first in the order, so a PyTorch stand-in or a
 borrowed kernel is named at once with the op and the line.
 """
+
 import torch
 
 SECTION_OWN = "Your kernel, not PyTorch"
 
-OWN_KERNEL_WHY = ("a numeric check only says the answer is right; this one says your @triton.jit "
-                  "kernel computed it: a PyTorch expression (torch.softmax, @, +, a dtype cast) or "
-                  "a kernel imported from another file in place of your kernel fails here, named "
-                  "with the op and the line of your file")
+OWN_KERNEL_WHY = (
+    "a numeric check only says the answer is right; this one says your @triton.jit "
+    "kernel computed it: a PyTorch expression (torch.softmax, @, +, a dtype cast) or "
+    "a kernel imported from another file in place of your kernel fails here, named "
+    "with the op and the line of your file"
+)
 
 # More programs than any small constant a grid might be capped at (a learner's
 # "grid = (min(rows, 1024),)"), yet cheap: rows of a few elements.
 MANY_PROGRAMS_INTERPRETER = 300
-MANY_PROGRAMS_GPU = 70_000          # also past 65,535, the CUDA limit of grid axes 1 and 2
+MANY_PROGRAMS_GPU = 70_000  # also past 65,535, the CUDA limit of grid axes 1 and 2
 
 FP16_MAX = 65504.0
-FP16_SMALLEST_NORMAL = 2.0 ** -14   # 6.1e-5
+FP16_SMALLEST_NORMAL = 2.0**-14  # 6.1e-5
 
 
 def many(ctx) -> int:
@@ -51,6 +54,7 @@ def assert_close_relative(got, expected64: torch.Tensor, *, dtype, name: str, de
     the dtype's absolute tolerance would accept any value at all."""
     from checks.case import CheckFailed
     from checks.tensors import describe, expect_tensor, mismatch_report, tolerance
+
     expect_tensor(got, shape=expected64.shape, dtype=dtype, device=device, name=name)
     facts = mismatch_report(got, expected64, atol=1e-30, rtol=tolerance(dtype)["rtol"])
     if facts is not None:

@@ -5,16 +5,26 @@ The oracle is the vector-Jacobian product in float64 on the CPU, computed from t
 float64 autograd of torch.softmax and a central difference.  Tolerances come from
 checks.tensors (fp32 / fp16 / bf16, explained in the lesson).
 """
+
 import torch
 
 from checks.case import CheckFailed, check, collect
-from checks.tensors import (poisoned_allocator, POISON, assert_close, assert_not_alias, expect_rejects, expect_tensor,
-                            randn, tolerance)
+from checks.tensors import (
+    poisoned_allocator,
+    POISON,
+    assert_close,
+    assert_not_alias,
+    expect_rejects,
+    expect_tensor,
+    randn,
+    tolerance,
+)
 
 MAX_COLS = 8192
 
 
 # --- helpers -----------------------------------------------------------------------------
+
 
 def _vjp64(y, g):
     """The oracle: y * (g - sum(y * g)) per row, in float64 on the CPU, from the given values."""
@@ -64,8 +74,9 @@ def _name(dtype):
 def _parked(values, rows, cols, *, row_step, col_step, pad, device):
     """A strided view with a nonzero storage offset whose elements equal ``values``; the
     rest of the buffer holds NaN, so reading outside the view poisons the answer."""
-    buf = torch.full((pad + rows * row_step, pad + cols * col_step), float("nan"),
-                     dtype=values.dtype, device=device)
+    buf = torch.full(
+        (pad + rows * row_step, pad + cols * col_step), float("nan"), dtype=values.dtype, device=device
+    )
     view = buf[pad::row_step, pad::col_step][:rows, :cols]
     view.copy_(values)
     return view
@@ -73,22 +84,30 @@ def _parked(values, rows, cols, *, row_step, col_step, pad, device):
 
 # --- the worked answer and the invariants -----------------------------------------------
 
-@check("worked-example", "y=[.25,.75], g=[2,-1] gives dx=[.5625,-.5625]",
-       why="reducing g alone (dot = sum(g) = 1) gives [.25, -1.5]: the probabilities must weight the sum",
-       section="Worked example", cost=1)
+
+@check(
+    "worked-example",
+    "y=[.25,.75], g=[2,-1] gives dx=[.5625,-.5625]",
+    why="reducing g alone (dot = sum(g) = 1) gives [.25, -1.5]: the probabilities must weight the sum",
+    section="Worked example",
+    cost=1,
+)
 def worked_example(mod, ctx):
     y = torch.tensor([[0.25, 0.75]], dtype=torch.float32, device=ctx.device)
     g = torch.tensor([[2.0, -1.0]], dtype=torch.float32, device=ctx.device)
     expected = torch.tensor([[0.5625, -0.5625]], dtype=torch.float64)
     got = _call(mod, y, g)
-    assert_close(got, expected, dtype=torch.float32, name="backward([.25,.75], [2,-1])",
-                 device=ctx.device)
+    assert_close(got, expected, dtype=torch.float32, name="backward([.25,.75], [2,-1])", device=ctx.device)
     return "dot = .25*2 + .75*(-1) = -.25; dx = [.25*2.25, .75*(-.75)] = [.5625, -.5625]"
 
 
-@check("constant-gradient", "a constant upstream gradient gives dx ~ 0 for normalized y",
-       why="softmax is shift-invariant: adding c to every logit changes nothing, so dx must vanish",
-       section="Worked example", cost=1)
+@check(
+    "constant-gradient",
+    "a constant upstream gradient gives dx ~ 0 for normalized y",
+    why="softmax is shift-invariant: adding c to every logit changes nothing, so dx must vanish",
+    section="Worked example",
+    cost=1,
+)
 def constant_gradient(mod, ctx):
     y, _ = _inputs(ctx, (4, 37), torch.float32)
     g = torch.full((4, 37), 3.0, dtype=torch.float32, device=ctx.device)
@@ -100,9 +119,13 @@ def constant_gradient(mod, ctx):
     return f"max |dx| = {worst:.2g}"
 
 
-@check("matches-autograd", "matches float64 autograd of torch.softmax (fp32, 6x77)",
-       why="an independent oracle: the formula, the sign and which sum is subtracted all show here",
-       section="Deriving the vector-Jacobian product", cost=2)
+@check(
+    "matches-autograd",
+    "matches float64 autograd of torch.softmax (fp32, 6x77)",
+    why="an independent oracle: the formula, the sign and which sum is subtracted all show here",
+    section="Deriving the vector-Jacobian product",
+    cost=2,
+)
 def matches_autograd(mod, ctx):
     draws = randn((2, 6, 77), ctx=ctx, dtype=torch.float64).cpu()
     logits = draws[0].clone().requires_grad_(True)
@@ -116,13 +139,17 @@ def matches_autograd(mod, ctx):
     assert_close(got, expected, dtype=torch.float32, name="backward vs autograd", device=ctx.device)
 
 
-@check("central-difference", "matches a central difference of sum(g * softmax(x)) (2x5)",
-       why="checks the derivative itself, with no formula shared with the kernel",
-       section="Deriving the vector-Jacobian product", cost=2)
+@check(
+    "central-difference",
+    "matches a central difference of sum(g * softmax(x)) (2x5)",
+    why="checks the derivative itself, with no formula shared with the kernel",
+    section="Deriving the vector-Jacobian product",
+    cost=2,
+)
 def central_difference(mod, ctx):
     draws = randn((2, 2, 5), ctx=ctx, dtype=torch.float64).cpu()
     x, g64 = draws[0], draws[1]
-    h = 1e-5                                   # float64: truncation ~h^2, rounding ~1e-16/h
+    h = 1e-5  # float64: truncation ~h^2, rounding ~1e-16/h
 
     def f(z):
         return (g64 * torch.softmax(z, dim=-1)).sum(dim=-1)
@@ -135,13 +162,16 @@ def central_difference(mod, ctx):
     y = torch.softmax(x, dim=-1).to(torch.float32).to(ctx.device)
     g = g64.to(torch.float32).to(ctx.device)
     got = _call(mod, y, g)
-    assert_close(got, numeric, dtype=torch.float32, name="backward vs central difference",
-                 device=ctx.device)
+    assert_close(got, numeric, dtype=torch.float32, name="backward vs central difference", device=ctx.device)
 
 
-@check("rows-sum-to-zero", "every row of dx sums to ~0 when y is normalized (fp32, 8x300)",
-       why="sum_j dx_j = dot * (1 - sum_j y_j) = 0; a wrong dot leaves -sum(g) or similar behind",
-       section="Deriving the vector-Jacobian product", cost=2)
+@check(
+    "rows-sum-to-zero",
+    "every row of dx sums to ~0 when y is normalized (fp32, 8x300)",
+    why="sum_j dx_j = dot * (1 - sum_j y_j) = 0; a wrong dot leaves -sum(g) or similar behind",
+    section="Deriving the vector-Jacobian product",
+    cost=2,
+)
 def rows_sum_to_zero(mod, ctx):
     y, g = _inputs(ctx, (8, 300), torch.float32)
     got = _expect(mod, ctx, y, g, "backward(y, g)")
@@ -150,59 +180,91 @@ def rows_sum_to_zero(mod, ctx):
     bound = 300 * tolerance(torch.float32)["atol"]
     worst = float(sums.abs().max())
     if worst > bound:
-        raise CheckFailed(f"row sums of dx reach {worst:.3g}; expected ~0 (<= {bound:g})",
-                          {"row_sums": sums.tolist()})
+        raise CheckFailed(
+            f"row sums of dx reach {worst:.3g}; expected ~0 (<= {bound:g})", {"row_sums": sums.tolist()}
+        )
     return f"largest |row sum| = {worst:.2g}"
 
 
-@check("supplied-y", "uses the y it is given, even when its rows do not sum to 1",
-       why="recomputing softmax(y) or assuming sum(y) = 1 gives a different (wrong) product",
-       section="Deriving the vector-Jacobian product", cost=2)
+@check(
+    "supplied-y",
+    "uses the y it is given, even when its rows do not sum to 1",
+    why="recomputing softmax(y) or assuming sum(y) = 1 gives a different (wrong) product",
+    section="Deriving the vector-Jacobian product",
+    cost=2,
+)
 def supplied_y(mod, ctx):
     draws = randn((2, 4, 50), ctx=ctx, dtype=torch.float64).cpu()
-    y = (draws[0].abs() * 0.1).to(torch.float32).to(ctx.device)      # rows sum to ~4, not 1
+    y = (draws[0].abs() * 0.1).to(torch.float32).to(ctx.device)  # rows sum to ~4, not 1
     g = draws[1].to(torch.float32).to(ctx.device)
     _expect(mod, ctx, y, g, "backward(unnormalized y, g)")
 
 
 # --- edge shapes ---------------------------------------------------------------------------
 
-@check("one-by-one", "a 1x1 input: dx = y * (g - y*g)",
-       why="a one-column row has BLOCK = 1; with y = 1 the answer is exactly 0",
-       section="Edge cases and the contract", cost=1)
+
+@check(
+    "one-by-one",
+    "a 1x1 input: dx = y * (g - y*g)",
+    why="a one-column row has BLOCK = 1; with y = 1 the answer is exactly 0",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def one_by_one(mod, ctx):
     for yv, gv, want in ((1.0, 5.0, 0.0), (0.3, 2.0, 0.3 * (2.0 - 0.3 * 2.0))):
         y = torch.tensor([[yv]], dtype=torch.float32, device=ctx.device)
         g = torch.tensor([[gv]], dtype=torch.float32, device=ctx.device)
         got = _call(mod, y, g)
-        assert_close(got, torch.tensor([[want]], dtype=torch.float64), dtype=torch.float32,
-                     name=f"backward([[{yv}]], [[{gv}]])", device=ctx.device)
+        assert_close(
+            got,
+            torch.tensor([[want]], dtype=torch.float64),
+            dtype=torch.float32,
+            name=f"backward([[{yv}]], [[{gv}]])",
+            device=ctx.device,
+        )
 
 
-@check("zero-rows", "zero rows give an empty [0, N] output of the input dtype",
-       why="a launch grid of zero programs is an error; empty inputs must still return a tensor",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "zero-rows",
+    "zero rows give an empty [0, N] output of the input dtype",
+    why="a launch grid of zero programs is an error; empty inputs must still return a tensor",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def zero_rows(mod, ctx):
     for cols, dtype in ((17, torch.float32), (MAX_COLS, torch.float16), (1, torch.bfloat16)):
         y = torch.empty((0, cols), dtype=dtype, device=ctx.device)
         g = torch.empty((0, cols), dtype=dtype, device=ctx.device)
         got = mod.backward(y, g)
-        expect_tensor(got, shape=(0, cols), dtype=dtype, device=ctx.device,
-                      name=f"backward of a [0, {cols}] {_name(dtype)} input")
+        expect_tensor(
+            got,
+            shape=(0, cols),
+            dtype=dtype,
+            device=ctx.device,
+            name=f"backward of a [0, {cols}] {_name(dtype)} input",
+        )
 
 
-@check("ragged-tails", "widths that are not a multiple of any block: 1, 3, 17, 129, 1023, 1025",
-       why="the last lanes of a block lie past the row: they must be masked on load and store",
-       section="Tile ownership and addresses", cost=3)
+@check(
+    "ragged-tails",
+    "widths that are not a multiple of any block: 1, 3, 17, 129, 1023, 1025",
+    why="the last lanes of a block lie past the row: they must be masked on load and store",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def ragged_tails(mod, ctx):
     for shape in ((3, 1), (3, 3), (5, 17), (7, 129), (3, 1023), (2, 1025)):
         y, g = _inputs(ctx, shape, torch.float32)
         _expect(mod, ctx, y, g, f"backward of {shape[0]}x{shape[1]}")
 
 
-@check("every-element-written", "every output element is written (output allocated over poison)",
-       why="a grid or row mapping that skips rows leaves whatever memory the allocator returned",
-       section="Tile ownership and addresses", cost=3)
+@check(
+    "every-element-written",
+    "every output element is written (output allocated over poison)",
+    why="a grid or row mapping that skips rows leaves whatever memory the allocator returned",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def every_element_written(mod, ctx):
     for shape, dtype in (((33, 40), torch.float16), ((9, 700), torch.float32)):
         y, g = _inputs(ctx, shape, dtype)
@@ -212,16 +274,27 @@ def every_element_written(mod, ctx):
             poison = torch.tensor(POISON, dtype=dtype).float()
             unwritten = int((got.detach().cpu().float() == poison).sum())
             if unwritten:
-                raise CheckFailed(f"{unwritten} of {got.numel()} elements of a {shape[0]}x{shape[1]} "
-                                  f"output still hold the poison {POISON:g}: never written",
-                                  {"unwritten": unwritten})
-        assert_close(got, _vjp64(y, g), dtype=dtype, name=f"backward of {shape[0]}x{shape[1]} "
-                     f"{_name(dtype)}", device=ctx.device)
+                raise CheckFailed(
+                    f"{unwritten} of {got.numel()} elements of a {shape[0]}x{shape[1]} "
+                    f"output still hold the poison {POISON:g}: never written",
+                    {"unwritten": unwritten},
+                )
+        assert_close(
+            got,
+            _vjp64(y, g),
+            dtype=dtype,
+            name=f"backward of {shape[0]}x{shape[1]} {_name(dtype)}",
+            device=ctx.device,
+        )
 
 
-@check("widest-8192", "the widest supported rows: 8192 columns (fp32 and bf16)",
-       why="the whole row must fit one program; BLOCK = 8192 exactly, no tail",
-       section="Edge cases and the contract", cost=4)
+@check(
+    "widest-8192",
+    "the widest supported rows: 8192 columns (fp32 and bf16)",
+    why="the whole row must fit one program; BLOCK = 8192 exactly, no tail",
+    section="Edge cases and the contract",
+    cost=4,
+)
 def widest(mod, ctx):
     for rows, dtype in ((2, torch.float32), (1, torch.bfloat16)):
         y, g = _inputs(ctx, (rows, MAX_COLS), dtype)
@@ -230,48 +303,75 @@ def widest(mod, ctx):
 
 # --- dtypes and options --------------------------------------------------------------------
 
-@check("dtype-fp16", "fp16 inputs: fp32 reduction, one cast to fp16 at the end (6x200)",
-       why="the output must be fp16, within one fp16 rounding of the exact product",
-       section="Precision: one fp32 reduction, one cast", cost=3)
+
+@check(
+    "dtype-fp16",
+    "fp16 inputs: fp32 reduction, one cast to fp16 at the end (6x200)",
+    why="the output must be fp16, within one fp16 rounding of the exact product",
+    section="Precision: one fp32 reduction, one cast",
+    cost=3,
+)
 def dtype_fp16(mod, ctx):
     y, g = _inputs(ctx, (6, 200), torch.float16)
     _expect(mod, ctx, y, g, "backward fp16")
 
 
-@check("dtype-bf16", "bf16 inputs: fp32 reduction, one cast to bf16 at the end (6x200)",
-       why="bf16 keeps 8 significant bits; anything but one final rounding shows up here",
-       section="Precision: one fp32 reduction, one cast", cost=3)
+@check(
+    "dtype-bf16",
+    "bf16 inputs: fp32 reduction, one cast to bf16 at the end (6x200)",
+    why="bf16 keeps 8 significant bits; anything but one final rounding shows up here",
+    section="Precision: one fp32 reduction, one cast",
+    cost=3,
+)
 def dtype_bf16(mod, ctx):
     y, g = _inputs(ctx, (6, 200), torch.bfloat16)
     _expect(mod, ctx, y, g, "backward bf16")
 
 
-@check("num-warps", "num_warps=4 and num_warps=8 both give the right answer",
-       why="every contract option value must work, not only the default",
-       section="Edge cases and the contract", cost=3)
+@check(
+    "num-warps",
+    "num_warps=4 and num_warps=8 both give the right answer",
+    why="every contract option value must work, not only the default",
+    section="Edge cases and the contract",
+    cost=3,
+)
 def num_warps(mod, ctx):
     for shape, dtype in (((5, 300), torch.float32), ((3, 2000), torch.float16)):
         y, g = _inputs(ctx, shape, dtype)
         for w in (4, 8):
-            _expect(mod, ctx, y, g, f"backward {shape[0]}x{shape[1]} {_name(dtype)} num_warps={w}",
-                    num_warps=w)
+            _expect(
+                mod, ctx, y, g, f"backward {shape[0]}x{shape[1]} {_name(dtype)} num_warps={w}", num_warps=w
+            )
 
 
 # --- numeric hazards -----------------------------------------------------------------------
 
-@check("large-gradient-offset", "g = +/-1000 + noise: the common offset cancels in g - dot",
-       why="a dot summed in fp16/bf16 is off by ~0.5 near 1000, which is the whole answer here",
-       section="Precision: one fp32 reduction, one cast", cost=3)
+
+@check(
+    "large-gradient-offset",
+    "g = +/-1000 + noise: the common offset cancels in g - dot",
+    why="a dot summed in fp16/bf16 is off by ~0.5 near 1000, which is the whole answer here",
+    section="Precision: one fp32 reduction, one cast",
+    cost=3,
+)
 def large_gradient_offset(mod, ctx):
-    for shape, dtype, offset in (((4, 16), torch.float16, 1000.0), ((3, 300), torch.float16, -1000.0),
-                                 ((4, 16), torch.float32, 1000.0)):
+    for shape, dtype, offset in (
+        ((4, 16), torch.float16, 1000.0),
+        ((3, 300), torch.float16, -1000.0),
+        ((4, 16), torch.float32, 1000.0),
+    ):
         y, g = _inputs(ctx, shape, dtype, g_offset=offset)
         _expect(mod, ctx, y, g, f"backward {shape[0]}x{shape[1]} {_name(dtype)}, g near {offset:g}")
 
 
-@check("peaked-probabilities", "one isolated maximum (one-hot y) and mass that grows toward the row's end",
-       why="with y one-hot, dx = 0 exactly; with the mass in the last columns, a dot over the first tile only is wrong",
-       section="Tile ownership and addresses", cost=3)
+@check(
+    "peaked-probabilities",
+    "one isolated maximum (one-hot y) and mass that grows toward the row's end",
+    why="with y one-hot, dx = 0 exactly; with the mass in the last columns, a dot over the first "
+    "tile only is wrong",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def peaked_probabilities(mod, ctx):
     # Logits of +/-1000 with one isolated maximum: softmax is exactly one-hot in float64.
     rows, cols = 3, 257
@@ -292,45 +392,58 @@ def peaked_probabilities(mod, ctx):
 
 # --- physical layouts ----------------------------------------------------------------------
 
-@check("transposed-inputs", "y transposed with g contiguous, g transposed with y contiguous, both",
-       why="assuming column stride 1 reads the wrong elements of a transpose",
-       section="Tile ownership and addresses", cost=3)
+
+@check(
+    "transposed-inputs",
+    "y transposed with g contiguous, g transposed with y contiguous, both",
+    why="assuming column stride 1 reads the wrong elements of a transpose",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def transposed_inputs(mod, ctx):
     rows, cols = 6, 45
     y, g = _inputs(ctx, (rows, cols), torch.float32)
-    y_t = y.t().contiguous().t()            # same values, strides (1, rows)
+    y_t = y.t().contiguous().t()  # same values, strides (1, rows)
     g_t = g.t().contiguous().t()
-    for yy, gg, what in ((y_t, g, "y transposed, g contiguous"),
-                         (y, g_t, "y contiguous, g transposed"),
-                         (y_t, g_t, "both transposed")):
+    for yy, gg, what in (
+        (y_t, g, "y transposed, g contiguous"),
+        (y, g_t, "y contiguous, g transposed"),
+        (y_t, g_t, "both transposed"),
+    ):
         _expect(mod, ctx, yy, gg, f"backward ({what}; y strides {yy.stride()}, g strides {gg.stride()})")
 
 
-@check("strided-slices", "sliced views with an offset start and row/column steps",
-       why="a view starts inside its storage and may skip columns: both strides and the offset pointer matter",
-       section="Tile ownership and addresses", cost=3)
+@check(
+    "strided-slices",
+    "sliced views with an offset start and row/column steps",
+    why="a view starts inside its storage and may skip columns: both strides and the offset pointer matter",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def strided_slices(mod, ctx):
     rows, cols = 5, 70
     y, g = _inputs(ctx, (rows, cols), torch.float16)
     y_v = _parked(y, rows, cols, row_step=2, col_step=1, pad=3, device=ctx.device)
     g_v = _parked(g, rows, cols, row_step=1, col_step=2, pad=1, device=ctx.device)
-    _expect(mod, ctx, y_v, g_v, f"backward (y strides {y_v.stride()}, g strides {g_v.stride()}, "
-                                f"both offset)")
+    _expect(mod, ctx, y_v, g_v, f"backward (y strides {y_v.stride()}, g strides {g_v.stride()}, both offset)")
     y_w = _parked(y, rows, cols, row_step=1, col_step=3, pad=2, device=ctx.device)
     g_w = _parked(g, rows, cols, row_step=3, col_step=1, pad=5, device=ctx.device)
-    _expect(mod, ctx, y_w, g_w, f"backward (y strides {y_w.stride()}, g strides {g_w.stride()}, "
-                                f"both offset)")
+    _expect(mod, ctx, y_w, g_w, f"backward (y strides {y_w.stride()}, g strides {g_w.stride()}, both offset)")
 
 
-@check("broadcast-inputs", "zero-stride inputs from expand: g shared by all rows, g per row, y shared",
-       why="a stride of 0 is legal: every row reads the same memory, and nothing may be written there",
-       section="Tile ownership and addresses", cost=3)
+@check(
+    "broadcast-inputs",
+    "zero-stride inputs from expand: g shared by all rows, g per row, y shared",
+    why="a stride of 0 is legal: every row reads the same memory, and nothing may be written there",
+    section="Tile ownership and addresses",
+    cost=3,
+)
 def broadcast_inputs(mod, ctx):
     rows, cols = 7, 33
     y, g = _inputs(ctx, (rows, cols), torch.float32)
-    g_row = g[:1].clone().expand(rows, cols)          # strides (0, 1)
-    g_col = g[:, :1].clone().expand(rows, cols)       # strides (1, 0): constant within a row
-    y_row = y[:1].clone().expand(rows, cols)          # strides (0, 1)
+    g_row = g[:1].clone().expand(rows, cols)  # strides (0, 1)
+    g_col = g[:, :1].clone().expand(rows, cols)  # strides (1, 0): constant within a row
+    y_row = y[:1].clone().expand(rows, cols)  # strides (0, 1)
     _expect(mod, ctx, y, g_row, f"backward (g strides {g_row.stride()})")
     got = _expect(mod, ctx, y, g_col, f"backward (g strides {g_col.stride()})")
     _expect(mod, ctx, y_row, g, f"backward (y strides {y_row.stride()})")
@@ -339,9 +452,14 @@ def broadcast_inputs(mod, ctx):
 
 # --- the contract: fresh output, inputs unchanged, rejections ------------------------------
 
-@check("inputs-unchanged", "y and grad_output are unchanged after the call",
-       why="writing dx into grad_output's memory (it looks dead) corrupts the caller's tensors",
-       section="Edge cases and the contract", cost=2)
+
+@check(
+    "inputs-unchanged",
+    "y and grad_output are unchanged after the call",
+    why="writing dx into grad_output's memory (it looks dead) corrupts the caller's tensors",
+    section="Edge cases and the contract",
+    cost=2,
+)
 def inputs_unchanged(mod, ctx):
     y, g = _inputs(ctx, (4, 100), torch.float16)
     y0, g0 = y.clone(), g.clone()
@@ -352,9 +470,13 @@ def inputs_unchanged(mod, ctx):
         raise CheckFailed("backward modified grad_output (dx must go to a fresh tensor)")
 
 
-@check("fresh-output", "the output is a fresh contiguous tensor that aliases neither input",
-       why="returning or writing into an input breaks callers that keep y or grad_output",
-       section="Edge cases and the contract", cost=2)
+@check(
+    "fresh-output",
+    "the output is a fresh contiguous tensor that aliases neither input",
+    why="returning or writing into an input breaks callers that keep y or grad_output",
+    section="Edge cases and the contract",
+    cost=2,
+)
 def fresh_output(mod, ctx):
     y, g = _inputs(ctx, (3, 20), torch.float32)
     y_t = y.t().contiguous().t()
@@ -367,9 +489,13 @@ def fresh_output(mod, ctx):
         raise CheckFailed("two calls returned the same memory; each call must allocate its output")
 
 
-@check("no-autograd-graph", "under torch.no_grad, requires_grad inputs work and no graph is recorded",
-       why="the contract registers no backward: the output must not claim a grad_fn",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "no-autograd-graph",
+    "under torch.no_grad, requires_grad inputs work and no graph is recorded",
+    why="the contract registers no backward: the output must not claim a grad_fn",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def no_autograd_graph(mod, ctx):
     y, g = _inputs(ctx, (2, 9), torch.float32)
     yr, gr = y.clone().requires_grad_(True), g.clone().requires_grad_(True)
@@ -379,13 +505,16 @@ def no_autograd_graph(mod, ctx):
         raise CheckFailed(f"backward returned {type(got).__name__}, not a tensor")
     if got.requires_grad or got.grad_fn is not None:
         raise CheckFailed("the output requires grad / has a grad_fn; no autograd registration is expected")
-    assert_close(got, _vjp64(y, g), dtype=torch.float32, name="backward under no_grad",
-                 device=ctx.device)
+    assert_close(got, _vjp64(y, g), dtype=torch.float32, name="backward under no_grad", device=ctx.device)
 
 
-@check("rejects-types", "non-tensors and unsupported or mismatched dtypes raise TypeError",
-       why="float64 or int inputs would be reinterpreted by the kernel's loads",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "rejects-types",
+    "non-tensors and unsupported or mismatched dtypes raise TypeError",
+    why="float64 or int inputs would be reinterpreted by the kernel's loads",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def rejects_types(mod, ctx):
     d = ctx.device
     y = torch.rand(2, 8, device=d)
@@ -393,76 +522,134 @@ def rejects_types(mod, ctx):
     expect_rejects(lambda: mod.backward([[0.5, 0.5]], g), (TypeError,), ["y"], "a list as y")
     expect_rejects(lambda: mod.backward(y, None), (TypeError,), ["grad_output"], "None as grad_output")
     for bad in (torch.float64, torch.int32):
-        expect_rejects(lambda: mod.backward(y.to(bad), g.to(bad)), (TypeError,), ["y"],
-                       f"{_name(bad)} inputs")
-    expect_rejects(lambda: mod.backward(y, g.to(torch.float16)), (TypeError,), ["grad_output"],
-                   "y fp32 with grad_output fp16")
-    expect_rejects(lambda: mod.backward(y.to(torch.bfloat16), g.to(torch.float16)), (TypeError,),
-                   ["grad_output"], "y bf16 with grad_output fp16")
+        expect_rejects(
+            lambda: mod.backward(y.to(bad), g.to(bad)), (TypeError,), ["y"], f"{_name(bad)} inputs"
+        )
+    expect_rejects(
+        lambda: mod.backward(y, g.to(torch.float16)),
+        (TypeError,),
+        ["grad_output"],
+        "y fp32 with grad_output fp16",
+    )
+    expect_rejects(
+        lambda: mod.backward(y.to(torch.bfloat16), g.to(torch.float16)),
+        (TypeError,),
+        ["grad_output"],
+        "y bf16 with grad_output fp16",
+    )
 
 
-@check("rejects-shapes", "wrong rank, mismatched shapes, 0 or 8193 columns raise ValueError",
-       why="a width past 8192 does not fit one program; a shape mismatch would read past grad_output",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "rejects-shapes",
+    "wrong rank, mismatched shapes, 0 or 8193 columns raise ValueError",
+    why="a width past 8192 does not fit one program; a shape mismatch would read past grad_output",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def rejects_shapes(mod, ctx):
     d = ctx.device
-    expect_rejects(lambda: mod.backward(torch.rand(8, device=d), torch.rand(8, device=d)),
-                   (ValueError,), ["y"], "1D inputs")
-    expect_rejects(lambda: mod.backward(torch.rand(2, 2, 8, device=d), torch.rand(2, 2, 8, device=d)),
-                   (ValueError,), ["y"], "3D inputs")
-    expect_rejects(lambda: mod.backward(torch.rand(2, 8, device=d), torch.rand(2, 9, device=d)),
-                   (ValueError,), ["grad_output"], "grad_output 2x9 for y 2x8")
-    expect_rejects(lambda: mod.backward(torch.rand(2, 8, device=d), torch.rand(3, 8, device=d)),
-                   (ValueError,), ["grad_output"], "grad_output 3x8 for y 2x8")
-    expect_rejects(lambda: mod.backward(torch.rand(2, MAX_COLS + 1, device=d),
-                                        torch.rand(2, MAX_COLS + 1, device=d)),
-                   (ValueError,), ["y"], f"{MAX_COLS + 1} columns")
-    expect_rejects(lambda: mod.backward(torch.rand(2, 0, device=d), torch.rand(2, 0, device=d)),
-                   (ValueError,), ["y"], "0 columns")
+    expect_rejects(
+        lambda: mod.backward(torch.rand(8, device=d), torch.rand(8, device=d)),
+        (ValueError,),
+        ["y"],
+        "1D inputs",
+    )
+    expect_rejects(
+        lambda: mod.backward(torch.rand(2, 2, 8, device=d), torch.rand(2, 2, 8, device=d)),
+        (ValueError,),
+        ["y"],
+        "3D inputs",
+    )
+    expect_rejects(
+        lambda: mod.backward(torch.rand(2, 8, device=d), torch.rand(2, 9, device=d)),
+        (ValueError,),
+        ["grad_output"],
+        "grad_output 2x9 for y 2x8",
+    )
+    expect_rejects(
+        lambda: mod.backward(torch.rand(2, 8, device=d), torch.rand(3, 8, device=d)),
+        (ValueError,),
+        ["grad_output"],
+        "grad_output 3x8 for y 2x8",
+    )
+    expect_rejects(
+        lambda: mod.backward(torch.rand(2, MAX_COLS + 1, device=d), torch.rand(2, MAX_COLS + 1, device=d)),
+        (ValueError,),
+        ["y"],
+        f"{MAX_COLS + 1} columns",
+    )
+    expect_rejects(
+        lambda: mod.backward(torch.rand(2, 0, device=d), torch.rand(2, 0, device=d)),
+        (ValueError,),
+        ["y"],
+        "0 columns",
+    )
 
 
-@check("rejects-options", "num_warps other than 4 or 8 is rejected (ValueError; TypeError if not an int)",
-       why="an unchecked option compiles a variant nobody tested",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "rejects-options",
+    "num_warps other than 4 or 8 is rejected (ValueError; TypeError if not an int)",
+    why="an unchecked option compiles a variant nobody tested",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def rejects_options(mod, ctx):
     y = torch.rand(2, 8, device=ctx.device)
     g = torch.randn(2, 8, device=ctx.device)
     for bad in (1, 2, 16, 0, -4):
-        expect_rejects(lambda: mod.backward(y, g, num_warps=bad), (ValueError,), ["num_warps"],
-                       f"num_warps={bad}")
+        expect_rejects(
+            lambda: mod.backward(y, g, num_warps=bad), (ValueError,), ["num_warps"], f"num_warps={bad}"
+        )
     for bad in (4.0, "4", True, None):
-        expect_rejects(lambda: mod.backward(y, g, num_warps=bad), (TypeError,), ["num_warps"],
-                       f"num_warps={bad!r}")
+        expect_rejects(
+            lambda: mod.backward(y, g, num_warps=bad), (TypeError,), ["num_warps"], f"num_warps={bad!r}"
+        )
 
 
-@check("rejects-device-and-grad", "wrong device, mismatched devices and requires_grad raise ValueError",
-       why="the kernel cannot read another device's memory, and no backward is registered",
-       section="Edge cases and the contract", cost=1)
+@check(
+    "rejects-device-and-grad",
+    "wrong device, mismatched devices and requires_grad raise ValueError",
+    why="the kernel cannot read another device's memory, and no backward is registered",
+    section="Edge cases and the contract",
+    cost=1,
+)
 def rejects_device_and_grad(mod, ctx):
     d = ctx.device
     y = torch.rand(2, 8, device=d)
     g = torch.randn(2, 8, device=d)
     meta = torch.empty(2, 8, device="meta")
     expect_rejects(lambda: mod.backward(meta, g), (ValueError,), ["y"], "y on the meta device")
-    expect_rejects(lambda: mod.backward(y, meta), (ValueError,), ["grad_output"],
-                   "grad_output on another device")
+    expect_rejects(
+        lambda: mod.backward(y, meta), (ValueError,), ["grad_output"], "grad_output on another device"
+    )
     if d == "cuda":
-        expect_rejects(lambda: mod.backward(y, g.cpu()), (ValueError,), ["grad_output"],
-                       "grad_output on the CPU, y on the GPU")
+        expect_rejects(
+            lambda: mod.backward(y, g.cpu()),
+            (ValueError,),
+            ["grad_output"],
+            "grad_output on the CPU, y on the GPU",
+        )
     with torch.enable_grad():
         yr = y.clone().requires_grad_(True)
         gr = g.clone().requires_grad_(True)
         expect_rejects(lambda: mod.backward(yr, g), (ValueError,), ["y"], "y requiring grad")
-        expect_rejects(lambda: mod.backward(y, gr), (ValueError,), ["grad_output"],
-                       "grad_output requiring grad")
+        expect_rejects(
+            lambda: mod.backward(y, gr), (ValueError,), ["grad_output"], "grad_output requiring grad"
+        )
 
 
 # --- GPU only ------------------------------------------------------------------------------
 
-@check("nondefault-stream", "runs on the caller's current CUDA stream",
-       why="a kernel launched on the default stream races with work queued on the caller's stream",
-       section="Edge cases and the contract", cost=3, interpreter=False,
-       interpreter_reason="needs a real GPU: the interpreter has no CUDA streams")
+
+@check(
+    "nondefault-stream",
+    "runs on the caller's current CUDA stream",
+    why="a kernel launched on the default stream races with work queued on the caller's stream",
+    section="Edge cases and the contract",
+    cost=3,
+    interpreter=False,
+    interpreter_reason="needs a real GPU: the interpreter has no CUDA streams",
+)
 def nondefault_stream(mod, ctx):
     ctx.require_gpu("needs a CUDA GPU for a non-default stream")
     rows, cols = 512, 4097
@@ -474,10 +661,9 @@ def nondefault_stream(mod, ctx):
         y = y * 1.0
         g = g * 1.0
         got = mod.backward(y, g)
-        got = got * 1.0                   # consume on the same stream before syncing
+        got = got * 1.0  # consume on the same stream before syncing
     stream.synchronize()
-    assert_close(got, _vjp64(y, g), dtype=torch.float16, name="backward on a side stream",
-                 device=ctx.device)
+    assert_close(got, _vjp64(y, g), dtype=torch.float16, name="backward on a side stream", device=ctx.device)
 
 
 CASES = collect(globals())

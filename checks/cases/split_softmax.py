@@ -8,13 +8,20 @@ checks.tensors and nowhere else.
 Shapes stay small because Triton's interpreter runs one program at a time: a 1x131072
 row at chunk_size 1024 is 128 programs per tiled kernel and takes about half a second.
 """
+
 import math
 
 import torch
 
 from checks.case import CheckFailed, check, collect
-from checks.tensors import (poisoned_allocator, assert_close, assert_not_alias, expect_rejects,
-                            expect_tensor, randn)
+from checks.tensors import (
+    poisoned_allocator,
+    assert_close,
+    assert_not_alias,
+    expect_rejects,
+    expect_tensor,
+    randn,
+)
 
 CHUNK_SIZES = (256, 1024, 4096)
 DEFAULT_CHUNK = 1024
@@ -22,6 +29,7 @@ MAX_COLS = 131072
 
 
 # --- helpers -------------------------------------------------------------------------
+
 
 def _oracle(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x.detach().to("cpu", torch.float64), dim=-1)
@@ -68,39 +76,66 @@ def _rising_rows(ctx, rows, cols, chunk, step=5.0):
 
 # --- first verdicts ------------------------------------------------------------------
 
-@check("basic-small", "2x2500 fp32 at chunk_size 1024 (three chunks, the last one ragged)",
-       why="the first end-to-end result: stats, merge and normalize all have to be right",
-       section="Three kernels, one stream", cost=1)
+
+@check(
+    "basic-small",
+    "2x2500 fp32 at chunk_size 1024 (three chunks, the last one ragged)",
+    why="the first end-to-end result: stats, merge and normalize all have to be right",
+    section="Three kernels, one stream",
+    cost=1,
+)
 def basic_small(mod, ctx):
     _expect_softmax(mod, randn((2, 2500), ctx=ctx), ctx)
 
 
-@check("worked-scratch", "scratch_bytes(4, 32769, 1024) is 1088, and T = ceil(N / chunk_size)",
-       why="a floor division drops the ragged last chunk; forgetting the merged pair undercounts",
-       section="Worked example: scratch for 4x32769", cost=1)
+@check(
+    "worked-scratch",
+    "scratch_bytes(4, 32769, 1024) is 1088, and T = ceil(N / chunk_size)",
+    why="a floor division drops the ragged last chunk; forgetting the merged pair undercounts",
+    section="Worked example: scratch for 4x32769",
+    cost=1,
+)
 def worked_scratch(mod, ctx):
     got = mod.scratch_bytes(4, 32769, 1024)
     if isinstance(got, bool) or not isinstance(got, int):
         raise CheckFailed(f"scratch_bytes should return an int, got {type(got).__name__} {got!r}")
     if got != 1088:
-        raise CheckFailed(f"scratch_bytes(4, 32769, 1024) returned {got}; expected 1088 = "
-                          f"8 bytes * 4 rows * (33 chunks + 1 merged pair), with "
-                          f"T = ceil(32769 / 1024) = 33", {"got": got, "expected": 1088})
-    for (m, n, c) in [(1, 1, 256), (2, 256, 256), (2, 257, 256), (3, 131072, 256),
-                      (5, 4097, 4096), (7, 1000, 1024), (0, 5000, 1024)]:
+        raise CheckFailed(
+            f"scratch_bytes(4, 32769, 1024) returned {got}; expected 1088 = "
+            f"8 bytes * 4 rows * (33 chunks + 1 merged pair), with "
+            f"T = ceil(32769 / 1024) = 33",
+            {"got": got, "expected": 1088},
+        )
+    for m, n, c in [
+        (1, 1, 256),
+        (2, 256, 256),
+        (2, 257, 256),
+        (3, 131072, 256),
+        (5, 4097, 4096),
+        (7, 1000, 1024),
+        (0, 5000, 1024),
+    ]:
         tiles = -(-n // c)
         want = 8 * m * (tiles + 1)
         got = mod.scratch_bytes(m, n, c)
         if got != want:
-            raise CheckFailed(f"scratch_bytes({m}, {n}, {c}) returned {got!r}; expected {want} "
-                              f"(T = ceil({n}/{c}) = {tiles})", {"got": got, "expected": want})
+            raise CheckFailed(
+                f"scratch_bytes({m}, {n}, {c}) returned {got!r}; expected {want} "
+                f"(T = ceil({n}/{c}) = {tiles})",
+                {"got": got, "expected": want},
+            )
 
 
 # --- invariants ----------------------------------------------------------------------
 
-@check("rows-sum-to-one", "every row of the output sums to 1, at every chunk_size",
-       why="chunks normalized on their own each sum to 1, so a row of T chunks sums to T",
-       section="Why local probabilities cannot be concatenated", cost=2)
+
+@check(
+    "rows-sum-to-one",
+    "every row of the output sums to 1, at every chunk_size",
+    why="chunks normalized on their own each sum to 1, so a row of T chunks sums to T",
+    section="Why local probabilities cannot be concatenated",
+    cost=2,
+)
 def rows_sum_to_one(mod, ctx):
     x = randn((3, 5000), ctx=ctx, scale=2.0)
     for chunk in CHUNK_SIZES:
@@ -109,72 +144,110 @@ def rows_sum_to_one(mod, ctx):
         sums = got.detach().to("cpu", torch.float64).sum(dim=-1)
         tiles = math.ceil(x.shape[1] / chunk)
         if tiles > 1 and bool(((sums - tiles).abs() < 1e-2).all()):
-            raise CheckFailed(f"chunk_size={chunk}: every row sums to {tiles} = T, the number "
-                              f"of chunks: each chunk was normalized by its own (m, l) instead "
-                              f"of the row's merged (m, l)", {"row_sums": sums.tolist()})
+            raise CheckFailed(
+                f"chunk_size={chunk}: every row sums to {tiles} = T, the number "
+                f"of chunks: each chunk was normalized by its own (m, l) instead "
+                f"of the row's merged (m, l)",
+                {"row_sums": sums.tolist()},
+            )
         # fp32 tolerance on a sum of 5000 fp32 probabilities (each within a few ulps).
-        assert_close(sums.to(torch.float32), torch.ones(3, dtype=torch.float64),
-                     dtype=torch.float32, name=f"row sums at chunk_size={chunk}", device="cpu")
+        assert_close(
+            sums.to(torch.float32),
+            torch.ones(3, dtype=torch.float64),
+            dtype=torch.float32,
+            name=f"row sums at chunk_size={chunk}",
+            device="cpu",
+        )
 
 
 # --- edge widths ---------------------------------------------------------------------
 
-@check("width-1", "one column: every probability is exactly 1",
-       why="a chunk with one valid lane and CHUNK-1 padding lanes: padding must not count",
-       section="Tile ownership and masks", cost=1)
+
+@check(
+    "width-1",
+    "one column: every probability is exactly 1",
+    why="a chunk with one valid lane and CHUNK-1 padding lanes: padding must not count",
+    section="Tile ownership and masks",
+    cost=1,
+)
 def width_1(mod, ctx):
     x = randn((3, 1), ctx=ctx, scale=30.0)
     for chunk in CHUNK_SIZES:
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
 
 
-@check("width-chunk-minus-1", "1023 columns at chunk_size 1024 (one chunk, one padding lane)",
-       why="the mask of a single, almost full chunk",
-       section="Tile ownership and masks", cost=1)
+@check(
+    "width-chunk-minus-1",
+    "1023 columns at chunk_size 1024 (one chunk, one padding lane)",
+    why="the mask of a single, almost full chunk",
+    section="Tile ownership and masks",
+    cost=1,
+)
 def width_chunk_minus_1(mod, ctx):
     _expect_softmax(mod, randn((2, DEFAULT_CHUNK - 1), ctx=ctx), ctx)
 
 
-@check("width-chunk", "exactly 1024 columns at chunk_size 1024 (one full chunk, T = 1)",
-       why="an off-by-one in T launches an empty chunk whose (m, l) must not poison the merge",
-       section="Tile ownership and masks", cost=1)
+@check(
+    "width-chunk",
+    "exactly 1024 columns at chunk_size 1024 (one full chunk, T = 1)",
+    why="an off-by-one in T launches an empty chunk whose (m, l) must not poison the merge",
+    section="Tile ownership and masks",
+    cost=1,
+)
 def width_chunk(mod, ctx):
     _expect_softmax(mod, randn((2, DEFAULT_CHUNK), ctx=ctx), ctx)
 
 
-@check("width-chunk-plus-1", "1025 columns at chunk_size 1024 (a second chunk holding one column)",
-       why="the first width where the merge matters, and the tail chunk is almost all padding",
-       section="Tile ownership and masks", cost=1)
+@check(
+    "width-chunk-plus-1",
+    "1025 columns at chunk_size 1024 (a second chunk holding one column)",
+    why="the first width where the merge matters, and the tail chunk is almost all padding",
+    section="Tile ownership and masks",
+    cost=1,
+)
 def width_chunk_plus_1(mod, ctx):
     _expect_softmax(mod, randn((2, DEFAULT_CHUNK + 1), ctx=ctx), ctx)
 
 
 # --- numeric hazards -----------------------------------------------------------------
 
-@check("isolated-max-last-chunk", "one large logit in the ragged last chunk",
-       why="every other chunk's sum must shrink by exp(m_i - m) to the row maximum",
-       section="Kernel 2: the rescaled merge", cost=2)
+
+@check(
+    "isolated-max-last-chunk",
+    "one large logit in the ragged last chunk",
+    why="every other chunk's sum must shrink by exp(m_i - m) to the row maximum",
+    section="Kernel 2: the rescaled merge",
+    cost=2,
+)
 def isolated_max_last_chunk(mod, ctx):
-    rows, cols = 3, 4500          # chunks 0-3 full, chunk 4 holds 404 columns
+    rows, cols = 3, 4500  # chunks 0-3 full, chunk 4 holds 404 columns
     x = randn((rows, cols), ctx=ctx).cpu()
     x[0, cols - 3] = 9.0
-    x[1, cols - 1] = 9.0          # the very last column
-    x[2, 4100] = 9.0              # the first column of the last chunk
+    x[1, cols - 1] = 9.0  # the very last column
+    x[2, 4100] = 9.0  # the first column of the last chunk
     _expect_softmax(mod, x.to(ctx.device), ctx)
 
 
-@check("rising-max", "the maximum rises chunk by chunk, at every chunk_size",
-       why="keeping the first chunk's maximum or adding raw sums fails once the maximum moves",
-       section="Kernel 2: the rescaled merge", cost=2)
+@check(
+    "rising-max",
+    "the maximum rises chunk by chunk, at every chunk_size",
+    why="keeping the first chunk's maximum or adding raw sums fails once the maximum moves",
+    section="Kernel 2: the rescaled merge",
+    cost=2,
+)
 def rising_max(mod, ctx):
     for chunk in CHUNK_SIZES:
         x = _rising_rows(ctx, 2, 3 * chunk + 17, chunk)
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
 
 
-@check("large-logits", "rows near +1000 and -1000, fp32 and fp16",
-       why="exp(1000) overflows and exp(-1000) underflows: only differences from a max are safe",
-       section="Kernel 1: partial statistics", cost=2)
+@check(
+    "large-logits",
+    "rows near +1000 and -1000, fp32 and fp16",
+    why="exp(1000) overflows and exp(-1000) underflows: only differences from a max are safe",
+    section="Kernel 1: partial statistics",
+    cost=2,
+)
 def large_logits(mod, ctx):
     base = randn((4, 2100), ctx=ctx, scale=3.0).cpu()
     offsets = torch.tensor([1000.0, -1000.0, 1000.0, -1000.0]).unsqueeze(1)
@@ -185,45 +258,66 @@ def large_logits(mod, ctx):
 
 # --- options and dtypes ----------------------------------------------------------------
 
-@check("every-chunk-size", "chunk_size 256, 1024 and 4096 on a width that is ragged for all three",
-       why="each chunk_size is a different CHUNK constexpr and a different tile count",
-       section="The contract", cost=3)
+
+@check(
+    "every-chunk-size",
+    "chunk_size 256, 1024 and 4096 on a width that is ragged for all three",
+    why="each chunk_size is a different CHUNK constexpr and a different tile count",
+    section="The contract",
+    cost=3,
+)
 def every_chunk_size(mod, ctx):
     x = randn((2, 9000), ctx=ctx, scale=2.0)
     for chunk in CHUNK_SIZES:
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
 
 
-@check("dtype-fp16", "fp16 input: fp16 output, computed in fp32",
-       why="accumulating exp sums in fp16 loses the small terms; the output must keep the dtype",
-       section="Tolerances", cost=2)
+@check(
+    "dtype-fp16",
+    "fp16 input: fp16 output, computed in fp32",
+    why="accumulating exp sums in fp16 loses the small terms; the output must keep the dtype",
+    section="Tolerances",
+    cost=2,
+)
 def dtype_fp16(mod, ctx):
     x = randn((3, 2500), ctx=ctx, scale=2.0, dtype=torch.float16)
     for chunk in (256, DEFAULT_CHUNK):
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
 
 
-@check("dtype-bf16", "bf16 input: bf16 output, computed in fp32",
-       why="bf16 keeps 8 significant bits: any bf16 intermediate shows at once",
-       section="Tolerances", cost=2)
+@check(
+    "dtype-bf16",
+    "bf16 input: bf16 output, computed in fp32",
+    why="bf16 keeps 8 significant bits: any bf16 intermediate shows at once",
+    section="Tolerances",
+    cost=2,
+)
 def dtype_bf16(mod, ctx):
     x = randn((3, 2500), ctx=ctx, scale=2.0, dtype=torch.bfloat16)
     for chunk in (DEFAULT_CHUNK, 4096):
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
 
 
-@check("worked-shape-4x32769", "the worked example's shape: 4x32769 at chunk_size 1024 (T = 33)",
-       why="the 33rd chunk holds one column; a floor division would never compute it",
-       section="Worked example: scratch for 4x32769", cost=3)
+@check(
+    "worked-shape-4x32769",
+    "the worked example's shape: 4x32769 at chunk_size 1024 (T = 33)",
+    why="the 33rd chunk holds one column; a floor division would never compute it",
+    section="Worked example: scratch for 4x32769",
+    cost=3,
+)
 def worked_shape(mod, ctx):
     _expect_softmax(mod, randn((4, 32769), ctx=ctx), ctx, chunk_size=1024)
 
 
-@check("width-131072", "the widest supported row, 131072 columns (1 row in the interpreter)",
-       why="the largest T (512 chunks at 256): the merge must cover every chunk of the row",
-       section="The contract", cost=4)
+@check(
+    "width-131072",
+    "the widest supported row, 131072 columns (1 row in the interpreter)",
+    why="the largest T (512 chunks at 256): the merge must cover every chunk of the row",
+    section="The contract",
+    cost=4,
+)
 def width_131072(mod, ctx):
-    rows = 1 if ctx.interpret else 4      # the interpreter runs one program at a time
+    rows = 1 if ctx.interpret else 4  # the interpreter runs one program at a time
     x = randn((rows, MAX_COLS), ctx=ctx, scale=2.0)
     for chunk in CHUNK_SIZES:
         _expect_softmax(mod, x, ctx, chunk_size=chunk)
@@ -231,35 +325,53 @@ def width_131072(mod, ctx):
 
 # --- layouts, memory and streams -----------------------------------------------------
 
-@check("zero-rows", "zero rows: an empty output of the same shape and dtype",
-       why="a grid with zero programs is an error on some launches; an empty input is allowed",
-       section="The contract", cost=1)
+
+@check(
+    "zero-rows",
+    "zero rows: an empty output of the same shape and dtype",
+    why="a grid with zero programs is an error on some launches; an empty input is allowed",
+    section="The contract",
+    cost=1,
+)
 def zero_rows(mod, ctx):
     for chunk in CHUNK_SIZES:
         for dtype in (torch.float32, torch.bfloat16):
             x = torch.empty((0, 3000), dtype=dtype, device=ctx.device)
             got = mod.softmax(x, chunk_size=chunk)
-            expect_tensor(got, shape=(0, 3000), dtype=dtype, device=ctx.device,
-                          name=f"softmax(0x3000, chunk_size={chunk})")
+            expect_tensor(
+                got,
+                shape=(0, 3000),
+                dtype=dtype,
+                device=ctx.device,
+                name=f"softmax(0x3000, chunk_size={chunk})",
+            )
 
 
-@check("row-slice-offset", "a contiguous row slice (an offset data pointer) is read in place",
-       why="a kernel that assumes the view starts at its storage's start reads the wrong rows",
-       section="Tile ownership and masks", cost=2)
+@check(
+    "row-slice-offset",
+    "a contiguous row slice (an offset data pointer) is read in place",
+    why="a kernel that assumes the view starts at its storage's start reads the wrong rows",
+    section="Tile ownership and masks",
+    cost=2,
+)
 def row_slice_offset(mod, ctx):
     big = randn((6, 1500), ctx=ctx)
     before = big.clone()
-    x = big[2:5]                       # contiguous, storage offset 2*1500
+    x = big[2:5]  # contiguous, storage offset 2*1500
     _expect_softmax(mod, x, ctx)
     if not torch.equal(big, before):
         raise CheckFailed("softmax wrote into its input's storage (rows outside the slice changed)")
-    one_row = randn((1500, 1), ctx=ctx).t()   # shape (1, 1500), strides (1, 1): contiguous
+    one_row = randn((1500, 1), ctx=ctx).t()  # shape (1, 1500), strides (1, 1): contiguous
     _expect_softmax(mod, one_row, ctx)
 
 
-@check("input-unchanged", "the input is unchanged after the call",
-       why="callers keep using their logits; a kernel writing back into x corrupts them",
-       section="The contract", cost=1)
+@check(
+    "input-unchanged",
+    "the input is unchanged after the call",
+    why="callers keep using their logits; a kernel writing back into x corrupts them",
+    section="The contract",
+    cost=1,
+)
 def input_unchanged(mod, ctx):
     x = randn((2, 2100), ctx=ctx)
     before = x.clone()
@@ -269,9 +381,13 @@ def input_unchanged(mod, ctx):
         raise CheckFailed(f"softmax modified its input: {changed} elements of x changed")
 
 
-@check("fresh-output", "each call returns a fresh contiguous output that aliases nothing",
-       why="returning x (written in place) or a cached buffer breaks callers that keep results",
-       section="The contract", cost=1)
+@check(
+    "fresh-output",
+    "each call returns a fresh contiguous output that aliases nothing",
+    why="returning x (written in place) or a cached buffer breaks callers that keep results",
+    section="The contract",
+    cost=1,
+)
 def fresh_output(mod, ctx):
     x = randn((2, 1100), ctx=ctx)
     first = _call(mod, x)
@@ -279,15 +395,22 @@ def fresh_output(mod, ctx):
     assert_not_alias(first, x)
     second = _call(mod, x)
     if first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr():
-        raise CheckFailed("two calls returned the same output buffer; allocate a fresh output "
-                          "with torch.empty on every call")
+        raise CheckFailed(
+            "two calls returned the same output buffer; allocate a fresh output "
+            "with torch.empty on every call"
+        )
     assert_close(first, _oracle(x), dtype=x.dtype, name="first call's output (after a second call)")
 
 
-@check("non-default-stream", "all three launches follow the caller's non-default CUDA stream",
-       why="a launch on another stream races with the producer of x and with its own kernels",
-       section="Three kernels, one stream", cost=2, interpreter=False,
-       interpreter_reason="the interpreter has no CUDA streams; needs a real GPU")
+@check(
+    "non-default-stream",
+    "all three launches follow the caller's non-default CUDA stream",
+    why="a launch on another stream races with the producer of x and with its own kernels",
+    section="Three kernels, one stream",
+    cost=2,
+    interpreter=False,
+    interpreter_reason="the interpreter has no CUDA streams; needs a real GPU",
+)
 def non_default_stream(mod, ctx):
     ctx.require_gpu("a non-default CUDA stream needs a real GPU")
     src = randn((4, 32769), ctx=ctx)
@@ -295,7 +418,7 @@ def non_default_stream(mod, ctx):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        torch.cuda._sleep(20_000_000)      # keep the stream busy: x is written late
+        torch.cuda._sleep(20_000_000)  # keep the stream busy: x is written late
         x.copy_(src)
         got = mod.softmax(x, chunk_size=256)
     stream.synchronize()
@@ -304,9 +427,14 @@ def non_default_stream(mod, ctx):
 
 # --- rejections ----------------------------------------------------------------------
 
-@check("rejects-bad-type-or-dtype", "a non-tensor or a float64/int input is a TypeError naming x",
-       why="a silent cast hides a caller's mistake and doubles the traffic",
-       section="The contract", cost=1)
+
+@check(
+    "rejects-bad-type-or-dtype",
+    "a non-tensor or a float64/int input is a TypeError naming x",
+    why="a silent cast hides a caller's mistake and doubles the traffic",
+    section="The contract",
+    cost=1,
+)
 def rejects_bad_type_or_dtype(mod, ctx):
     expect_rejects(lambda: mod.softmax([[1.0, 2.0]]), (TypeError,), ["x"], "a list")
     for dtype in (torch.float64, torch.int32, torch.int64):
@@ -314,27 +442,39 @@ def rejects_bad_type_or_dtype(mod, ctx):
         expect_rejects(lambda: mod.softmax(x), (TypeError,), ["x"], f"a {dtype} input")
 
 
-@check("rejects-bad-shape", "1D and 3D inputs are a ValueError naming x",
-       why="the kernel indexes row * n_cols + col: it is written for exactly two dimensions",
-       section="The contract", cost=1)
+@check(
+    "rejects-bad-shape",
+    "1D and 3D inputs are a ValueError naming x",
+    why="the kernel indexes row * n_cols + col: it is written for exactly two dimensions",
+    section="The contract",
+    cost=1,
+)
 def rejects_bad_shape(mod, ctx):
     for shape in ((8,), (2, 3, 8)):
         x = torch.zeros(shape, device=ctx.device)
         expect_rejects(lambda: mod.softmax(x), (ValueError,), ["x"], f"a {len(shape)}D input")
 
 
-@check("rejects-widths", "0 and 131073 columns are a ValueError naming x",
-       why="the contract stops at 131072; zero columns has no maximum to normalize by",
-       section="The contract", cost=1)
+@check(
+    "rejects-widths",
+    "0 and 131073 columns are a ValueError naming x",
+    why="the contract stops at 131072; zero columns has no maximum to normalize by",
+    section="The contract",
+    cost=1,
+)
 def rejects_widths(mod, ctx):
     for cols in (0, MAX_COLS + 1):
         x = torch.zeros((1, cols), device=ctx.device)
         expect_rejects(lambda: mod.softmax(x), (ValueError,), ["x"], f"{cols} columns")
 
 
-@check("rejects-non-contiguous", "transposes, column slices and expanded rows are a ValueError naming x",
-       why="the kernels assume row stride n_cols and column stride 1 (the contract asks for contiguous x)",
-       section="The contract", cost=1)
+@check(
+    "rejects-non-contiguous",
+    "transposes, column slices and expanded rows are a ValueError naming x",
+    why="the kernels assume row stride n_cols and column stride 1 (the contract asks for contiguous x)",
+    section="The contract",
+    cost=1,
+)
 def rejects_non_contiguous(mod, ctx):
     base = torch.zeros((8, 6), device=ctx.device)
     layouts = {
@@ -347,24 +487,38 @@ def rejects_non_contiguous(mod, ctx):
         expect_rejects(lambda: mod.softmax(x), (ValueError,), ["x"], what)
 
 
-@check("rejects-bad-chunk-size", "chunk_size outside 256/1024/4096 is a ValueError; a non-int a TypeError",
-       why="the launch grid and the constexpr CHUNK come from chunk_size: only three are supported",
-       section="The contract", cost=1)
+@check(
+    "rejects-bad-chunk-size",
+    "chunk_size outside 256/1024/4096 is a ValueError; a non-int a TypeError",
+    why="the launch grid and the constexpr CHUNK come from chunk_size: only three are supported",
+    section="The contract",
+    cost=1,
+)
 def rejects_bad_chunk_size(mod, ctx):
     x = torch.zeros((2, 8), device=ctx.device)
     for bad in (0, -1024, 512, 2048, 8192):
-        expect_rejects(lambda: mod.softmax(x, chunk_size=bad), (ValueError,), ["chunk_size"],
-                       f"chunk_size={bad}")
+        expect_rejects(
+            lambda: mod.softmax(x, chunk_size=bad), (ValueError,), ["chunk_size"], f"chunk_size={bad}"
+        )
     for bad in (1024.0, "1024", None, True):
-        expect_rejects(lambda: mod.softmax(x, chunk_size=bad), (TypeError,), ["chunk_size"],
-                       f"chunk_size={bad!r}")
-    expect_rejects(lambda: mod.scratch_bytes(4, 32769, 512), (ValueError,), ["chunk_size"],
-                   "scratch_bytes(..., chunk_size=512)")
+        expect_rejects(
+            lambda: mod.softmax(x, chunk_size=bad), (TypeError,), ["chunk_size"], f"chunk_size={bad!r}"
+        )
+    expect_rejects(
+        lambda: mod.scratch_bytes(4, 32769, 512),
+        (ValueError,),
+        ["chunk_size"],
+        "scratch_bytes(..., chunk_size=512)",
+    )
 
 
-@check("rejects-device-and-grad", "a tensor on the wrong device or requiring grad is a ValueError naming x",
-       why="kernels register no backward, and a pointer from the wrong device faults",
-       section="The contract", cost=1)
+@check(
+    "rejects-device-and-grad",
+    "a tensor on the wrong device or requiring grad is a ValueError naming x",
+    why="kernels register no backward, and a pointer from the wrong device faults",
+    section="The contract",
+    cost=1,
+)
 def rejects_device_and_grad(mod, ctx):
     meta = torch.zeros((2, 8), device="meta")
     expect_rejects(lambda: mod.softmax(meta), (ValueError,), ["x"], "a meta-device tensor")
@@ -375,12 +529,16 @@ def rejects_device_and_grad(mod, ctx):
     expect_rejects(lambda: mod.softmax(x), (ValueError,), ["x"], "requires_grad with autograd on")
 
 
-@check("no-grad-accepted", "an x that requires grad is accepted under torch.no_grad()",
-       why="the contract rejects requires_grad only while autograd is enabled",
-       section="The contract", cost=1)
+@check(
+    "no-grad-accepted",
+    "an x that requires grad is accepted under torch.no_grad()",
+    why="the contract rejects requires_grad only while autograd is enabled",
+    section="The contract",
+    cost=1,
+)
 def no_grad_accepted(mod, ctx):
     x = randn((2, 300), ctx=ctx).requires_grad_()
-    with torch.no_grad():           # no graph is being recorded, so nothing is lost
+    with torch.no_grad():  # no graph is being recorded, so nothing is lost
         got = _call(mod, x)
     assert_close(got, _oracle(x), dtype=x.dtype, name="softmax of a requires_grad x under no_grad")
 

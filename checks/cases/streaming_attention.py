@@ -9,13 +9,21 @@ Interpreter budget: Triton's interpreter runs one program at a time with numpy, 
 lengths stay <= 160 except the single widest-length check (N=2048 at D=16).  bf16
 ``tl.dot`` is silently wrong in the interpreter, so every bf16 run is GPU-only.
 """
+
 import inspect
 import math
 
 import torch
 
 from checks.case import CheckFailed, Unavailable, check, collect
-from checks.tensors import poisoned_allocator as _fill_with_poison, POISON, assert_close, assert_not_alias, expect_rejects, randn
+from checks.tensors import (
+    poisoned_allocator as _fill_with_poison,
+    POISON,
+    assert_close,
+    assert_not_alias,
+    expect_rejects,
+    randn,
+)
 
 FP16, BF16 = torch.float16, torch.bfloat16
 BF16_REASON = "bf16 tl.dot is unsupported in Triton's interpreter (silently wrong)"
@@ -24,13 +32,14 @@ STREAM_REASON = "needs a CUDA GPU: a non-default CUDA stream"
 
 # --- helpers -------------------------------------------------------------------------
 
+
 def _oracle(q, k, v, causal):
     """float64 softmax(q k^T / sqrt(D) [masked]) v on the CPU, from the stored values."""
     q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
     n, d = q64.shape
     scores = q64 @ k64.T / math.sqrt(d)
     if causal:
-        future = torch.ones(n, n, dtype=torch.bool).triu(1)      # key j > query i
+        future = torch.ones(n, n, dtype=torch.bool).triu(1)  # key j > query i
         scores = scores.masked_fill(future, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v64
 
@@ -91,32 +100,41 @@ def _extreme_inputs(ctx, n, d, dtype):
     r = 15 - (torch.arange(n) * 16 // n).to(torch.float64)
     q.zero_()
     k.zero_()
-    q[:, 0] = (sign_q * 2.5 * math.sqrt(d)).to(q.device)          # logit = +/-2.5 * k[j, 0]
-    k[:, 0] = (sign_k * (400.0 - 0.25 * r)).to(k.device)           # |logit| up to 1000
+    q[:, 0] = (sign_q * 2.5 * math.sqrt(d)).to(q.device)  # logit = +/-2.5 * k[j, 0]
+    k[:, 0] = (sign_k * (400.0 - 0.25 * r)).to(k.device)  # |logit| up to 1000
     return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
 # --- a first verdict -----------------------------------------------------------------
 
-@check("basic", "N=40, D=32, fp16, full attention, block_n=32 (one whole key tile + a ragged one)",
-       why="the first thing to get right: one query block, two key tiles, the recurrence across them",
-       section="The recurrence: (m, l, acc) across key tiles", cost=1)
+
+@check(
+    "basic",
+    "N=40, D=32, fp16, full attention, block_n=32 (one whole key tile + a ragged one)",
+    why="the first thing to get right: one query block, two key tiles, the recurrence across them",
+    section="The recurrence: (m, l, acc) across key tiles",
+    cost=1,
+)
 def basic(mod, ctx):
     q, k, v = _qkv(ctx, 40, 32)
     _run(mod, q, k, v, causal=False, block_n=32)
 
 
-@check("worked-answer", "logits [0, 0, log 2] on values [1, 3, 10] in three key tiles give 6, not 7",
-       why="rescaling l but not acc when the running maximum rises: the lesson's worked answer",
-       section="Worked example: logits [0, 0, log 2]", cost=1)
+@check(
+    "worked-answer",
+    "logits [0, 0, log 2] on values [1, 3, 10] in three key tiles give 6, not 7",
+    why="rescaling l but not acc when the running maximum rises: the lesson's worked answer",
+    section="Worked example: logits [0, 0, log 2]",
+    cost=1,
+)
 def worked_answer(mod, ctx):
-    d = 16                                        # scale = 1/sqrt(16) = 1/4, q = [4, 0, ...]
+    d = 16  # scale = 1/sqrt(16) = 1/4, q = [4, 0, ...]
     for block_n in (32, 64):
-        n = 2 * block_n + 1                       # the three keys sit at 0, block_n, 2*block_n
+        n = 2 * block_n + 1  # the three keys sit at 0, block_n, 2*block_n
         q = torch.zeros(n, d, dtype=torch.float64)
-        q[:, 0] = 4.0                             # so the logit of key j is k[j, 0]
+        q[:, 0] = 4.0  # so the logit of key j is k[j, 0]
         k = torch.zeros(n, d, dtype=torch.float64)
-        k[:, 0] = -30.0                           # filler keys: weight exp(-30) ~ 1e-13, i.e. none
+        k[:, 0] = -30.0  # filler keys: weight exp(-30) ~ 1e-13, i.e. none
         v = randn((n, d), ctx=ctx, dtype=torch.float64).cpu()
         for pos, logit, value in ((0, 0.0, 1.0), (block_n, 0.0, 3.0), (2 * block_n, math.log(2.0), 10.0)):
             k[pos, 0] = logit
@@ -126,28 +144,46 @@ def worked_answer(mod, ctx):
             got = _call(mod, q, k, v, causal, block_n)
             last = float(got[n - 1, 0]) if isinstance(got, torch.Tensor) and got.shape == (n, d) else None
             if last is not None and abs(last - 6.0) > 0.05:
-                hint = (" -- 7 is what you get when l is rescaled by exp(m_old - m_new) but the "
-                        "accumulator is not" if abs(last - 7.0) < 0.05 else "")
-                raise CheckFailed(f"block_n={block_n}, causal={causal}: the last query row is {last:.4f}; "
-                                  f"(1*1 + 1*3 + 2*10) / (1 + 1 + 2) = 6{hint}",
-                                  {"got": last, "expected": 6.0, "block_n": block_n, "causal": causal})
-            assert_close(got, _oracle(q, k, v, causal), dtype=FP16,
-                         name=f"worked example (N={n}, block_n={block_n}, causal={causal})")
+                hint = (
+                    " -- 7 is what you get when l is rescaled by exp(m_old - m_new) but the "
+                    "accumulator is not"
+                    if abs(last - 7.0) < 0.05
+                    else ""
+                )
+                raise CheckFailed(
+                    f"block_n={block_n}, causal={causal}: the last query row is {last:.4f}; "
+                    f"(1*1 + 1*3 + 2*10) / (1 + 1 + 2) = 6{hint}",
+                    {"got": last, "expected": 6.0, "block_n": block_n, "causal": causal},
+                )
+            assert_close(
+                got,
+                _oracle(q, k, v, causal),
+                dtype=FP16,
+                name=f"worked example (N={n}, block_n={block_n}, causal={causal})",
+            )
             ctx.details[f"last_row block_n={block_n} causal={causal}"] = last
 
 
-@check("causal-basic", "N=40, D=32, fp16, causal, both block_n",
-       why="the causal mask: row i sees keys 0..i, the diagonal included",
-       section="Causal attention and the diagonal", cost=1)
+@check(
+    "causal-basic",
+    "N=40, D=32, fp16, causal, both block_n",
+    why="the causal mask: row i sees keys 0..i, the diagonal included",
+    section="Causal attention and the diagonal",
+    cost=1,
+)
 def causal_basic(mod, ctx):
     q, k, v = _qkv(ctx, 40, 32)
     for block_n in (32, 64):
         _run(mod, q, k, v, causal=True, block_n=block_n)
 
 
-@check("causal-row-zero", "causal row 0 sees only key 0, so out[0] = v[0]",
-       why="a strict mask (j < i) leaves row 0 with no keys: exp(-inf - -inf) is NaN",
-       section="Causal attention and the diagonal", cost=1)
+@check(
+    "causal-row-zero",
+    "causal row 0 sees only key 0, so out[0] = v[0]",
+    why="a strict mask (j < i) leaves row 0 with no keys: exp(-inf - -inf) is NaN",
+    section="Causal attention and the diagonal",
+    cost=1,
+)
 def causal_row_zero(mod, ctx):
     q, k, v = _qkv(ctx, 20, 16, scale=3.0)
     got = _call(mod, q, k, v, True, 32)
@@ -157,9 +193,13 @@ def causal_row_zero(mod, ctx):
     assert_close(got, _oracle(q, k, v, True), dtype=FP16, name="causal attention(N=20, D=16)")
 
 
-@check("tiny-lengths", "N=0 returns an empty [0, D] output; N=1 returns v",
-       why="an empty grid must not be launched; one key means weight 1",
-       section="Ragged lengths and masks", cost=1)
+@check(
+    "tiny-lengths",
+    "N=0 returns an empty [0, D] output; N=1 returns v",
+    why="an empty grid must not be launched; one key means weight 1",
+    section="Ragged lengths and masks",
+    cost=1,
+)
 def tiny_lengths(mod, ctx):
     for d in (16, 64):
         q, k, v = _qkv(ctx, 0, d)
@@ -173,12 +213,19 @@ def tiny_lengths(mod, ctx):
 
 # --- rejections (validation runs before any kernel) ---------------------------------
 
-@check("rejects-dtype", "fp32 inputs, mixed fp16/bf16 and non-tensors raise TypeError naming the argument",
-       why="the contract is fp16/bf16 with one dtype for q, k and v; fp32 would need another kernel",
-       section="The contract", cost=1)
+
+@check(
+    "rejects-dtype",
+    "fp32 inputs, mixed fp16/bf16 and non-tensors raise TypeError naming the argument",
+    why="the contract is fp16/bf16 with one dtype for q, k and v; fp32 would need another kernel",
+    section="The contract",
+    cost=1,
+)
 def rejects_dtype(mod, ctx):
     q, k, v = _qkv(ctx, 8, 16)
-    expect_rejects(lambda: mod.attention(q.float(), k.float(), v.float()), (TypeError,), ["q"], "fp32 q, k, v")
+    expect_rejects(
+        lambda: mod.attention(q.float(), k.float(), v.float()), (TypeError,), ["q"], "fp32 q, k, v"
+    )
     expect_rejects(lambda: mod.attention(q, k.to(BF16), v), (TypeError,), ["k"], "fp16 q with bf16 k")
     expect_rejects(lambda: mod.attention(q, k, v.to(BF16)), (TypeError,), ["v"], "fp16 q with bf16 v")
     expect_rejects(lambda: mod.attention(q, k, v.double()), (TypeError,), ["v"], "fp64 v")
@@ -186,9 +233,13 @@ def rejects_dtype(mod, ctx):
     expect_rejects(lambda: mod.attention(q, None, v), (TypeError,), ["k"], "k=None")
 
 
-@check("rejects-shape", "mismatched shapes and non-2D inputs raise ValueError naming the argument",
-       why="single-head self-attention: q, k, v are all [N, D]",
-       section="The contract", cost=1)
+@check(
+    "rejects-shape",
+    "mismatched shapes and non-2D inputs raise ValueError naming the argument",
+    why="single-head self-attention: q, k, v are all [N, D]",
+    section="The contract",
+    cost=1,
+)
 def rejects_shape(mod, ctx):
     q, k, v = _qkv(ctx, 12, 16)
     expect_rejects(lambda: mod.attention(q, k[:8].contiguous(), v), (ValueError,), ["k"], "k with fewer rows")
@@ -196,65 +247,108 @@ def rejects_shape(mod, ctx):
     k32 = torch.zeros(12, 32, dtype=FP16, device=ctx.device)
     expect_rejects(lambda: mod.attention(q, k32, v), (ValueError,), ["k"], "k with a different D")
     expect_rejects(lambda: mod.attention(q[0], k[0], v[0]), (ValueError,), ["q"], "1D q, k, v")
-    expect_rejects(lambda: mod.attention(q[None], k[None], v[None]), (ValueError,), ["q"],
-                   "3D q, k, v (batches are not part of the contract)")
+    expect_rejects(
+        lambda: mod.attention(q[None], k[None], v[None]),
+        (ValueError,),
+        ["q"],
+        "3D q, k, v (batches are not part of the contract)",
+    )
 
 
-@check("rejects-head-dim", "D outside 16/32/64 raises ValueError naming q",
-       why="the kernel's D is a compile-time block; other widths are outside the contract",
-       section="The contract", cost=1)
+@check(
+    "rejects-head-dim",
+    "D outside 16/32/64 raises ValueError naming q",
+    why="the kernel's D is a compile-time block; other widths are outside the contract",
+    section="The contract",
+    cost=1,
+)
 def rejects_head_dim(mod, ctx):
     for d in (8, 48, 128):
         q, k, v = (torch.zeros(4, d, dtype=FP16, device=ctx.device) for _ in range(3))
         expect_rejects(lambda: mod.attention(q, k, v), (ValueError,), ["q"], f"D={d}")
 
 
-@check("rejects-long-sequence", "N=2049, one past the longest supported length, raises ValueError naming q",
-       why="the contract stops at N=2048",
-       section="The contract", cost=1)
+@check(
+    "rejects-long-sequence",
+    "N=2049, one past the longest supported length, raises ValueError naming q",
+    why="the contract stops at N=2048",
+    section="The contract",
+    cost=1,
+)
 def rejects_long_sequence(mod, ctx):
     q = torch.zeros(2049, 16, dtype=FP16, device=ctx.device)
     expect_rejects(lambda: mod.attention(q, q.clone(), q.clone()), (ValueError,), ["q"], "N=2049")
-    expect_rejects(lambda: mod.attention(q, q.clone(), q.clone(), causal=True), (ValueError,), ["q"],
-                   "N=2049, causal")
+    expect_rejects(
+        lambda: mod.attention(q, q.clone(), q.clone(), causal=True), (ValueError,), ["q"], "N=2049, causal"
+    )
 
 
-@check("rejects-causal", "causal that is not a bool (1, 'yes', None) raises TypeError naming causal",
-       why="causal=1 or 'yes' silently meaning True hides bugs in the caller",
-       section="The contract", cost=1)
+@check(
+    "rejects-causal",
+    "causal that is not a bool (1, 'yes', None) raises TypeError naming causal",
+    why="causal=1 or 'yes' silently meaning True hides bugs in the caller",
+    section="The contract",
+    cost=1,
+)
 def rejects_causal(mod, ctx):
     q, k, v = _qkv(ctx, 4, 16)
     for bad in (1, 0, "yes", None, 1.0):
-        expect_rejects(lambda: mod.attention(q, k, v, causal=bad), (TypeError,), ["causal"], f"causal={bad!r}")
+        expect_rejects(
+            lambda: mod.attention(q, k, v, causal=bad), (TypeError,), ["causal"], f"causal={bad!r}"
+        )
 
 
-@check("rejects-block-n", "block_n outside 32/64 raises ValueError; a non-int raises TypeError",
-       why="block_n is a compile-time tile size; the contract allows 32 and 64",
-       section="The contract", cost=1)
+@check(
+    "rejects-block-n",
+    "block_n outside 32/64 raises ValueError; a non-int raises TypeError",
+    why="block_n is a compile-time tile size; the contract allows 32 and 64",
+    section="The contract",
+    cost=1,
+)
 def rejects_block_n(mod, ctx):
     q, k, v = _qkv(ctx, 4, 16)
     for bad in (16, 48, 128, 0):
-        expect_rejects(lambda: mod.attention(q, k, v, block_n=bad), (ValueError,), ["block_n"], f"block_n={bad}")
+        expect_rejects(
+            lambda: mod.attention(q, k, v, block_n=bad), (ValueError,), ["block_n"], f"block_n={bad}"
+        )
     for bad in (32.0, "32", True, None):
-        expect_rejects(lambda: mod.attention(q, k, v, block_n=bad), (TypeError,), ["block_n"], f"block_n={bad!r}")
+        expect_rejects(
+            lambda: mod.attention(q, k, v, block_n=bad), (TypeError,), ["block_n"], f"block_n={bad!r}"
+        )
 
 
-@check("rejects-layout", "non-contiguous q, k or v (transpose, column slice, expand) raises ValueError",
-       why="the kernel addresses row i at i*D: any other layout would be read wrongly",
-       section="The contract", cost=1)
+@check(
+    "rejects-layout",
+    "non-contiguous q, k or v (transpose, column slice, expand) raises ValueError",
+    why="the kernel addresses row i at i*D: any other layout would be read wrongly",
+    section="The contract",
+    cost=1,
+)
 def rejects_layout(mod, ctx):
     q, k, v = _qkv(ctx, 16, 16)
     wide = torch.zeros(16, 48, dtype=FP16, device=ctx.device)
     expect_rejects(lambda: mod.attention(q.t(), k, v), (ValueError,), ["q"], "transposed q")
-    expect_rejects(lambda: mod.attention(q, wide[:, 16:32], v), (ValueError,), ["k"],
-                   "k as a column slice of a packed [N, 3D] tensor")
-    expect_rejects(lambda: mod.attention(q, k, v[:1].expand(16, 16)), (ValueError,), ["v"],
-                   "v broadcast with a zero row stride (expand)")
+    expect_rejects(
+        lambda: mod.attention(q, wide[:, 16:32], v),
+        (ValueError,),
+        ["k"],
+        "k as a column slice of a packed [N, 3D] tensor",
+    )
+    expect_rejects(
+        lambda: mod.attention(q, k, v[:1].expand(16, 16)),
+        (ValueError,),
+        ["v"],
+        "v broadcast with a zero row stride (expand)",
+    )
 
 
-@check("rejects-device", "q, k, v on the wrong device raise ValueError naming the argument",
-       why="a kernel cannot read host memory (or another device's)",
-       section="The contract", cost=1)
+@check(
+    "rejects-device",
+    "q, k, v on the wrong device raise ValueError naming the argument",
+    why="a kernel cannot read host memory (or another device's)",
+    section="The contract",
+    cost=1,
+)
 def rejects_device(mod, ctx):
     other = "cpu" if ctx.device == "cuda" else "meta"
     q, k, v = _qkv(ctx, 8, 16)
@@ -263,9 +357,13 @@ def rejects_device(mod, ctx):
     expect_rejects(lambda: mod.attention(q, k, v.to(other)), (ValueError,), ["v"], f"v on {other}")
 
 
-@check("rejects-requires-grad", "an input that requires grad (autograd on) raises ValueError naming it",
-       why="forward only: no backward is registered, so gradients would silently be missing",
-       section="The contract", cost=1)
+@check(
+    "rejects-requires-grad",
+    "an input that requires grad (autograd on) raises ValueError naming it",
+    why="forward only: no backward is registered, so gradients would silently be missing",
+    section="The contract",
+    cost=1,
+)
 def rejects_requires_grad(mod, ctx):
     q, k, v = _qkv(ctx, 8, 16)
     qg = q.clone().requires_grad_(True)
@@ -275,9 +373,14 @@ def rejects_requires_grad(mod, ctx):
 
 # --- shapes and options --------------------------------------------------------------
 
-@check("ragged-lengths", "N = 33, 63, 65, 100 (not multiples of a tile), both block_n, both causal",
-       why="the last key tile hangs past N: keys loaded as zeros must score -inf, not 0",
-       section="Ragged lengths and masks", cost=2)
+
+@check(
+    "ragged-lengths",
+    "N = 33, 63, 65, 100 (not multiples of a tile), both block_n, both causal",
+    why="the last key tile hangs past N: keys loaded as zeros must score -inf, not 0",
+    section="Ragged lengths and masks",
+    cost=2,
+)
 def ragged_lengths(mod, ctx):
     for n in (33, 63, 65, 100):
         q, k, v = _qkv(ctx, n, 32)
@@ -286,9 +389,13 @@ def ragged_lengths(mod, ctx):
                 _run(mod, q, k, v, causal=causal, block_n=block_n)
 
 
-@check("head-dims", "D = 16, 32 and 64 at N=70, both causal, both block_n",
-       why="every supported head dimension, and scale = 1/sqrt(D) for each",
-       section="The contract", cost=2)
+@check(
+    "head-dims",
+    "D = 16, 32 and 64 at N=70, both causal, both block_n",
+    why="every supported head dimension, and scale = 1/sqrt(D) for each",
+    section="The contract",
+    cost=2,
+)
 def head_dims(mod, ctx):
     for d in (16, 32, 64):
         q, k, v = _qkv(ctx, 70, d)
@@ -297,9 +404,13 @@ def head_dims(mod, ctx):
                 _run(mod, q, k, v, causal=causal, block_n=block_n)
 
 
-@check("growing-maximum", "scores that rise tile by tile (the running maximum grows at every tile)",
-       why="the old numerator and denominator must both shrink by exp(m_old - m_new)",
-       section="The recurrence: (m, l, acc) across key tiles", cost=2)
+@check(
+    "growing-maximum",
+    "scores that rise tile by tile (the running maximum grows at every tile)",
+    why="the old numerator and denominator must both shrink by exp(m_old - m_new)",
+    section="The recurrence: (m, l, acc) across key tiles",
+    cost=2,
+)
 def growing_maximum(mod, ctx):
     q, k, v = _growing_max_inputs(ctx, 160, 16, FP16)
     for causal in (False, True):
@@ -307,25 +418,37 @@ def growing_maximum(mod, ctx):
             _run(mod, q, k, v, causal=causal, block_n=block_n, what="rising scores: ")
 
 
-@check("isolated-maximum", "one key 40 above every other score, in the middle of a tile",
-       why="the output must be that key's value, whichever tile it is in",
-       section="The recurrence: (m, l, acc) across key tiles", cost=2)
+@check(
+    "isolated-maximum",
+    "one key 40 above every other score, in the middle of a tile",
+    why="the output must be that key's value, whichever tile it is in",
+    section="The recurrence: (m, l, acc) across key tiles",
+    cost=2,
+)
 def isolated_maximum(mod, ctx):
     n, d, star = 150, 16, 77
     q, k, v = _qkv(ctx, n, d, torch.float64)
-    q[:, 0] = 4.0                         # logit of key j gains k[j, 0]; others stay ~N(0, 1)
+    q[:, 0] = 4.0  # logit of key j gains k[j, 0]; others stay ~N(0, 1)
     k[star, 0] = 40.0
     q, k, v = q.to(FP16), k.to(FP16), v.to(FP16)
     for causal in (False, True):
         for block_n in (32, 64):
             got = _run(mod, q, k, v, causal=causal, block_n=block_n, what="isolated maximum: ")
-            assert_close(got[star:], v[star:star + 1].double().cpu().expand(n - star, d), dtype=FP16,
-                         name=f"rows >= {star} (should equal v[{star}], causal={causal}, block_n={block_n})")
+            assert_close(
+                got[star:],
+                v[star : star + 1].double().cpu().expand(n - star, d),
+                dtype=FP16,
+                name=f"rows >= {star} (should equal v[{star}], causal={causal}, block_n={block_n})",
+            )
 
 
-@check("extreme-logits", "rows of logits near +1000 and -1000, rising along the sequence",
-       why="exp of a raw score overflows fp32 past ~88; scores must be shifted by the running max",
-       section="The recurrence: (m, l, acc) across key tiles", cost=2)
+@check(
+    "extreme-logits",
+    "rows of logits near +1000 and -1000, rising along the sequence",
+    why="exp of a raw score overflows fp32 past ~88; scores must be shifted by the running max",
+    section="The recurrence: (m, l, acc) across key tiles",
+    cost=2,
+)
 def extreme_logits(mod, ctx):
     q, k, v = _extreme_inputs(ctx, 130, 32, FP16)
     for causal in (False, True):
@@ -333,47 +456,70 @@ def extreme_logits(mod, ctx):
             _run(mod, q, k, v, causal=causal, block_n=block_n, what="logits near +/-1000: ")
 
 
-@check("uniform-causal", "equal scores: causal row i is the average of v[0..i]; full rows the average of all v",
-       why="a wrong mask or a wrong denominator shows as a wrong prefix average",
-       section="Causal attention and the diagonal", cost=2)
+@check(
+    "uniform-causal",
+    "equal scores: causal row i is the average of v[0..i]; full rows the average of all v",
+    why="a wrong mask or a wrong denominator shows as a wrong prefix average",
+    section="Causal attention and the diagonal",
+    cost=2,
+)
 def uniform_causal(mod, ctx):
     n, d = 100, 32
     q, k, v = _qkv(ctx, n, d)
-    k = k[:1].expand(n, d).contiguous()            # every key the same: q_i . k_j equal for all j
+    k = k[:1].expand(n, d).contiguous()  # every key the same: q_i . k_j equal for all j
     v64 = v.double().cpu()
     prefix_mean = v64.cumsum(0) / torch.arange(1, n + 1, dtype=torch.float64)[:, None]
     for block_n in (32, 64):
         got = _call(mod, q, k, v, True, block_n)
-        assert_close(got, prefix_mean, dtype=FP16, name=f"causal, equal scores, block_n={block_n} "
-                                                        f"(row i should be mean(v[0..i]))")
+        assert_close(
+            got,
+            prefix_mean,
+            dtype=FP16,
+            name=f"causal, equal scores, block_n={block_n} (row i should be mean(v[0..i]))",
+        )
         got = _call(mod, q, k, v, False, block_n)
-        assert_close(got, v64.mean(0).expand(n, d), dtype=FP16,
-                     name=f"full, equal scores, block_n={block_n} (every row should be mean(v))")
+        assert_close(
+            got,
+            v64.mean(0).expand(n, d),
+            dtype=FP16,
+            name=f"full, equal scores, block_n={block_n} (every row should be mean(v))",
+        )
 
 
-@check("causal-future-independence", "causal rows 0..70 are bit-for-bit unchanged when keys/values 71.. change",
-       why="a causal row must not read the future: not even a tiny leak through a masked tile",
-       section="Causal attention and the diagonal", cost=2)
+@check(
+    "causal-future-independence",
+    "causal rows 0..70 are bit-for-bit unchanged when keys/values 71.. change",
+    why="a causal row must not read the future: not even a tiny leak through a masked tile",
+    section="Causal attention and the diagonal",
+    cost=2,
+)
 def causal_future_independence(mod, ctx):
-    n, d, cut = 150, 32, 70                      # 70 is mid-tile for block_n 32 and 64
+    n, d, cut = 150, 32, 70  # 70 is mid-tile for block_n 32 and 64
     q, k, v = _qkv(ctx, n, d)
     k2, v2 = k.clone(), v.clone()
-    k2[cut + 1:] = (k2[cut + 1:] * 8).to(FP16)   # future keys that would dominate if they leaked
-    v2[cut + 1:] = -v2[cut + 1:] * 100
+    k2[cut + 1 :] = (k2[cut + 1 :] * 8).to(FP16)  # future keys that would dominate if they leaked
+    v2[cut + 1 :] = -v2[cut + 1 :] * 100
     for block_n in (32, 64):
         a = _call(mod, q, k, v, True, block_n)
         b = _call(mod, q, k2, v2, True, block_n)
         assert_close(a, _oracle(q, k, v, True), dtype=FP16, name=f"causal, block_n={block_n}")
-        if not torch.equal(a[:cut + 1], b[:cut + 1]):
-            rows = (a[:cut + 1] != b[:cut + 1]).any(dim=1).nonzero().flatten().tolist()
-            raise CheckFailed(f"block_n={block_n}: rows {rows[:8]}{'...' if len(rows) > 8 else ''} changed "
-                              f"when only keys/values after row {cut} changed; a causal row must not "
-                              f"depend on future keys", {"rows_changed": rows})
+        if not torch.equal(a[: cut + 1], b[: cut + 1]):
+            rows = (a[: cut + 1] != b[: cut + 1]).any(dim=1).nonzero().flatten().tolist()
+            raise CheckFailed(
+                f"block_n={block_n}: rows {rows[:8]}{'...' if len(rows) > 8 else ''} changed "
+                f"when only keys/values after row {cut} changed; a causal row must not "
+                f"depend on future keys",
+                {"rows_changed": rows},
+            )
 
 
-@check("skip-future-tiles", "skip_future_tiles=True and False both give the oracle (causal and full)",
-       why="stopping the key loop at the diagonal must change only the time, not the answer",
-       section="Skipping future tiles (the capstone)", cost=2)
+@check(
+    "skip-future-tiles",
+    "skip_future_tiles=True and False both give the oracle (causal and full)",
+    why="stopping the key loop at the diagonal must change only the time, not the answer",
+    section="Skipping future tiles (the capstone)",
+    cost=2,
+)
 def skip_future_tiles(mod, ctx):
     if not _has_option(mod, "skip_future_tiles"):
         raise Unavailable("attention() has no skip_future_tiles option (the lesson's capstone)")
@@ -383,25 +529,37 @@ def skip_future_tiles(mod, ctx):
             for block_n in (32, 64):
                 _run(mod, q, k, v, causal=causal, block_n=block_n, skip_future_tiles=skip)
     for bad in (1, "no", None):
-        expect_rejects(lambda: mod.attention(q, k, v, causal=True, skip_future_tiles=bad), (TypeError,),
-                       ["skip_future_tiles"], f"skip_future_tiles={bad!r}")
+        expect_rejects(
+            lambda: mod.attention(q, k, v, causal=True, skip_future_tiles=bad),
+            (TypeError,),
+            ["skip_future_tiles"],
+            f"skip_future_tiles={bad!r}",
+        )
 
 
-@check("offset-views", "q, k, v as contiguous row slices (nonzero storage offset) of larger buffers",
-       why="a view's data starts at data_ptr(), not at the start of its storage",
-       section="The contract", cost=2)
+@check(
+    "offset-views",
+    "q, k, v as contiguous row slices (nonzero storage offset) of larger buffers",
+    why="a view's data starts at data_ptr(), not at the start of its storage",
+    section="The contract",
+    cost=2,
+)
 def offset_views(mod, ctx):
     n, d = 50, 16
     buf = randn((3 * n + 7, d), ctx=ctx, dtype=FP16)
-    q, k, v = buf[2:2 + n], buf[n + 3:2 * n + 3], buf[2 * n + 5:3 * n + 5]
+    q, k, v = buf[2 : 2 + n], buf[n + 3 : 2 * n + 3], buf[2 * n + 5 : 3 * n + 5]
     assert q.is_contiguous() and q.storage_offset() > 0
     for causal in (False, True):
         _run(mod, q, k, v, causal=causal, block_n=32, what="offset views: ")
 
 
-@check("inputs-unchanged", "q, k, v are unchanged after the call",
-       why="the caller keeps using q, k and v; the kernel must only read them",
-       section="The contract", cost=2)
+@check(
+    "inputs-unchanged",
+    "q, k, v are unchanged after the call",
+    why="the caller keeps using q, k and v; the kernel must only read them",
+    section="The contract",
+    cost=2,
+)
 def inputs_unchanged(mod, ctx):
     q, k, v = _qkv(ctx, 70, 32)
     before = [t.clone() for t in (q, k, v)]
@@ -412,9 +570,13 @@ def inputs_unchanged(mod, ctx):
             raise CheckFailed(f"{name} was modified by attention()")
 
 
-@check("fresh-output", "the output is a fresh contiguous [N, D] tensor that aliases no input",
-       why="writing into q (or returning a cached buffer) corrupts the caller's data",
-       section="The contract", cost=2)
+@check(
+    "fresh-output",
+    "the output is a fresh contiguous [N, D] tensor that aliases no input",
+    why="writing into q (or returning a cached buffer) corrupts the caller's data",
+    section="The contract",
+    cost=2,
+)
 def fresh_output(mod, ctx):
     q, k, v = _qkv(ctx, 40, 16)
     a = _call(mod, q, k, v, False, 32)
@@ -426,9 +588,13 @@ def fresh_output(mod, ctx):
         raise CheckFailed("two calls returned the same buffer; allocate a fresh output per call")
 
 
-@check("poisoned-allocator", "N=100 after the allocator was filled with poison: every row written",
-       why="a grid that misses the last partial query block leaves rows unwritten",
-       section="Who owns what: programs, tiles and the state", cost=2)
+@check(
+    "poisoned-allocator",
+    "N=100 after the allocator was filled with poison: every row written",
+    why="a grid that misses the last partial query block leaves rows unwritten",
+    section="Who owns what: programs, tiles and the state",
+    cost=2,
+)
 def poisoned_allocator(mod, ctx):
     for n in (100, 129):
         q, k, v = _qkv(ctx, n, 16)
@@ -438,9 +604,13 @@ def poisoned_allocator(mod, ctx):
                 raise CheckFailed(f"N={n}: {int((got == POISON).sum())} elements still hold the poison")
 
 
-@check("widest-length", "N=2048, the longest supported sequence (interpreter: D=16, block_n=64; GPU: D=16/64, both block_n)",
-       why="the loop bounds and masks must hold at the contract's limit",
-       section="The contract", cost=8)
+@check(
+    "widest-length",
+    "N=2048, the longest supported sequence (interpreter: D=16, block_n=64; GPU: D=16/64, both block_n)",
+    why="the loop bounds and masks must hold at the contract's limit",
+    section="The contract",
+    cost=8,
+)
 def widest_length(mod, ctx):
     # Interpreted, one N=2048 run takes seconds (64 tiles for each of 32 programs), so it runs
     # D=16 with block_n=64 only; the other combinations are covered at smaller N.
@@ -454,10 +624,16 @@ def widest_length(mod, ctx):
 
 # --- GPU only ------------------------------------------------------------------------
 
-@check("bf16-basic", "bf16: ragged N, D=16/64, both causal, both block_n",
-       why="every supported dtype; P is converted to bf16 before the P@V dot",
-       section="Precision: P in the input dtype", cost=3,
-       interpreter=False, interpreter_reason=BF16_REASON)
+
+@check(
+    "bf16-basic",
+    "bf16: ragged N, D=16/64, both causal, both block_n",
+    why="every supported dtype; P is converted to bf16 before the P@V dot",
+    section="Precision: P in the input dtype",
+    cost=3,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for n, d in ((1, 16), (100, 64), (129, 16), (2048, 64)):
@@ -467,10 +643,15 @@ def bf16_basic(mod, ctx):
                 _run(mod, q, k, v, causal=causal, block_n=block_n)
 
 
-@check("bf16-hazards", "bf16: scores rising tile by tile, and logits near +/-1000",
-       why="the numeric hazards again at bf16's 8-bit mantissa",
-       section="Precision: P in the input dtype", cost=3,
-       interpreter=False, interpreter_reason=BF16_REASON)
+@check(
+    "bf16-hazards",
+    "bf16: scores rising tile by tile, and logits near +/-1000",
+    why="the numeric hazards again at bf16's 8-bit mantissa",
+    section="Precision: P in the input dtype",
+    cost=3,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
 def bf16_hazards(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for make in (_growing_max_inputs, _extreme_inputs):
@@ -480,16 +661,22 @@ def bf16_hazards(mod, ctx):
                 _run(mod, q, k, v, causal=causal, block_n=block_n)
 
 
-@check("non-default-stream", "a call inside torch.cuda.stream(s) runs on s and is correct after s syncs",
-       why="a kernel launched on the wrong stream races with the caller's work",
-       section="The contract", cost=3, interpreter=False, interpreter_reason=STREAM_REASON)
+@check(
+    "non-default-stream",
+    "a call inside torch.cuda.stream(s) runs on s and is correct after s syncs",
+    why="a kernel launched on the wrong stream races with the caller's work",
+    section="The contract",
+    cost=3,
+    interpreter=False,
+    interpreter_reason=STREAM_REASON,
+)
 def non_default_stream(mod, ctx):
     ctx.require_gpu(STREAM_REASON)
     q, k, v = _qkv(ctx, 300, 64)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        busy = torch.full((4096, 4096), 1.0, device="cuda")   # queue work ahead of the kernel on s
+        busy = torch.full((4096, 4096), 1.0, device="cuda")  # queue work ahead of the kernel on s
         for _ in range(4):
             busy = busy @ busy * 1e-4
         got = mod.attention(q, k, v, causal=True, block_n=64)
@@ -498,5 +685,6 @@ def non_default_stream(mod, ctx):
     assert_close(got, _oracle(q, k, v, True), dtype=FP16, name="attention on a side stream")
 
 
+# The batched-heads checks live in checks/cases/streaming_attention_heads.py, found by
+# the engine beside this module.
 CASES = collect(globals())
-from checks.cases.streaming_attention_heads import CASES as _HEADS; CASES += _HEADS  # noqa: E402,E702

@@ -8,11 +8,19 @@ order; fp16/bf16 one final rounding).
 Layouts are built the way a learner meets them: ``.t()`` of a contiguous tensor,
 slices with a storage offset, a column step, and ``expand`` (zero strides).
 """
+
 import torch
 
 from checks.case import CheckFailed, check, collect
-from checks.tensors import (poisoned_allocator, DTYPE_NAMES, POISON, assert_close, assert_not_alias, expect_rejects,
-                            randn)
+from checks.tensors import (
+    poisoned_allocator,
+    DTYPE_NAMES,
+    POISON,
+    assert_close,
+    assert_not_alias,
+    expect_rejects,
+    randn,
+)
 
 SECTION_IDEA = "Address tables: where each lane reads and writes"
 SECTION_WORKED = "Worked example: a transposed 2x3"
@@ -24,6 +32,7 @@ SECTION_TILES = "The layout-aware path"
 
 
 # --- helpers -----------------------------------------------------------------------
+
 
 def _oracle(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x.detach().to("cpu", torch.float64), dim=-1)
@@ -48,8 +57,12 @@ def _expect(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
     _poison_allocator(x.shape, x.dtype, x.device)
     got = mod.softmax(x, **options)
     opts = "".join(f", {k}={v}" for k, v in options.items())
-    assert_close(got, expected, dtype=x.dtype,
-                 name=f"softmax({what}{opts}) [{DTYPE_NAMES.get(x.dtype, x.dtype)}, {_layout(x)}]")
+    assert_close(
+        got,
+        expected,
+        dtype=x.dtype,
+        name=f"softmax({what}{opts}) [{DTYPE_NAMES.get(x.dtype, x.dtype)}, {_layout(x)}]",
+    )
     return got
 
 
@@ -60,23 +73,31 @@ def _transposed(rows, cols, *, ctx, dtype=torch.float32, scale=1.0, offset=0.0):
 
 # --- the first verdicts ------------------------------------------------------------
 
-@check("basic", "contiguous fp32 rows (4x37, 3x64)",
-       why="the plain softmax must be right before any layout question matters",
-       section=SECTION_ROW, cost=1)
+
+@check(
+    "basic",
+    "contiguous fp32 rows (4x37, 3x64)",
+    why="the plain softmax must be right before any layout question matters",
+    section=SECTION_ROW,
+    cost=1,
+)
 def basic(mod, ctx):
     _expect(mod, randn((4, 37), ctx=ctx), "x")
     _expect(mod, randn((3, 64), ctx=ctx, scale=3.0), "x")
 
 
-@check("worked-transpose", "worked answer: a 2x3 transposed reads storage 5 at (2,1), 3 at (0,1)",
-       why="the lesson's worked example: logical (r, c) reads r*stride_row + c*stride_col, "
-           "writes r*n_cols + c",
-       section=SECTION_WORKED, cost=1)
+@check(
+    "worked-transpose",
+    "worked answer: a 2x3 transposed reads storage 5 at (2,1), 3 at (0,1)",
+    why="the lesson's worked example: logical (r, c) reads r*stride_row + c*stride_col, writes r*n_cols + c",
+    section=SECTION_WORKED,
+    cost=1,
+)
 def worked_transpose(mod, ctx):
     # Storage values v[k] = k^2 / 4, so every logical element is traceable to its index.
     storage = torch.tensor([k * k / 4.0 for k in range(6)], dtype=torch.float64)
     base = storage.reshape(2, 3).to(torch.float32).to(ctx.device)
-    x = base.t()                                        # shape (3, 2), strides (1, 3)
+    x = base.t()  # shape (3, 2), strides (1, 3)
     if tuple(x.stride()) != (1, 3):
         raise RuntimeError(f"unexpected strides {x.stride()}")
     got = mod.softmax(x)
@@ -85,7 +106,7 @@ def worked_transpose(mod, ctx):
         flat = got.detach().to("cpu", torch.float64).reshape(-1)
         # (2, 1) reads storage 2*1 + 1*3 = 5 and writes output offset 2*2 + 1 = 5;
         # (0, 1) reads storage 0*1 + 1*3 = 3 and writes output offset 0*2 + 1 = 1.
-        for (r, c) in ((2, 1), (0, 1)):
+        for r, c in ((2, 1), (0, 1)):
             read_at, write_at = r * 1 + c * 3, r * 2 + c
             want = float(expected[r, c])
             have = float(flat[write_at])
@@ -95,62 +116,94 @@ def worked_transpose(mod, ctx):
                     f"{r}*1 + {c}*3 = {read_at} (value {float(storage[read_at]):g}) and write "
                     f"output offset {r}*2 + {c} = {write_at}; output offset {write_at} holds "
                     f"{have:.6g}, expected {want:.6g}",
-                    {"row": r, "col": c, "read_at": read_at, "write_at": write_at,
-                     "got": have, "expected": want})
+                    {
+                        "row": r,
+                        "col": c,
+                        "read_at": read_at,
+                        "write_at": write_at,
+                        "got": have,
+                        "expected": want,
+                    },
+                )
     assert_close(got, expected, dtype=torch.float32, name="softmax(base.t()) for base = 2x3")
 
 
 # --- layouts -----------------------------------------------------------------------
 
-@check("transpose", "a transposed view (strides (1, rows)) of fp32",
-       why="a kernel that assumes the column stride is 1 reads the wrong elements of x.t()",
-       section=SECTION_IDEA, cost=2)
+
+@check(
+    "transpose",
+    "a transposed view (strides (1, rows)) of fp32",
+    why="a kernel that assumes the column stride is 1 reads the wrong elements of x.t()",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def transpose(mod, ctx):
     _expect(mod, _transposed(48, 300, ctx=ctx), "x.t()")
     _expect(mod, _transposed(5, 7, ctx=ctx), "x.t()")
 
 
-@check("column-slice", "a column slice with a storage offset (row stride wider than the width)",
-       why="the output's row stride is n_cols, not the input's row stride; the offset lives "
-           "in the pointer",
-       section=SECTION_IDEA, cost=2)
+@check(
+    "column-slice",
+    "a column slice with a storage offset (row stride wider than the width)",
+    why="the output's row stride is n_cols, not the input's row stride; the offset lives in the pointer",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def column_slice(mod, ctx):
     base = randn((12, 70), ctx=ctx)
     _expect(mod, base[2:9, 5:61], "base[2:9, 5:61]")
     _expect(mod, base[11:12, 69:70], "base[11:12, 69:70]")
 
 
-@check("column-step", "a column step x[:, 1::3] (column stride 3, row stride 90)",
-       why="a column stride other than 1 on a row-major tensor; only both strides address it",
-       section=SECTION_IDEA, cost=2)
+@check(
+    "column-step",
+    "a column step x[:, 1::3] (column stride 3, row stride 90)",
+    why="a column stride other than 1 on a row-major tensor; only both strides address it",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def column_step(mod, ctx):
     base = randn((10, 90), ctx=ctx)
     _expect(mod, base[:, 1::3], "base[:, 1::3]")
 
 
-@check("transpose-slice", "a slice of a transpose (strides (1, 40), nonzero storage offset)",
-       why="offset, transposed strides and a ragged width together",
-       section=SECTION_IDEA, cost=2)
+@check(
+    "transpose-slice",
+    "a slice of a transpose (strides (1, 40), nonzero storage offset)",
+    why="offset, transposed strides and a ragged width together",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def transpose_slice(mod, ctx):
     base = randn((200, 40), ctx=ctx)
     _expect(mod, base.t()[3:30, 7:150], "base.t()[3:30, 7:150]")
 
 
-@check("broadcast-row", "zero row stride: one row expanded to 9 rows",
-       why="stride 0 is legal; every output row must be written, each equal to softmax(v)",
-       section=SECTION_IDEA, cost=2)
+@check(
+    "broadcast-row",
+    "zero row stride: one row expanded to 9 rows",
+    why="stride 0 is legal; every output row must be written, each equal to softmax(v)",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def broadcast_row(mod, ctx):
     v = randn((1, 77), ctx=ctx)
     got = _expect(mod, v.expand(9, 77), "v.expand(9, 77)")
     first = got[:1].expand_as(got)
     if not torch.equal(got, first):
-        raise CheckFailed("rows of softmax(v.expand(9, 77)) differ; a broadcast row must give "
-                          "identical output rows")
+        raise CheckFailed(
+            "rows of softmax(v.expand(9, 77)) differ; a broadcast row must give identical output rows"
+        )
 
 
-@check("broadcast-column", "zero column stride gives a uniform row (1/n_cols everywhere)",
-       why="invariant: a row whose elements all alias one value is uniform",
-       section=SECTION_IDEA, cost=2)
+@check(
+    "broadcast-column",
+    "zero column stride gives a uniform row (1/n_cols everywhere)",
+    why="invariant: a row whose elements all alias one value is uniform",
+    section=SECTION_IDEA,
+    cost=2,
+)
 def broadcast_column(mod, ctx):
     c = randn((6, 1), ctx=ctx, scale=50.0)
     _expect(mod, c.expand(6, 50), "c.expand(6, 50)")
@@ -162,18 +215,27 @@ def broadcast_column(mod, ctx):
 
 # --- edges -------------------------------------------------------------------------
 
-@check("zero-rows", "zero rows return an empty (0, n) tensor",
-       why="a grid of 0 programs is not a launch; the wrapper must return early",
-       section=SECTION_EDGES, cost=1)
+
+@check(
+    "zero-rows",
+    "zero rows return an empty (0, n) tensor",
+    why="a grid of 0 programs is not a launch; the wrapper must return early",
+    section=SECTION_EDGES,
+    cost=1,
+)
 def zero_rows(mod, ctx):
     for dtype in (torch.float32, torch.float16):
         _expect(mod, torch.empty((0, 17), dtype=dtype, device=ctx.device), "empty")
     _expect(mod, torch.empty((17, 0), device=ctx.device).t(), "empty.t()")
 
 
-@check("one-by-one", "a 1x1 input gives [[1.0]]",
-       why="the smallest shape: one program, one lane, a block of 1",
-       section=SECTION_EDGES, cost=1)
+@check(
+    "one-by-one",
+    "a 1x1 input gives [[1.0]]",
+    why="the smallest shape: one program, one lane, a block of 1",
+    section=SECTION_EDGES,
+    cost=1,
+)
 def one_by_one(mod, ctx):
     x = randn((1, 1), ctx=ctx, scale=100.0)
     _expect(mod, x, "x")
@@ -181,74 +243,116 @@ def one_by_one(mod, ctx):
     _expect(mod, torch.tensor(2.0, device=ctx.device).expand(1, 1), "scalar.expand(1, 1)")
 
 
-@check("single-column", "one column: every row is [1.0], contiguous and transposed",
-       why="a width of 1 masks all but one lane; a size-1 dimension's stride is arbitrary",
-       section=SECTION_EDGES, cost=1)
+@check(
+    "single-column",
+    "one column: every row is [1.0], contiguous and transposed",
+    why="a width of 1 masks all but one lane; a size-1 dimension's stride is arbitrary",
+    section=SECTION_EDGES,
+    cost=1,
+)
 def single_column(mod, ctx):
     _expect(mod, randn((37, 1), ctx=ctx), "x")
     _expect(mod, _transposed(37, 1, ctx=ctx), "x.t()")
 
 
-@check("ragged-widths", "widths that are not a multiple of any block (2..1000)",
-       why="masking the tail of a row, and of the last column tile of a transpose",
-       section=SECTION_EDGES, cost=3)
+@check(
+    "ragged-widths",
+    "widths that are not a multiple of any block (2..1000)",
+    why="masking the tail of a row, and of the last column tile of a transpose",
+    section=SECTION_EDGES,
+    cost=3,
+)
 def ragged_widths(mod, ctx):
     for n in (2, 3, 31, 33, 127, 129, 1000):
         _expect(mod, randn((3, n), ctx=ctx), "x")
         _expect(mod, _transposed(3, n, ctx=ctx), "x.t()")
 
 
-@check("many-rows-transposed", "70x1100 transposed: partial row block and partial column tile",
-       why="a program owning several rows must mask the rows past the end on store",
-       section=SECTION_TILES, cost=3)
+@check(
+    "many-rows-transposed",
+    "70x1100 transposed: partial row block and partial column tile",
+    why="a program owning several rows must mask the rows past the end on store",
+    section=SECTION_TILES,
+    cost=3,
+)
 def many_rows_transposed(mod, ctx):
     _expect(mod, _transposed(70, 1100, ctx=ctx), "x.t()")
     _expect(mod, randn((70, 1100), ctx=ctx), "x")
 
 
-@check("widest", "the widest supported width, 8192 columns (contiguous and transposed)",
-       why="BLOCK_C = next_power_of_2(8192) must still fit one program",
-       section=SECTION_EDGES, cost=4)
+@check(
+    "widest",
+    "the widest supported width, 8192 columns (contiguous and transposed)",
+    why="BLOCK_C = next_power_of_2(8192) must still fit one program",
+    section=SECTION_EDGES,
+    cost=4,
+)
 def widest(mod, ctx):
     _expect(mod, randn((2, 8192), ctx=ctx), "x")
     _expect(mod, _transposed(2, 8192, ctx=ctx), "x.t()")
 
 
-@check("rejects-width", "0 columns and 8193 columns raise ValueError naming x",
-       why="past the limit one program cannot hold a row; 0 columns has no softmax",
-       section=SECTION_EDGES, cost=1)
+@check(
+    "rejects-width",
+    "0 columns and 8193 columns raise ValueError naming x",
+    why="past the limit one program cannot hold a row; 0 columns has no softmax",
+    section=SECTION_EDGES,
+    cost=1,
+)
 def rejects_width(mod, ctx):
-    expect_rejects(lambda: mod.softmax(torch.empty((2, 8193), device=ctx.device)),
-                   (ValueError,), ["x"], "a (2, 8193) input")
-    expect_rejects(lambda: mod.softmax(torch.empty((8193, 2), device=ctx.device).t()),
-                   (ValueError,), ["x"], "a (2, 8193) transposed input")
-    expect_rejects(lambda: mod.softmax(torch.empty((3, 0), device=ctx.device)),
-                   (ValueError,), ["x"], "a (3, 0) input")
+    expect_rejects(
+        lambda: mod.softmax(torch.empty((2, 8193), device=ctx.device)),
+        (ValueError,),
+        ["x"],
+        "a (2, 8193) input",
+    )
+    expect_rejects(
+        lambda: mod.softmax(torch.empty((8193, 2), device=ctx.device).t()),
+        (ValueError,),
+        ["x"],
+        "a (2, 8193) transposed input",
+    )
+    expect_rejects(
+        lambda: mod.softmax(torch.empty((3, 0), device=ctx.device)), (ValueError,), ["x"], "a (3, 0) input"
+    )
 
 
 # --- dtypes and options ------------------------------------------------------------
 
-@check("fp16", "fp16 inputs: contiguous, transposed, sliced",
-       why="load 16-bit, compute in fp32, cast once when storing",
-       section=SECTION_CONTRACT, cost=3)
+
+@check(
+    "fp16",
+    "fp16 inputs: contiguous, transposed, sliced",
+    why="load 16-bit, compute in fp32, cast once when storing",
+    section=SECTION_CONTRACT,
+    cost=3,
+)
 def fp16(mod, ctx):
     _expect(mod, randn((5, 129), ctx=ctx, dtype=torch.float16, scale=4.0), "x")
     _expect(mod, _transposed(40, 300, ctx=ctx, dtype=torch.float16, scale=4.0), "x.t()")
     _expect(mod, randn((9, 80), ctx=ctx, dtype=torch.float16)[1:8, 3::2], "x[1:8, 3::2]")
 
 
-@check("bf16", "bf16 inputs: contiguous, transposed, sliced",
-       why="bf16 has 8 significant bits: fp32 math inside, one rounding on the way out",
-       section=SECTION_CONTRACT, cost=3)
+@check(
+    "bf16",
+    "bf16 inputs: contiguous, transposed, sliced",
+    why="bf16 has 8 significant bits: fp32 math inside, one rounding on the way out",
+    section=SECTION_CONTRACT,
+    cost=3,
+)
 def bf16(mod, ctx):
     _expect(mod, randn((5, 129), ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x")
     _expect(mod, _transposed(40, 300, ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x.t()")
     _expect(mod, randn((9, 80), ctx=ctx, dtype=torch.bfloat16)[1:8, 3::2], "x[1:8, 3::2]")
 
 
-@check("num-warps", "num_warps=4 and num_warps=8 give the same correct answer",
-       why="every option value is part of the contract, on every path",
-       section=SECTION_CONTRACT, cost=2)
+@check(
+    "num-warps",
+    "num_warps=4 and num_warps=8 give the same correct answer",
+    why="every option value is part of the contract, on every path",
+    section=SECTION_CONTRACT,
+    cost=2,
+)
 def num_warps(mod, ctx):
     for w in (4, 8):
         _expect(mod, randn((6, 200), ctx=ctx), "x", num_warps=w)
@@ -257,62 +361,88 @@ def num_warps(mod, ctx):
 
 # --- numeric hazards and invariants -------------------------------------------------
 
-@check("large-logits", "rows near +1000 and -1000 neither overflow nor underflow to NaN",
-       why="exp(1000) is inf in fp32; the row maximum must be subtracted first",
-       section=SECTION_NUMERICS, cost=2)
+
+@check(
+    "large-logits",
+    "rows near +1000 and -1000 neither overflow nor underflow to NaN",
+    why="exp(1000) is inf in fp32; the row maximum must be subtracted first",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
 def large_logits(mod, ctx):
     for offset in (1000.0, -1000.0):
         _expect(mod, randn((4, 100), ctx=ctx, scale=3.0, offset=offset), f"x{offset:+g}")
         _expect(mod, _transposed(12, 300, ctx=ctx, scale=3.0, offset=offset), f"x.t(){offset:+g}")
-    _expect(mod, randn((4, 100), ctx=ctx, dtype=torch.float16, scale=3.0, offset=1000.0),
-            "x+1000")
+    _expect(mod, randn((4, 100), ctx=ctx, dtype=torch.float16, scale=3.0, offset=1000.0), "x+1000")
 
 
-@check("isolated-max", "one element 40 above the rest, in varied columns (incl. a late tile)",
-       why="a max taken over the wrong elements, or a masked lane winning the max, shows here",
-       section=SECTION_NUMERICS, cost=2)
+@check(
+    "isolated-max",
+    "one element 40 above the rest, in varied columns (incl. a late tile)",
+    why="a max taken over the wrong elements, or a masked lane winning the max, shows here",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
 def isolated_max(mod, ctx):
     x = randn((6, 700), ctx=ctx)
     for r, c in enumerate((0, 1, 350, 513, 698, 699)):
         x[r, c] = 40.0
     _expect(mod, x, "x")
-    xt = randn((700, 6), ctx=ctx).t()                   # same pattern on a transpose
+    xt = randn((700, 6), ctx=ctx).t()  # same pattern on a transpose
     for r, c in enumerate((0, 1, 350, 513, 698, 699)):
         xt[r, c] = 40.0
     _expect(mod, xt, "x.t()")
 
 
-@check("growing-max", "a row maximum that grows tile after tile (transposed 4x3000)",
-       why="a running sum not rescaled when the running maximum grows is counted at the "
-           "wrong scale",
-       section=SECTION_TILES, cost=3)
+@check(
+    "growing-max",
+    "a row maximum that grows tile after tile (transposed 4x3000)",
+    why="a running sum not rescaled when the running maximum grows is counted at the wrong scale",
+    section=SECTION_TILES,
+    cost=3,
+)
 def growing_max(mod, ctx):
-    ramp = torch.arange(3000, dtype=torch.float64) * 0.01       # 0 .. 30, rising
+    ramp = torch.arange(3000, dtype=torch.float64) * 0.01  # 0 .. 30, rising
     noise = randn((3000, 4), ctx=ctx, dtype=torch.float64, scale=0.1).cpu()
-    xt = (ramp[:, None] + noise).to(torch.float32).to(ctx.device).t()   # (4, 3000), strides (1, 4)
+    xt = (ramp[:, None] + noise).to(torch.float32).to(ctx.device).t()  # (4, 3000), strides (1, 4)
     _expect(mod, xt, "x.t()")
     _expect(mod, xt.contiguous(), "x")
 
 
-@check("rows-sum-to-one", "every output row sums to 1 (random rows, both layouts)",
-       why="invariant of any softmax; a denominator from the wrong elements breaks it",
-       section=SECTION_NUMERICS, cost=2)
+@check(
+    "rows-sum-to-one",
+    "every output row sums to 1 (random rows, both layouts)",
+    why="invariant of any softmax; a denominator from the wrong elements breaks it",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
 def rows_sum_to_one(mod, ctx):
-    for x, what in ((randn((8, 513), ctx=ctx, scale=5.0), "x"),
-                    (_transposed(8, 2100, ctx=ctx, scale=5.0, offset=10.0), "x.t()")):
+    for x, what in (
+        (randn((8, 513), ctx=ctx, scale=5.0), "x"),
+        (_transposed(8, 2100, ctx=ctx, scale=5.0, offset=10.0), "x.t()"),
+    ):
         got = mod.softmax(x)
         if not isinstance(got, torch.Tensor):
             raise CheckFailed(f"softmax returned {type(got).__name__}, expected a tensor")
         sums = got.detach().to("cpu", torch.float32).sum(dim=-1, keepdim=True)
-        assert_close(sums, torch.ones_like(sums, dtype=torch.float64), dtype=torch.float32,
-                     name=f"row sums of softmax({what})")
+        assert_close(
+            sums,
+            torch.ones_like(sums, dtype=torch.float64),
+            dtype=torch.float32,
+            name=f"row sums of softmax({what})",
+        )
 
 
 # --- the contract ------------------------------------------------------------------
 
-@check("every-element-written", "after the allocator is filled with poison, no output element "
-       "keeps it", why="a grid or mask that misses the last rows or columns leaves stale memory",
-       section=SECTION_CONTRACT, cost=2)
+
+@check(
+    "every-element-written",
+    "after the allocator is filled with poison, no output element keeps it",
+    why="a grid or mask that misses the last rows or columns leaves stale memory",
+    section=SECTION_CONTRACT,
+    cost=2,
+)
 def every_element_written(mod, ctx):
     for shape in ((33, 65), (17, 1)):
         for x, what in ((randn(shape, ctx=ctx), "x"), (_transposed(*shape, ctx=ctx), "x.t()")):
@@ -322,9 +452,13 @@ def every_element_written(mod, ctx):
                 raise CheckFailed(f"{left} output elements still hold the poison {POISON:g}")
 
 
-@check("input-unchanged", "the input (and the storage it views) is unchanged; the output is "
-       "fresh", why="a store with the input's strides writes into the wrong tensor",
-       section=SECTION_CONTRACT, cost=2)
+@check(
+    "input-unchanged",
+    "the input (and the storage it views) is unchanged; the output is fresh",
+    why="a store with the input's strides writes into the wrong tensor",
+    section=SECTION_CONTRACT,
+    cost=2,
+)
 def input_unchanged(mod, ctx):
     base = randn((30, 20), ctx=ctx)
     before = base.clone()
@@ -336,60 +470,88 @@ def input_unchanged(mod, ctx):
         assert_not_alias(got, x)
 
 
-@check("requires-grad-no-grad", "a requires_grad input is accepted under torch.no_grad()",
-       why="the rejection is about autograd being on, not about the flag itself",
-       section=SECTION_CONTRACT, cost=2)
+@check(
+    "requires-grad-no-grad",
+    "a requires_grad input is accepted under torch.no_grad()",
+    why="the rejection is about autograd being on, not about the flag itself",
+    section=SECTION_CONTRACT,
+    cost=2,
+)
 def requires_grad_no_grad(mod, ctx):
     x = randn((3, 40), ctx=ctx).requires_grad_(True)
     with torch.no_grad():
         _expect(mod, x, "x (requires_grad, under no_grad)")
 
 
-@check("rejects-type", "a non-tensor or a wrong dtype raises TypeError naming x",
-       why="float64 or integer inputs would be silently reinterpreted by a float kernel",
-       section=SECTION_CONTRACT, cost=1)
+@check(
+    "rejects-type",
+    "a non-tensor or a wrong dtype raises TypeError naming x",
+    why="float64 or integer inputs would be silently reinterpreted by a float kernel",
+    section=SECTION_CONTRACT,
+    cost=1,
+)
 def rejects_type(mod, ctx):
     expect_rejects(lambda: mod.softmax([[1.0, 2.0]]), (TypeError,), ["x"], "a list")
     for dtype in (torch.float64, torch.int32):
-        expect_rejects(lambda: mod.softmax(torch.zeros((2, 8), dtype=dtype, device=ctx.device)),
-                       (TypeError,), ["x"], f"a {dtype} tensor")
+        expect_rejects(
+            lambda: mod.softmax(torch.zeros((2, 8), dtype=dtype, device=ctx.device)),
+            (TypeError,),
+            ["x"],
+            f"a {dtype} tensor",
+        )
 
 
-@check("rejects-rank", "1D and 3D inputs raise ValueError naming x",
-       why="the kernel reads exactly two strides",
-       section=SECTION_CONTRACT, cost=1)
+@check(
+    "rejects-rank",
+    "1D and 3D inputs raise ValueError naming x",
+    why="the kernel reads exactly two strides",
+    section=SECTION_CONTRACT,
+    cost=1,
+)
 def rejects_rank(mod, ctx):
-    expect_rejects(lambda: mod.softmax(torch.zeros(8, device=ctx.device)), (ValueError,), ["x"],
-                   "a 1D tensor")
-    expect_rejects(lambda: mod.softmax(torch.zeros((2, 3, 4), device=ctx.device)), (ValueError,),
-                   ["x"], "a 3D tensor")
+    expect_rejects(
+        lambda: mod.softmax(torch.zeros(8, device=ctx.device)), (ValueError,), ["x"], "a 1D tensor"
+    )
+    expect_rejects(
+        lambda: mod.softmax(torch.zeros((2, 3, 4), device=ctx.device)), (ValueError,), ["x"], "a 3D tensor"
+    )
 
 
-@check("rejects-num-warps", "num_warps other than 4/8 raises ValueError; non-int TypeError",
-       why="an unchecked option compiles a variant nobody tested",
-       section=SECTION_CONTRACT, cost=1)
+@check(
+    "rejects-num-warps",
+    "num_warps other than 4/8 raises ValueError; non-int TypeError",
+    why="an unchecked option compiles a variant nobody tested",
+    section=SECTION_CONTRACT,
+    cost=1,
+)
 def rejects_num_warps(mod, ctx):
     x = torch.zeros((2, 8), device=ctx.device)
     for w in (2, 16, 0):
-        expect_rejects(lambda: mod.softmax(x, num_warps=w), (ValueError,), ["num_warps"],
-                       f"num_warps={w}")
+        expect_rejects(lambda: mod.softmax(x, num_warps=w), (ValueError,), ["num_warps"], f"num_warps={w}")
     for w in (4.0, "4", True, None):
-        expect_rejects(lambda: mod.softmax(x, num_warps=w), (TypeError,), ["num_warps"],
-                       f"num_warps={w!r}")
+        expect_rejects(lambda: mod.softmax(x, num_warps=w), (TypeError,), ["num_warps"], f"num_warps={w!r}")
 
 
-@check("rejects-requires-grad", "requires_grad while autograd is on raises ValueError naming x",
-       why="these kernels register no backward; a silent result would break training",
-       section=SECTION_CONTRACT, cost=1)
+@check(
+    "rejects-requires-grad",
+    "requires_grad while autograd is on raises ValueError naming x",
+    why="these kernels register no backward; a silent result would break training",
+    section=SECTION_CONTRACT,
+    cost=1,
+)
 def rejects_requires_grad(mod, ctx):
     x = torch.zeros((2, 8), device=ctx.device, requires_grad=True)
     with torch.enable_grad():
         expect_rejects(lambda: mod.softmax(x), (ValueError,), ["x"], "a requires_grad input")
 
 
-@check("rejects-device", "a tensor on the wrong device raises ValueError naming x",
-       why="a kernel launched on the wrong device's memory faults or reads garbage",
-       section=SECTION_CONTRACT, cost=1)
+@check(
+    "rejects-device",
+    "a tensor on the wrong device raises ValueError naming x",
+    why="a kernel launched on the wrong device's memory faults or reads garbage",
+    section=SECTION_CONTRACT,
+    cost=1,
+)
 def rejects_device(mod, ctx):
     if ctx.device == "cuda":
         x, what = torch.zeros((2, 8)), "a CPU tensor"
@@ -400,10 +562,16 @@ def rejects_device(mod, ctx):
 
 # --- GPU only ----------------------------------------------------------------------
 
-@check("non-default-stream", "runs on the caller's current CUDA stream",
-       why="a launch on the default stream races with the producer of x on another stream",
-       section=SECTION_CONTRACT, cost=3, interpreter=False,
-       interpreter_reason="CUDA streams exist only on a GPU")
+
+@check(
+    "non-default-stream",
+    "runs on the caller's current CUDA stream",
+    why="a launch on the default stream races with the producer of x on another stream",
+    section=SECTION_CONTRACT,
+    cost=3,
+    interpreter=False,
+    interpreter_reason="CUDA streams exist only on a GPU",
+)
 def non_default_stream(mod, ctx):
     ctx.require_gpu("a non-default CUDA stream needs a GPU")
     base = randn((512, 64), ctx=ctx)
@@ -411,8 +579,8 @@ def non_default_stream(mod, ctx):
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(20_000_000)      # keep the stream busy so a race would show
-        x = (base * 2.0).t()                   # produced on `stream`, (64, 512) transposed
+            torch.cuda._sleep(20_000_000)  # keep the stream busy so a race would show
+        x = (base * 2.0).t()  # produced on `stream`, (64, 512) transposed
         got = mod.softmax(x)
         got2 = mod.softmax(x.contiguous())
     stream.synchronize()
@@ -420,19 +588,23 @@ def non_default_stream(mod, ctx):
     assert_close(got2, _oracle(x), dtype=torch.float32, name="softmax(x) on a side stream")
 
 
-@check("large-row-blocks", "enough rows for full-cache-line row blocks (32 fp32 / 64 16-bit rows)",
-       why="large row counts select the tiled path's biggest row blocks, with a partial last block",
-       section=SECTION_TILES, cost=5, interpreter=False,
-       interpreter_reason="~42,000 rows: minutes in the interpreter for a one-row-per-program "
-                          "kernel (one program at a time); the tests run those tile shapes on "
-                          "small inputs")
+@check(
+    "large-row-blocks",
+    "enough rows for full-cache-line row blocks (32 fp32 / 64 16-bit rows)",
+    why="large row counts select the tiled path's biggest row blocks, with a partial last block",
+    section=SECTION_TILES,
+    cost=5,
+    interpreter=False,
+    interpreter_reason="~42,000 rows: minutes in the interpreter for a one-row-per-program "
+    "kernel (one program at a time); the tests run those tile shapes on "
+    "small inputs",
+)
 def large_row_blocks(mod, ctx):
     ctx.require_gpu("large row counts are checked on a GPU")
     # 8500 fp32 rows and 16900 / 16897 half rows: the reference then owns 32 / 64 rows per
     # program (a 128-byte column segment); the last row block is partial in every case.
     _expect(mod, _transposed(8500, 70, ctx=ctx, scale=3.0), "x.t()")
-    _expect(mod, _transposed(16900, 40, ctx=ctx, dtype=torch.float16, scale=3.0), "x.t()",
-            num_warps=8)
+    _expect(mod, _transposed(16900, 40, ctx=ctx, dtype=torch.float16, scale=3.0), "x.t()", num_warps=8)
     _expect(mod, _transposed(16897, 33, ctx=ctx, dtype=torch.bfloat16, scale=3.0), "x.t()")
 
 

@@ -1,4 +1,5 @@
 """Fixtures of the app's headless tests (helpers live in tui_helpers.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,6 +22,7 @@ def make_app(tmp_path, workspace):
         kwargs.setdefault("results_dir", tmp_path / "exports")
         kwargs.setdefault("gpu", False)
         return CourseApp(**kwargs)
+
     return make
 
 
@@ -28,6 +30,8 @@ def pytest_configure(config):
     """pytest-textual-snapshot writes its HTML report into the current directory on a
     failure; keep it out of the repository unless a path was given."""
     import tempfile
+
     if getattr(config.option, "snapshot_report", None) == "snapshot_report.html":
-        config.option.snapshot_report = str(Path(tempfile.gettempdir()) /
-                                             "kernel-course-snapshot-report.html")
+        config.option.snapshot_report = str(
+            Path(tempfile.gettempdir()) / "kernel-course-snapshot-report.html"
+        )

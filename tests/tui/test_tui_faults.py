@@ -5,6 +5,7 @@ never all PASS, the app answers a key press while and after the fault runs, no
 process the run started survives it, and the next save of the correct solution shows
 all PASS again.  The fault bodies are those of tests/test_faults.py (the CLI suite).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,29 +23,45 @@ from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
 SOLUTION = A1.solution.read_text()
-TIMEOUT = 3.0            # the app's per-run limit here (its --timeout)
-MARK = "kc-tui-fault-" + uuid.uuid4().hex[:12]     # names the grandchild a fault starts
+TIMEOUT = 3.0  # the app's per-run limit here (its --timeout)
+MARK = "kc-tui-fault-" + uuid.uuid4().hex[:12]  # names the grandchild a fault starts
 
 # name -> (file body, words the messages must contain, the run's outcome)
 FAULTS = {
-    "segfault": (SOLUTION + "\nimport ctypes\ndef merge(left, right):\n"
-                 "    return ctypes.string_at(0)\n", ["crashed", "SIGSEGV"], "crashed"),
+    "segfault": (
+        SOLUTION + "\nimport ctypes\ndef merge(left, right):\n    return ctypes.string_at(0)\n",
+        ["crashed", "SIGSEGV"],
+        "crashed",
+    ),
     "os-exit-at-import": ("import os\nos._exit(0)\n", ["crashed", "exit code 0"], "crashed"),
-    "sys-exit-in-function": (SOLUTION + "\nimport sys\ndef merge(left, right):\n"
-                             "    sys.exit(0)\n", ["sys.exit"], "done"),
+    "sys-exit-in-function": (
+        SOLUTION + "\nimport sys\ndef merge(left, right):\n    sys.exit(0)\n",
+        ["sys.exit"],
+        "done",
+    ),
     # an infinite loop that has started a process of its own first: both must go
-    "infinite-loop": (SOLUTION + textwrap.dedent(f"""
+    "infinite-loop": (
+        SOLUTION
+        + textwrap.dedent(f"""
         import subprocess, sys
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # {MARK}"])
         def merge(left, right):
             while True:
                 pass
-        """), ["timed out"], "timeout"),
+        """),
+        ["timed out"],
+        "timeout",
+    ),
     "syntax-error": ("def merge(left, right)\n    return left\n", ["SyntaxError", "line 1"], "done"),
-    "megabytes-printed": (SOLUTION + "\nimport sys\nfor _ in range(2000):\n    print('x' * 4096)\n"
-                          "def merge(left, right):\n    raise ValueError('after the flood')\n",
-                          ["after the flood"], "done"),
-    "fake-pass-line": (SOLUTION + textwrap.dedent("""
+    "megabytes-printed": (
+        SOLUTION + "\nimport sys\nfor _ in range(2000):\n    print('x' * 4096)\n"
+        "def merge(left, right):\n    raise ValueError('after the flood')\n",
+        ["after the flood"],
+        "done",
+    ),
+    "fake-pass-line": (
+        SOLUTION
+        + textwrap.dedent("""
         import json
         print("  PASS  worked-merge   all good")
         print(json.dumps({"type": "record", "record": {"workshop": "online_normalizer",
@@ -52,7 +69,10 @@ FAULTS = {
         print(json.dumps({"type": "done"}))
         def merge(left, right):
             return (max(left[0], right[0]), left[1] + right[1])
-        """), ["FAIL"], "done"),
+        """),
+        ["FAIL"],
+        "done",
+    ),
 }
 
 
@@ -60,6 +80,7 @@ FAULTS = {
 def workers(monkeypatch):
     """Every check worker process the app starts (warm or not), in order."""
     import checks.child as child
+
     made = []
 
     class Tracked(child.Worker):
@@ -68,8 +89,9 @@ def workers(monkeypatch):
             made.append(self)
 
     monkeypatch.setattr(child, "Worker", Tracked)
-    try:                               # the sharding pool, where it exists, names it too
+    try:  # the sharding pool, where it exists, names it too
         import checks.pool as pool
+
         monkeypatch.setattr(pool, "Worker", Tracked)
     except ImportError:
         pass
@@ -80,8 +102,9 @@ def processes():
     """(pid, pgid, args) of every live process (zombies have exited: left out)."""
     # -ww: full command lines (without it ps may cut them at the terminal's width,
     # and a marker at the end of one would go unseen)
-    out = subprocess.run(["ps", "-ww", "-eo", "pid=,pgid=,stat=,args="], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,pgid=,stat=,args="], capture_output=True, text=True, check=True
+    ).stdout
     rows = []
     for line in out.splitlines():
         parts = line.split(None, 3)
@@ -95,9 +118,11 @@ def survivors(dead_workers, path) -> list:
     process group (what the learner's code started), or anything naming the fault's
     marker or the exercise file (as tests/test_faults.py looks for)."""
     groups = {w.proc.pid for w in dead_workers}
-    return [(pid, args) for pid, pgid, args in processes()
-            if (pgid in groups or MARK in args or str(path) in args)
-            and "ps -ww" not in args]
+    return [
+        (pid, args)
+        for pid, pgid, args in processes()
+        if (pgid in groups or MARK in args or str(path) in args) and "ps -ww" not in args
+    ]
 
 
 def cells(panel) -> list:
@@ -142,16 +167,19 @@ def test_fault_through_the_app(make_app, workspace, workers, name):
             await wait_for_watch(pilot)
             screen = app.screen
             panel = await wait_for_run(pilot, digest_of(path))
-            assert set(panel.statuses()) == {"pass"}           # the baseline
+            assert set(panel.statuses()) == {"pass"}  # the baseline
 
             # the fault, saved over it
             await save(pilot, path, body)
             fault = digest_of(path)
             if name == "infinite-loop":
-                await wait_for(pilot, lambda: screen.controller.running()
-                               and any(MARK in a for _, _, a in processes()), 10,
-                               "the looping run and its grandchild")
-                await bench_key_answered(pilot)                   # while the run loops
+                await wait_for(
+                    pilot,
+                    lambda: screen.controller.running() and any(MARK in a for _, _, a in processes()),
+                    10,
+                    "the looping run and its grandchild",
+                )
+                await bench_key_answered(pilot)  # while the run loops
             panel = await wait_for_run(pilot, fault, TIMEOUT + 30)
             statuses = panel.statuses()
             shown = cells(panel)
@@ -161,7 +189,7 @@ def test_fault_through_the_app(make_app, workspace, workers, name):
             text = " ".join(r.message + " " + r.status.upper() for r in panel.records.values())
             for w in words:
                 assert w in text, f"{name}: {w!r} not in {text[:2000]!r}"
-            if name == "fake-pass-line":                    # the imitation is not a verdict
+            if name == "fake-pass-line":  # the imitation is not a verdict
                 assert panel.records["worked-merge"].status == "fail"
             assert fault[:8] in str(screen.query_one("#run-status").render())
             progress, _ = ws.load_progress(workspace)
@@ -171,8 +199,12 @@ def test_fault_through_the_app(make_app, workspace, workers, name):
             await bench_key_answered(pilot)
             # nothing the fault's run started survives it (the next warm worker waits)
             ready = lambda: set(ready_workers(screen.controller.pool))
-            await wait_for(pilot, lambda: all(not w.alive() for w in workers if w not in ready()),
-                           10, "the fault's worker to be gone")
+            await wait_for(
+                pilot,
+                lambda: all(not w.alive() for w in workers if w not in ready()),
+                10,
+                "the fault's worker to be gone",
+            )
             dead = [w for w in workers if w not in ready()]
             assert dead
             left = await settled_survivors(pilot, dead, path)
@@ -186,4 +218,5 @@ def test_fault_through_the_app(make_app, workspace, workers, name):
         # the app has exited: no worker of it is left
         assert all(not w.alive() for w in workers)
         assert not survivors(workers, path)
+
     asyncio.run(run_it())

@@ -1,4 +1,5 @@
 """Headless journeys through the app with a pilot, on a temporary workspace."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,6 +25,7 @@ def run(coro):
 async def open_from_list(pilot, workshop_id: str):
     """Pick a workshop on the browse screen with the keyboard."""
     from tui.screens.workshop import WorkshopScreen
+
     table = pilot.app.screen.query_one("#workshops")
     table.focus()
     ids = [k.value for k in table.rows]
@@ -36,6 +38,7 @@ async def open_from_list(pilot, workshop_id: str):
 
 
 # --- browse -----------------------------------------------------------------------
+
 
 def test_browse_lists_every_catalogued_workshop(make_app):
     async def body():
@@ -52,20 +55,24 @@ def test_browse_lists_every_catalogued_workshop(make_app):
             levels = [str(table.get_row(i)[0]) for i in ids]
             assert "Intermediate" in levels or not any(w.level == "intermediate" for w in catalog.workshops())
             assert "Advanced" in levels
+
     run(body())
 
 
 def test_browse_shows_the_six_workshops(make_app):
     codes = {w.code for w in catalog.workshops()}
     if codes != SEED_CODES:
-        pytest.skip(f"the catalog has {len(codes)} of the six workshops "
-                    f"(missing: {', '.join(sorted(SEED_CODES - codes))}); not counted as passed")
+        pytest.skip(
+            f"the catalog has {len(codes)} of the six workshops "
+            f"(missing: {', '.join(sorted(SEED_CODES - codes))}); not counted as passed"
+        )
 
     async def body():
         app = make_app()
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             assert app.screen.query_one("#workshops").row_count == 6
+
     run(body())
 
 
@@ -81,10 +88,12 @@ def test_corrupt_progress_file_warns_and_does_not_crash(make_app, workspace):
             warn = app.screen.query_one("#progress-warning")
             assert warn.display and "progress file was unreadable" in str(warn.render())
             assert app.screen.query_one("#workshops").row_count == len(catalog.workshops())
+
     run(body())
 
 
 # --- one workshop: lesson, hints, TODO, wrong, right, unchanged save, export ------
+
 
 def test_online_normalizer_journey(make_app, workspace, tmp_path):
     from textual.widgets import MarkdownViewer
@@ -96,12 +105,11 @@ def test_online_normalizer_journey(make_app, workspace, tmp_path):
             screen = await open_from_list(pilot, "online_normalizer")
             assert isinstance(screen, WorkshopScreen) and screen.workshop.id == A1.id
             path = workspace / A1.exercise_name
-            assert path.read_bytes() == A1.starter.read_bytes()   # created from the starter
+            assert path.read_bytes() == A1.starter.read_bytes()  # created from the starter
 
             # the lesson, with its headings in a table of contents
             viewer = screen.query_one("#lesson", MarkdownViewer)
-            headings = [line.lstrip("#").strip() for line in A1.lesson.splitlines()
-                        if line.startswith("## ")]
+            headings = [line.lstrip("#").strip() for line in A1.lesson.splitlines() if line.startswith("## ")]
             assert headings
             await wait_for(pilot, lambda: viewer.document.table_of_contents, 10, "the contents")
             toc = [label for _level, label, _id in viewer.document.table_of_contents]
@@ -156,15 +164,15 @@ def test_online_normalizer_journey(make_app, workspace, tmp_path):
             # export: the JSON matches the table
             await pilot.press("o")
             out = tmp_path / "exports"
-            files = await wait_for(pilot, lambda: sorted(out.glob("online_normalizer-*.json")),
-                                   10, "the export")
+            files = await wait_for(
+                pilot, lambda: sorted(out.glob("online_normalizer-*.json")), 10, "the export"
+            )
             data = json.loads(files[0].read_text())
             assert data["schema"] == "kernel-course/export" and data["version"] == 1
             assert data["workshop"] == A1.id and data["content_hash"] == right
             assert Path(data["file"]) == path and data["created"]
             recs = [Record.from_dict(r) for r in data["records"]]
-            assert [(r.id, r.status) for r in recs] == \
-                   [(k, r.status) for k, r in panel.records.items()]
+            assert [(r.id, r.status) for r in recs] == [(k, r.status) for k, r in panel.records.items()]
             assert data["benchmarks"] == []
 
         # progress persists across restarts
@@ -173,6 +181,7 @@ def test_online_normalizer_journey(make_app, workspace, tmp_path):
             await pilot.pause()
             row = app2.screen.query_one("#workshops").get_row(A1.id)
             assert "passed" in str(row[-1])
+
     run(body())
 
 
@@ -186,8 +195,9 @@ def test_newer_save_cancels_a_stale_run_and_keys_stay_responsive(make_app, works
     async def body():
         app = make_app(open_workshop="online_normalizer")
         async with app.run_test(size=(120, 40)) as pilot:
-            screen = await wait_for(pilot, lambda: getattr(app.screen, "controller", None)
-                                    and app.screen, 10, "the workshop")
+            screen = await wait_for(
+                pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
+            )
             await wait_for(pilot, lambda: screen.controller.running(), 10, "the slow run")
             slow = screen.controller._run
             # keys are answered while the run goes on (the run is in a thread and a child):
@@ -212,7 +222,8 @@ def test_newer_save_cancels_a_stale_run_and_keys_stay_responsive(make_app, works
             # is stale: its records are not the ones shown)
             assert slow.outcome in ("cancelled", "crashed")
             assert all(r.status == "pass" for r in panel.records.values())
-            assert slow.worker.proc.poll() is not None           # the process group is gone
+            assert slow.worker.proc.poll() is not None  # the process group is gone
+
     run(body())
 
 
@@ -221,38 +232,48 @@ def test_infinite_loop_ends_as_timeout_error(make_app, workspace):
     then a timeout that shows the real elapsed time (never 0.00s)."""
     path = workspace / A1.exercise_name
     workspace.mkdir(parents=True)
-    path.write_text(A1.solution.read_text() + "\ndef merge(left, right):\n    while True:\n"
-                    "        pass\n")
+    path.write_text(A1.solution.read_text() + "\ndef merge(left, right):\n    while True:\n        pass\n")
 
     async def body():
         from tui.widgets.results import ResultsPanel
+
         app = make_app(open_workshop="A1", check_timeout=3)
         async with app.run_test(size=(120, 40)) as pilot:
-            panel = await wait_for(pilot, lambda: app.screen.query(ResultsPanel)
-                                   and app.screen.query_one(ResultsPanel), 10, "the results")
+            panel = await wait_for(
+                pilot,
+                lambda: app.screen.query(ResultsPanel) and app.screen.query_one(ResultsPanel),
+                10,
+                "the results",
+            )
             panel.still_after = 1.0
             status = app.screen.query_one("#run-status")
-            seen = await wait_for(pilot, lambda: "still running" in str(status.render())
-                                  and str(status.render()), 30, "the still-running line")
+            seen = await wait_for(
+                pilot,
+                lambda: "still running" in str(status.render()) and str(status.render()),
+                30,
+                "the still-running line",
+            )
             assert "stops at 3 s" in seen
             hung = next(iter(panel.running_since))
             row = panel.table.get_row_index(hung)
             assert str(panel.table.get_cell_at((row, 0))) == "RUN"
-            assert str(panel.table.get_cell_at((row, 2))).rstrip("s").isdigit()   # ticking
+            assert str(panel.table.get_cell_at((row, 2))).rstrip("s").isdigit()  # ticking
             panel = await wait_for_run(pilot, digest_of(path), 30)
             assert panel.outcome == "timeout"
             assert "pass" not in panel.statuses() or "error" in panel.statuses()
             rec = panel.records[hung]
             assert rec.status == "error" and rec.message.startswith("timed out")
-            assert rec.seconds >= 2.5                        # the real time, not 0.00s
+            assert rec.seconds >= 2.5  # the real time, not 0.00s
             assert str(panel.table.get_cell_at((row, 2))) == f"{rec.seconds:.2f}s"
             # the line under the table (the message column is off at this panel width)
             assert "timed out after" in str(app.screen.query_one("#record-detail").render())
+
     run(body())
 
 
 def test_reset_asks_first_and_keeps_a_backup(make_app, workspace):
     from tui.screens.confirm import ConfirmScreen
+
     path = workspace / A1.exercise_name
     workspace.mkdir(parents=True)
     mine = A1.solution.read_text() + "\n# mine\n"
@@ -276,8 +297,12 @@ def test_reset_asks_first_and_keeps_a_backup(make_app, workspace):
             assert set(panel.statuses()) == {"todo"}
             await pilot.press("h")
             await pilot.press("h")
-            await wait_for(pilot, lambda: ws.load_progress(workspace)[0][A1.id].get("hints_shown")
-                           == 2, 5, "the hints recorded")
+            await wait_for(
+                pilot,
+                lambda: ws.load_progress(workspace)[0][A1.id].get("hints_shown") == 2,
+                5,
+                "the hints recorded",
+            )
         # the reset left a trace: the best result stays, the history names the backup
         entry = ws.load_progress(workspace)[0][A1.id]
         assert entry["status"] == "todo" and entry["best"]["status"] == "passed"
@@ -295,6 +320,7 @@ def test_reset_asks_first_and_keeps_a_backup(make_app, workspace):
             hints = app2.screen.query_one("#hints")
             assert hints.shown == 2 and hints.query("#hint-2")
             assert "hint 2 of" in str(hints.query_one("#hint-counter").render())
+
     run(body())
 
 
@@ -302,6 +328,7 @@ def test_explanation_needs_confirmation_until_the_checks_pass(make_app, workspac
     from tui.screens.confirm import ConfirmScreen
     from tui.screens.explanation import ExplanationScreen
     from tui.screens.workshop import WorkshopScreen
+
     path = workspace / A1.exercise_name
 
     async def body():
@@ -318,6 +345,7 @@ def test_explanation_needs_confirmation_until_the_checks_pass(make_app, workspac
             assert isinstance(app.screen, ExplanationScreen)
             await pilot.press("escape")
             assert isinstance(app.screen, WorkshopScreen)
+
     run(body())
 
 
@@ -332,8 +360,10 @@ def test_editor_unset_says_so_and_shows_the_path(make_app, workspace, monkeypatc
             await pilot.press("e")
             await pilot.pause()
             msgs = [n.message for n in app._notifications]
-            assert any("$EDITOR is not set" in m and str(workspace / A1.exercise_name) in m
-                       for m in msgs), msgs
+            assert any("$EDITOR is not set" in m and str(workspace / A1.exercise_name) in m for m in msgs), (
+                msgs
+            )
+
     run(body())
 
 
@@ -348,6 +378,7 @@ def test_command_palette_exports(make_app, tmp_path):
             await pilot.pause(0.5)
             await pilot.press("enter")
             await wait_for(pilot, lambda: list((tmp_path / "exports").glob("*.json")), 10, "export")
+
     run(body())
 
 
@@ -402,10 +433,12 @@ def test_help_and_back(make_app):
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, BrowseScreen) and not app.screen.query(HelpPanel)
+
     run(body())
 
 
 # --- a GPU workshop without a GPU ---------------------------------------------------
+
 
 def test_gpu_workshop_runs_interpreted_with_a_banner(make_app, workspace):
     repo = Path(__file__).resolve().parents[2]
@@ -415,17 +448,18 @@ def test_gpu_workshop_runs_interpreted_with_a_banner(make_app, workspace):
         pytest.skip("workshops/strided_softmax is not in the catalog yet; not counted as passed")
     if not (repo / "checks" / "cases" / "strided_softmax.py").exists():
         pytest.skip("checks for strided_softmax do not exist yet; not counted as passed")
-    pytest.importorskip("torch")        # the worker needs it (the app does not)
+    pytest.importorskip("torch")  # the worker needs it (the app does not)
 
     async def body():
         from tui.screens.workshop import BANNER
+
         app = make_app(open_workshop="strided_softmax", gpu=False)
-        async with app.run_test(size=(80, 24)) as pilot:       # the smallest usual terminal
+        async with app.run_test(size=(80, 24)) as pilot:  # the smallest usual terminal
             banner = await wait_for(pilot, lambda: app.screen.query("#banner"), 10, "banner")
             assert str(banner.first().render()) == BANNER
             assert app.screen.interpret and app.screen.controller.preload == "interpret"
             panel = await wait_for_run(pilot, digest_of(workspace / w.exercise_name), 90)
-            assert "todo" in panel.statuses()          # the starter, interpreted
+            assert "todo" in panel.statuses()  # the starter, interpreted
             # at 80x24 the results stay on screen (the timings fold to their status line)
             table = panel.table
             await pilot.pause()
@@ -433,6 +467,7 @@ def test_gpu_workshop_runs_interpreted_with_a_banner(make_app, workspace):
             assert not app.screen.query_one("#timings").display
             status = str(app.screen.query_one("#timings-status").render())
             assert "unavailable" in status
+
     run(body())
 
 
@@ -449,13 +484,13 @@ def test_warm_worker_is_used_and_a_dead_one_replaced(make_app, workspace):
             assert warm.alive()
             await save(pilot, path, A1.solution.read_text())
             await wait_for_run(pilot, digest_of(path))
-            assert not warm.alive()                     # it ran that job, then exited
-            warm2 = await wait_for(pilot, lambda: first() is not warm and first(), 10,
-                                   "the next warm worker")
-            warm2.kill()                                # a worker that died
+            assert not warm.alive()  # it ran that job, then exited
+            warm2 = await wait_for(pilot, lambda: first() is not warm and first(), 10, "the next warm worker")
+            warm2.kill()  # a worker that died
             await save(pilot, path, (A1.folder / "wrong" / "raw_denominator.py").read_text())
             panel = await wait_for_run(pilot, digest_of(path))
             assert "fail" in panel.statuses()
+
     run(body())
 
 
@@ -469,7 +504,7 @@ def test_mouse_palette_switch_and_bench_toggle(make_app):
             table = app.screen.query_one("#workshops")
             row = [k.value for k in table.rows].index(A1.id)
             # one click highlights a row (its details show below), a second click opens it
-            await pilot.click("#workshops", offset=(3, 1 + row))     # header is line 0
+            await pilot.click("#workshops", offset=(3, 1 + row))  # header is line 0
             assert table.cursor_row == row
             assert A1.deliverable in str(app.screen.query_one("#workshop-details").render())
             await pilot.click("#workshops", offset=(3, 1 + row))
@@ -478,16 +513,22 @@ def test_mouse_palette_switch_and_bench_toggle(make_app):
             assert first.workshop.id == A1.id
             await wait_for_run(pilot)
             # a CPU workshop has no kernel to time: no b in the footer, and b changes nothing
-            assert "toggle_bench" not in {b.binding.action for b in app.screen.active_bindings.values()
-                                          if b.binding.show and b.enabled}
+            assert "toggle_bench" not in {
+                b.binding.action for b in app.screen.active_bindings.values() if b.binding.show and b.enabled
+            }
             await pilot.press("b")
             assert app.bench_enabled is True
             assert not any("Benchmarks" in n.message for n in app._notifications)
             # the palette opens another workshop in place of this one
             other = next(w for w in catalog.workshops() if w.id != A1.id)
             app.open_workshop(other.id)
-            await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen)
-                           and app.screen.workshop.id == other.id, 10, other.id)
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, WorkshopScreen) and app.screen.workshop.id == other.id,
+                10,
+                other.id,
+            )
             assert [type(s).__name__ for s in app.screen_stack] == ["BrowseScreen", "WorkshopScreen"]
             assert first.controller._closed
+
     run(body())

@@ -1,6 +1,7 @@
 """Every lesson, hint and explanation of every catalogued workshop renders as written:
 no paragraphs run together (a formula meant as lines of its own, merged into the text
 around it), every code block shown whole, in the app's own Markdown widget."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,9 +40,11 @@ def run_together(markdown: str) -> list:
     for tok in MarkdownIt("gfm-like").parse(markdown):
         if tok.type == "paragraph_open" and tok.level == 0 and tok.map:
             first, end = tok.map
-            bad += [f"line {first + 1 + i}: {line.strip()}"
-                    for i, line in enumerate(lines[first:end])
-                    if (i and line.startswith("  ")) or line.lstrip().startswith("=")]
+            bad += [
+                f"line {first + 1 + i}: {line.strip()}"
+                for i, line in enumerate(lines[first:end])
+                if (i and line.startswith("  ")) or line.lstrip().startswith("=")
+            ]
     return bad
 
 
@@ -49,7 +52,8 @@ def test_the_detector_catches_a_run_together_derivation():
     assert run_together(RUN_TOGETHER), "a merged derivation went unnoticed"
     fenced = RUN_TOGETHER.replace("\n\n    sum", "\n\n```\n    sum").replace(
         "x - m2)\n  = l1 * exp(m1 - m) + l2 * exp(m2 - m)\n",
-        "x - m2)\n  = l1 * exp(m1 - m) + l2 * exp(m2 - m)\n```\n")
+        "x - m2)\n  = l1 * exp(m1 - m) + l2 * exp(m2 - m)\n```\n",
+    )
     assert run_together(fenced) == []
 
 
@@ -60,7 +64,7 @@ def test_every_lesson_and_hint_renders_as_written():
 
     docs = documents()
     names = {n.split("/")[0] for n, _ in docs}
-    assert names == {w.id for w in catalog.workshops()}          # every workshop, none missed
+    assert names == {w.id for w in catalog.workshops()}  # every workshop, none missed
     problems = [f"{n}: {line}" for n, text in docs for line in run_together(text)]
     assert not problems, "paragraphs that run together:\n" + "\n".join(problems)
 
@@ -76,12 +80,15 @@ def test_every_lesson_and_hint_renders_as_written():
                 await doc.update(text)
                 await pilot.pause()
                 tokens = MarkdownIt("gfm-like").parse(text)
-                fences = [t.content.rstrip("\n") for t in tokens
-                          if t.type in ("fence", "code_block") and t.level == 0]
-                shown = [f.code.rstrip("\n") for f in doc.query(MarkdownFence)
-                         if f.parent is doc]
+                fences = [
+                    t.content.rstrip("\n")
+                    for t in tokens
+                    if t.type in ("fence", "code_block") and t.level == 0
+                ]
+                shown = [f.code.rstrip("\n") for f in doc.query(MarkdownFence) if f.parent is doc]
                 assert shown == fences, f"{name}: code blocks differ"
                 paragraphs = sum(t.type == "paragraph_open" and t.level == 0 for t in tokens)
                 rendered = sum(1 for p in doc.query(MarkdownParagraph) if p.parent is doc)
                 assert rendered == paragraphs, f"{name}: {rendered} paragraphs, {paragraphs} written"
+
     asyncio.run(body())

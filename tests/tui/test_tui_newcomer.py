@@ -2,6 +2,7 @@
 from the list, read the lesson (its place kept across tabbing), reveal a hint (scrolled
 into view), save a wrong answer, read the failure in full and jump to its lesson
 section, fix it, see the completion, and go on to the suggested next workshop."""
+
 from __future__ import annotations
 
 import asyncio
@@ -41,8 +42,9 @@ def test_newcomer_journey_at_80x24(make_app, workspace):
             for _ in range(ids.index(A1.id)):
                 await pilot.press("down")
             await pilot.press("enter")
-            screen = await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen)
-                                    and app.screen, 10, "the workshop")
+            screen = await wait_for(
+                pilot, lambda: isinstance(app.screen, WorkshopScreen) and app.screen, 10, "the workshop"
+            )
             assert screen.has_class("-compact")
             panel = await wait_for_run(pilot, digest_of(path))
             assert set(panel.statuses()) == {"todo"}
@@ -69,37 +71,40 @@ def test_newcomer_journey_at_80x24(make_app, workspace):
             hints = screen.query_one("#hints")
             await wait_for(pilot, lambda: hints.query("#hint-1"), 5, "hint 1")
             await pilot.press("h")
-            second = await wait_for(pilot, lambda: hints.query("#hint-2") and
-                                    hints.query_one("#hint-2"), 5, "hint 2")
+            second = await wait_for(
+                pilot, lambda: hints.query("#hint-2") and hints.query_one("#hint-2"), 5, "hint 2"
+            )
             await pilot.pause(0.3)
             top = hints.content_region.y
-            assert top <= second.region.y < top + hints.content_region.height, \
+            assert top <= second.region.y < top + hints.content_region.height, (
                 "the newly revealed hint is not in view"
+            )
             assert ws.load_progress(workspace)[0][A1.id]["hints_shown"] == 2
 
             # a wrong answer: read the failure in full, then go to its lesson section
             await save(pilot, path, (A1.folder / "wrong" / "raw_denominator.py").read_text())
             panel = await wait_for_run(pilot, digest_of(path))
             assert "fail" in panel.statuses()
-            rec = panel.cursor_record()             # the cursor sits on the first failure
+            rec = panel.cursor_record()  # the cursor sits on the first failure
             assert rec is not None and rec.status == "fail" and rec.section
             panel.table.focus()
             await pilot.press("enter")
-            failure = await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen)
-                                     and app.screen, 5, "the failure view")
+            failure = await wait_for(
+                pilot, lambda: isinstance(app.screen, FailureScreen) and app.screen, 5, "the failure view"
+            )
             text = str(failure.query_one("#failure-text").render())
-            assert rec.message.strip().splitlines()[-1].strip() in text   # the whole message
+            assert rec.message.strip().splitlines()[-1].strip() in text  # the whole message
             assert "Why it matters" in text and rec.why.split()[0] in text
             assert rec.section in str(failure.query_one("#failure-footer").render())
             await pilot.press("l")
             await wait_for(pilot, lambda: app.screen is screen, 5, "back from the failure view")
             assert screen.query_one("#left").active == "lesson-tab"
             await pilot.pause(0.5)
-            heading = next(b for lvl, label, b in viewer.document.table_of_contents
-                           if label == rec.section)
+            heading = next(b for lvl, label, b in viewer.document.table_of_contents if label == rec.section)
             block = viewer.document.query_one(f"#{heading}")
-            assert abs(block.virtual_region.y - viewer.scroll_y) <= 2, \
+            assert abs(block.virtual_region.y - viewer.scroll_y) <= 2, (
                 "the lesson is not at the failing check's section"
+            )
 
             # the fix: all pass, the completion moment names the next workshop
             assert not screen.query_one(CompletionPanel).display
@@ -116,10 +121,15 @@ def test_newcomer_journey_at_80x24(make_app, workspace):
 
             # the next workshop, then back to the list: course progress has moved
             await pilot.press("n")
-            await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen)
-                           and app.screen.workshop.id == nxt.id, 10, nxt.id)
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, WorkshopScreen) and app.screen.workshop.id == nxt.id,
+                10,
+                nxt.id,
+            )
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen.query("#course-progress"), 5, "the list")
             await pilot.pause(0.2)
             assert "Advanced 1 of 3 passed" in str(app.screen.query_one("#course-progress").render())
+
     asyncio.run(body())

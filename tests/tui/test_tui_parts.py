@@ -1,4 +1,5 @@
 """The app's parts: no torch in the app process, the CLI, timings, reference results."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,8 +33,8 @@ def test_app_never_imports_torch_or_triton(tmp_path):
         from tui_helpers import wait_for_run
 
         async def go(wid):
-            app = CourseApp(workspace={str(tmp_path / 'ws')!r}, open_workshop=wid, gpu=False,
-                            results_dir={str(tmp_path / 'out')!r})
+            app = CourseApp(workspace={str(tmp_path / "ws")!r}, open_workshop=wid, gpu=False,
+                            results_dir={str(tmp_path / "out")!r})
             async with app.run_test(size=(120, 40)) as pilot:
                 panel = await wait_for_run(pilot, timeout=90)
                 return panel.outcome
@@ -45,8 +46,9 @@ def test_app_never_imports_torch_or_triton(tmp_path):
     """)
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=150)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=150
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["outcomes"] and set(out["outcomes"]) == {"done"}, out
@@ -55,23 +57,28 @@ def test_app_never_imports_torch_or_triton(tmp_path):
 
 
 def test_cli_help_and_unknown_workshop():
-    help_ = subprocess.run([sys.executable, "-m", "tui", "--help"], cwd=REPO,
-                           capture_output=True, text=True, timeout=30)
+    help_ = subprocess.run(
+        [sys.executable, "-m", "tui", "--help"], cwd=REPO, capture_output=True, text=True, timeout=30
+    )
     assert help_.returncode == 0
     for flag in ("--workspace", "--open", "--poll", "--no-bench"):
         assert flag in help_.stdout
-    bad = subprocess.run([sys.executable, "-m", "tui", "--open", "nope"], cwd=REPO,
-                         capture_output=True, text=True, timeout=30)
+    bad = subprocess.run(
+        [sys.executable, "-m", "tui", "--open", "nope"], cwd=REPO, capture_output=True, text=True, timeout=30
+    )
     assert bad.returncode == 64 and "unknown workshop" in bad.stderr
 
 
 def test_cli_builds_the_app(monkeypatch, tmp_path):
     import tui.__main__ as entry
+
     seen = {}
 
     def fake_run(self):
-        seen.update(workspace=self.workspace, open=self.open_at_start, poll=self.poll,
-                    bench=self.bench_enabled)
+        seen.update(
+            workspace=self.workspace, open=self.open_at_start, poll=self.poll, bench=self.bench_enabled
+        )
+
     monkeypatch.setattr("tui.app.CourseApp.run", fake_run)
     assert entry.main(["--workspace", str(tmp_path), "--open", "A1", "--poll", "--no-bench"]) == 0
     assert seen == {"workspace": tmp_path.resolve(), "open": "A1", "poll": True, "bench": False}
@@ -79,6 +86,7 @@ def test_cli_builds_the_app(monkeypatch, tmp_path):
 
 def test_poll_mode_sees_saves(make_app, workspace):
     from tui_helpers import digest_of, save
+
     w = catalog.get("online_normalizer")
 
     async def body():
@@ -89,14 +97,20 @@ def test_poll_mode_sees_saves(make_app, workspace):
             await save(pilot, path, w.solution.read_text())
             panel = await wait_for_run(pilot, digest_of(path), 20)
             assert set(panel.statuses()) == {"pass"}
+
     asyncio.run(body())
 
 
 # --- timings -----------------------------------------------------------------------
 
+
 def test_reference_results_newest_file_and_missing_values(tmp_path):
-    rows = lambda v: {"results": [{"op": "strided_softmax", "variant": v, "median_us": 10.0},
-                                  {"op": "other", "variant": "x", "median_us": 1.0}]}
+    rows = lambda v: {
+        "results": [
+            {"op": "strided_softmax", "variant": v, "median_us": 10.0},
+            {"op": "other", "variant": "x", "median_us": 1.0},
+        ]
+    }
     (tmp_path / "strided_softmax-2026-01-01.json").write_text(json.dumps(rows("old")))
     (tmp_path / "strided_softmax-2026-02-01.json").write_text(json.dumps(rows("new")))
     (tmp_path / "strided_softmax-2026-03-01.json").write_text("{broken")
@@ -113,7 +127,7 @@ def test_reference_results_newest_file_and_missing_values(tmp_path):
     assert [r["variant"] for r in got] == ["x"] and source.name.startswith("2026-12-01")
     (ref / "other-2026-10-01.json").write_text(json.dumps(rows("per-op")))
     got, source = bench.load_reference("other", [ref, results])
-    assert source.parent == ref        # results/reference/ comes first
+    assert source.parent == ref  # results/reference/ comes first
     # unavailable is shown as unavailable, never as zero
     assert bench.fmt_us(None) == bench.MISSING and bench.fmt_us(float("nan")) == bench.MISSING
     assert bench.fmt_rate({"gbps": None, "tflops": None}) == bench.MISSING
@@ -138,6 +152,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
     committed reference rows, in the table and as bars.  No GPU here, so the pass on a
     GPU is pretended and the benchmark is a stand-in (tests/tui/fake_benchmark.py)."""
     from tui.widgets.timings import TimingsPanel
+
     try:
         w = catalog.get("strided_softmax")
     except KeyError:
@@ -147,16 +162,31 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     ref = tmp_path / "reference"
     ref.mkdir()
-    (ref / f"{w.id}-2026-01-01.json").write_text(json.dumps({"results": [
-        {"op": w.id, "shape": "4096x4096", "dtype": "fp16", "variant": "triton",
-         "median_us": 90.0, "gbps": None, "tflops": None}]}))
+    (ref / f"{w.id}-2026-01-01.json").write_text(
+        json.dumps(
+            {
+                "results": [
+                    {
+                        "op": w.id,
+                        "shape": "4096x4096",
+                        "dtype": "fp16",
+                        "variant": "triton",
+                        "median_us": 90.0,
+                        "gbps": None,
+                        "tflops": None,
+                    }
+                ]
+            }
+        )
+    )
     monkeypatch.setattr(bench, "REFERENCE_DIRS", (ref,))
 
     async def body():
         app = make_app(open_workshop=w.id)
         async with app.run_test(size=(120, 40)) as pilot:
-            screen = await wait_for(pilot, lambda: getattr(app.screen, "controller", None)
-                                    and app.screen, 10, "the workshop")
+            screen = await wait_for(
+                pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
+            )
             timings = screen.query_one(TimingsPanel)
             await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
             await wait_for_run(pilot, timeout=90)
@@ -169,11 +199,13 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
             assert [r[0] for r in rows] == ["yours", "yours", "reference"]
             assert rows[1][3] == "100.0" and rows[1][6] == "2.00x" and rows[1][7] == "1,280 GB/s"
-            assert rows[1][8] == bench.MISSING and rows[2][7] == bench.MISSING   # not zero
+            assert rows[1][8] == bench.MISSING and rows[2][7] == bench.MISSING  # not zero
             from rich.bar import Bar
+
             assert isinstance(table.get_row_at(1)[4], Bar) and table.get_row_at(1)[4].end == 100.0
-            assert table.get_row_at(0)[4].size == 200.0           # scaled to the slowest row
+            assert table.get_row_at(0)[4].size == 200.0  # scaled to the slowest row
             # export includes the benchmark rows of the same content
             payload = screen.export_payload()
             assert [r["variant"] for r in payload["benchmarks"]] == ["torch", "triton"]
+
     asyncio.run(body())

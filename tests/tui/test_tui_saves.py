@@ -17,6 +17,7 @@ Observables (no fixed sleeps for positive outcomes; every wait has a deadline):
   ``ResultsPanel.finish`` (each result displayed as current: its digest and rows);
 * a spy on ``tui.watch.saves`` (every batch of changes the watcher hands the screen).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,6 +42,7 @@ def run(coro):
 
 # --- save patterns ------------------------------------------------------------------
 
+
 def write_in_place(path: Path, text: str) -> None:
     """open(path, 'w').write(text): truncate, then write (same inode)."""
     with open(path, "w", encoding="utf-8") as f:
@@ -59,11 +61,11 @@ def delete_and_create(path: Path, text: str) -> None:
         f.write(text)
 
 
-PATTERNS = {"in-place": write_in_place, "safe-write": safe_write,
-            "delete-create": delete_and_create}
+PATTERNS = {"in-place": write_in_place, "safe-write": safe_write, "delete-create": delete_and_create}
 
 
 # --- spies ----------------------------------------------------------------------------
+
 
 class Spy:
     """Records the runs begun and the results displayed as current."""
@@ -71,8 +73,9 @@ class Spy:
     def __init__(self, monkeypatch):
         from tui.runner import CheckController
         from tui.widgets.results import ResultsPanel
-        self.begun: list = []          # (generation, digest) of each run started
-        self.shown: list = []          # one dict per result displayed as current
+
+        self.begun: list = []  # (generation, digest) of each run started
+        self.shown: list = []  # one dict per result displayed as current
         spy = self
         begin, finish = CheckController.begin, ResultsPanel.finish
 
@@ -84,10 +87,16 @@ class Spy:
         def spy_finish(panel, outcome, records, digest, error=""):
             c = panel.screen.controller
             finish(panel, outcome, records, digest, error)
-            spy.shown.append({"digest": digest, "outcome": outcome,
-                              "statuses": [r.status for r in records],
-                              "latest_started": c.started_hash, "generation": c.generation,
-                              "at": time.monotonic()})
+            spy.shown.append(
+                {
+                    "digest": digest,
+                    "outcome": outcome,
+                    "statuses": [r.status for r in records],
+                    "latest_started": c.started_hash,
+                    "generation": c.generation,
+                    "at": time.monotonic(),
+                }
+            )
 
         monkeypatch.setattr(CheckController, "begin", spy_begin)
         monkeypatch.setattr(ResultsPanel, "finish", spy_finish)
@@ -97,6 +106,7 @@ class Spy:
 def child_runs(monkeypatch):
     """Every ChildRun the app's controller creates, in order."""
     import tui.runner as runner
+
     made = []
 
     class Recorded(runner.ChildRun):
@@ -118,8 +128,9 @@ def kind_of(statuses: list) -> str:
 
 async def screen_of(pilot):
     app = pilot.app
-    screen = await wait_for(pilot, lambda: getattr(app.screen, "controller", None)
-                            and app.screen, 10, "the workshop")
+    screen = await wait_for(
+        pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
+    )
     await wait_for_watch(pilot)
     return screen
 
@@ -137,9 +148,11 @@ async def expect_no_run(pilot, screen, save, what: str):
 
 # --- (a) (b) (c) (d): each save pattern ------------------------------------------------
 
+
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_save_pattern_runs_the_new_content_and_an_unchanged_save_runs_nothing(
-        make_app, workspace, monkeypatch, pattern):
+    make_app, workspace, monkeypatch, pattern
+):
     """Wrong, then right, then the same right again, each saved the same way: the first
     two each show the result of exactly that content; the third starts no run."""
     save = PATTERNS[pattern]
@@ -150,7 +163,7 @@ def test_save_pattern_runs_the_new_content_and_an_unchanged_save_runs_nothing(
         app = make_app(open_workshop=A1.id)
         async with app.run_test(size=(120, 40)) as pilot:
             screen = await screen_of(pilot)
-            panel = await wait_for_run(pilot, digest_of(path))          # the starter
+            panel = await wait_for_run(pilot, digest_of(path))  # the starter
             assert set(panel.statuses()) == {"todo"}
 
             for text, expected in ((WRONG, "wrong"), (RIGHT, "right")):
@@ -176,21 +189,27 @@ def test_save_pattern_runs_the_new_content_and_an_unchanged_save_runs_nothing(
                 # the file gone for a while: a re-run asks for it back, the app carries on
                 os.remove(path)
                 await pilot.press("space")
-                await wait_for(pilot, lambda: any("is missing" in n.message
-                                                  for n in app._notifications), 5,
-                               "the missing-file notice")
+                await wait_for(
+                    pilot,
+                    lambda: any("is missing" in n.message for n in app._notifications),
+                    5,
+                    "the missing-file notice",
+                )
                 with open(path, "x", encoding="utf-8") as f:
                     f.write(WRONG + "\n# back again\n")
                 panel = await wait_for_run(pilot, digest_of(path), 30)
                 assert kind_of(panel.statuses()) == "wrong"
+
     run(body())
 
 
 # --- (e) a burst of saves ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("pattern,last", [("safe-write", "wrong"), ("in-place", "right")])
 def test_fifty_saves_in_two_seconds_show_only_the_last_content(
-        make_app, workspace, monkeypatch, child_runs, pattern, last):
+    make_app, workspace, monkeypatch, child_runs, pattern, last
+):
     """Fifty saves, alternating wrong and right (each one unique), within two seconds.
     The result on screen at the end is the LAST content's, with its hash; every result
     displayed on the way was of the latest run started at that moment (a stale run's
@@ -201,9 +220,8 @@ def test_fifty_saves_in_two_seconds_show_only_the_last_content(
     path.write_text(RIGHT)
     spy = Spy(monkeypatch)
     n = 50
-    first = "right" if last == "wrong" else "wrong"      # alternate so the 50th is `last`
-    texts = [((WRONG, "wrong") if (i % 2 == 0) == (first == "wrong") else (RIGHT, "right"))
-             for i in range(n)]
+    first = "right" if last == "wrong" else "wrong"  # alternate so the 50th is `last`
+    texts = [((WRONG, "wrong") if (i % 2 == 0) == (first == "wrong") else (RIGHT, "right")) for i in range(n)]
     assert texts[-1][1] == last
     texts = [(f"{t}\n# save {i}\n", k) for i, (t, k) in enumerate(texts)]
     kind = {ws.content_hash(t.encode()): k for t, k in texts}
@@ -232,8 +250,12 @@ def test_fifty_saves_in_two_seconds_show_only_the_last_content(
             assert screen.last["digest"] == final
 
             # every run is over and its process gone (a warm worker waits for the next)
-            await wait_for(pilot, lambda: child_runs and all(not r.worker.alive() for r in child_runs),
-                           10, "every run's worker to exit")
+            await wait_for(
+                pilot,
+                lambda: child_runs and all(not r.worker.alive() for r in child_runs),
+                10,
+                "every run's worker to exit",
+            )
             began = spy.begun[began_before:]
             # a burst starts at most one run per save (the last run may have been started
             # for an earlier save and found the last content when it imported: it then
@@ -251,13 +273,17 @@ def test_fifty_saves_in_two_seconds_show_only_the_last_content(
             # and it stays so: no late result of an older run replaces it
             await pilot.pause(0.3)
             assert panel.digest == final and spy.shown[-1]["digest"] == final
-            print(f"\n{pattern}: {n} saves in {burst:.2f} s -> {len(began)} runs started, "
-                  f"{len(spy.shown)} results shown")
+            print(
+                f"\n{pattern}: {n} saves in {burst:.2f} s -> {len(began)} runs started, "
+                f"{len(spy.shown)} results shown"
+            )
             assert burst < 2.0, f"the burst took {burst:.2f} s (machine overloaded?)"
+
     run(body())
 
 
 # --- (f) other files in the workspace ----------------------------------------------
+
 
 def test_changes_to_other_files_start_no_run(make_app, workspace, monkeypatch):
     """Another .py, editor temp and swap files, a backup, the app's own export written
@@ -265,6 +291,7 @@ def test_changes_to_other_files_start_no_run(make_app, workspace, monkeypatch):
     watcher hands none of them to the screen, and no run starts.  A final unchanged save
     of the exercise proves the watcher had seen everything before the check."""
     import tui.watch
+
     path = workspace / A1.exercise_name
     batches: list = []
     real_saves = tui.watch.saves
@@ -273,10 +300,11 @@ def test_changes_to_other_files_start_no_run(make_app, workspace, monkeypatch):
         async for changes in real_saves(*a, **k):
             batches.append(set(changes))
             yield changes
+
     monkeypatch.setattr(tui.watch, "saves", recording_saves)
 
     async def body():
-        app = make_app(open_workshop=A1.id, results_dir=workspace)   # exports land in the workspace
+        app = make_app(open_workshop=A1.id, results_dir=workspace)  # exports land in the workspace
         async with app.run_test(size=(120, 40)) as pilot:
             screen = await screen_of(pilot)
             await wait_for_run(pilot, digest_of(path))
@@ -313,20 +341,21 @@ def test_changes_to_other_files_start_no_run(make_app, workspace, monkeypatch):
             editor_save(sub / path.name, WRONG + "\n# again\n")
 
             # the sentinel: the exercise saved unchanged (the watcher must see this one)
-            await expect_no_run(pilot, screen, lambda: editor_save(path, path.read_text()),
-                                "the sentinel save")
+            await expect_no_run(
+                pilot, screen, lambda: editor_save(path, path.read_text()), "the sentinel save"
+            )
             assert screen.runs_started == runs and screen.controller.generation == gen
             handed = [p for b in batches[seen:] for _change, p in b]
             assert handed, "the watcher handed over nothing, not even the sentinel"
             assert {Path(p) for p in handed} == {path}, handed
+
     run(body())
 
 
 # --- what is hashed is what runs --------------------------------------------------------
 
 # A wrong answer of exactly the reference's size (a typo-sized edit).
-SAME_SIZE_WRONG = RIGHT.replace("scale_right = math.exp(m_right - m)",
-                                "scale_right = math.exp(m - m_right)")
+SAME_SIZE_WRONG = RIGHT.replace("scale_right = math.exp(m_right - m)", "scale_right = math.exp(m - m_right)")
 
 
 def save_with_mtime(path: Path, text: str, mtime: float) -> None:
@@ -338,8 +367,7 @@ def save_with_mtime(path: Path, text: str, mtime: float) -> None:
     os.replace(tmp, path)
 
 
-def test_two_saves_of_equal_size_in_one_second_check_the_new_code(make_app, workspace,
-                                                                     monkeypatch):
+def test_two_saves_of_equal_size_in_one_second_check_the_new_code(make_app, workspace, monkeypatch):
     """Python trusts a cached .pyc when the source's size and whole-second mtime match:
     a typo fix saved within the same second as the previous save must still be checked
     as the new code, not the cached old one (bytecode writing on, as for a learner)."""
@@ -359,12 +387,14 @@ def test_two_saves_of_equal_size_in_one_second_check_the_new_code(make_app, work
             save_with_mtime(path, SAME_SIZE_WRONG, pinned)
             panel = await wait_for_run(pilot, digest_of(path), 30)
             assert "fail" in panel.statuses(), panel.statuses()
+
     run(body())
 
 
 @pytest.mark.parametrize("order", ["relabel-first", "batch-first"])
 def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
-        make_app, workspace, monkeypatch, order):
+    make_app, workspace, monkeypatch, order
+):
     """The app hashes the file, then a worker imports it a moment later: a save in
     between means the run checks newer content than its hash says.  Here the watcher is
     replaced by the test, which hands the screen its batches at moments a real watcher
@@ -380,11 +410,13 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
 
     import tui.runner as runner
     import tui.watch
+
     spy = Spy(monkeypatch)
 
     async def test_driven_saves(*a, **k):
-        yield set()                       # "the watch is in place"
-        await asyncio.Event().wait()      # then nothing: the test calls request_run()
+        yield set()  # "the watch is in place"
+        await asyncio.Event().wait()  # then nothing: the test calls request_run()
+
     monkeypatch.setattr(tui.watch, "saves", test_driven_saves)
 
     hold, imported, armed = threading.Event(), threading.Event(), threading.Event()
@@ -397,6 +429,7 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
                     if order == "batch-first":
                         hold.wait(20)
                 yield ev
+
     monkeypatch.setattr(runner, "ChildRun", Held)
 
     path = workspace / A1.exercise_name
@@ -407,31 +440,32 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
         app = make_app(open_workshop=A1.id)
         async with app.run_test(size=(120, 40)) as pilot:
             screen = await screen_of(pilot)
-            panel = await wait_for_run(pilot, digest_of(path))        # the starter
+            panel = await wait_for_run(pilot, digest_of(path))  # the starter
             editor_save(path, a_text)
             armed.set()
-            assert screen.request_run()                               # the batch of save A
-            editor_save(path, b_text)         # before the run's thread can even start
+            assert screen.request_run()  # the batch of save A
+            editor_save(path, b_text)  # before the run's thread can even start
             await wait_for(pilot, imported.is_set, 15, "the worker to import B")
             if order == "relabel-first":
                 await wait_for(pilot, lambda: panel.records, 15, "B's first record")
             editor_save(path, a_text)
-            started = screen.request_run()                            # one batch: B, then A
+            started = screen.request_run()  # one batch: B, then A
             assert started == (order == "relabel-first")
             hold.set()
             panel = await wait_for_run(pilot, a, 30)
             assert set(panel.statuses()) == {"pass"}, panel.statuses()
             await wait_for(pilot, lambda: not screen.controller.running(), 10, "the runs to end")
             assert panel.digest == a and set(panel.statuses()) == {"pass"}
-            for shown in spy.shown:               # B's result, if shown, under B's hash
+            for shown in spy.shown:  # B's result, if shown, under B's hash
                 expected = {a: "right", b: "wrong"}.get(shown["digest"])
                 if expected and shown["outcome"] == "done":
                     assert kind_of(shown["statuses"]) == expected, shown
-            if order == "batch-first":        # the held run finished, current, as B's
+            if order == "batch-first":  # the held run finished, current, as B's
                 assert any(sh["digest"] == b for sh in spy.shown)
             progress, _ = ws.load_progress(workspace)
             assert progress[A1.id]["content_hash"] == a
             assert progress[A1.id]["status"] == "passed"
+
     try:
         run(body())
     finally:
@@ -439,6 +473,7 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
 
 
 # --- poll mode (file systems that send no events) ----------------------------------------
+
 
 def test_poll_mode_sees_a_second_save_within_the_same_second(make_app, workspace):
     """--poll: a save whose timestamp falls in the same second as the previous save's
@@ -450,10 +485,10 @@ def test_poll_mode_sees_a_second_save_within_the_same_second(make_app, workspace
     async def body():
         app = make_app(open_workshop=A1.id, poll=True)
         async with app.run_test(size=(120, 40)) as pilot:
-            screen = await screen_of(pilot)
+            await screen_of(pilot)
             await wait_for_run(pilot, digest_of(path))
             editor_save(path, WRONG)
-            panel = await wait_for_run(pilot, digest_of(path), 15)     # the first save's result
+            panel = await wait_for_run(pilot, digest_of(path), 15)  # the first save's result
             assert "fail" in panel.statuses()
             first = path.stat().st_mtime_ns
             second = first + 1000 if first % 10**9 < 10**9 - 1000 else first - 1000
@@ -463,4 +498,5 @@ def test_poll_mode_sees_a_second_save_within_the_same_second(make_app, workspace
             os.replace(tmp, path)
             panel = await wait_for_run(pilot, digest_of(path), 15)
             assert set(panel.statuses()) == {"pass"}, panel.statuses()
+
     run(body())

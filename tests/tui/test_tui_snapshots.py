@@ -5,6 +5,7 @@ before the screenshot.  The README's pictures (tui/screenshots/) are copies of t
 
 Update after an intended change:  pytest tests/tui --snapshot-update
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,8 @@ def test_browse_screen(snap_compare, make_app):
 
 def _mask(screen, panel) -> None:
     screen.query_one("#file-info").update(
-        f"Your file: <workspace>/{A1.exercise_name} (checks re-run on every save)")
+        f"Your file: <workspace>/{A1.exercise_name} (checks re-run on every save)"
+    )
     for key in list(panel.table.rows):
         panel.table.update_cell(key, "time", "-")
 
@@ -59,12 +61,19 @@ def test_failure_view_with_the_map_of_wrong_elements(snap_compare):
 
     expected = torch.arange(12 * 40, dtype=torch.float64).reshape(12, 40) / 100
     got = expected.clone()
-    got[:, 1:] += 1.0             # a column-stride bug: every column past 0 is wrong
+    got[:, 1:] += 1.0  # a column-stride bug: every column past 0 is wrong
     facts = mismatch_report(got, expected, atol=1e-5, rtol=1e-4)
-    rec = Record(workshop="strided_softmax", id="transpose", label="a transposed view",
-                 status="fail", message="output: 468 of 480 elements wrong\nrows 0-11; cols 1-39",
-                 seconds=0.0, why="assuming a unit column stride reads the wrong elements",
-                 section="Address tables", details=facts)
+    rec = Record(
+        workshop="strided_softmax",
+        id="transpose",
+        label="a transposed view",
+        status="fail",
+        message="output: 468 of 480 elements wrong\nrows 0-11; cols 1-39",
+        seconds=0.0,
+        why="assuming a unit column stride reads the wrong elements",
+        section="Address tables",
+        details=facts,
+    )
 
     class MapApp(App):
         CSS_PATH = "../../tui/app.tcss"
@@ -86,13 +95,16 @@ def test_failure_view_with_the_map_of_wrong_elements(snap_compare):
 def test_readme_screenshots_are_the_snapshots():
     """tui/screenshots/*.svg (the README's pictures) are copies of these snapshots."""
     from pathlib import Path
+
     here = Path(__file__).resolve().parent
     snaps = here / "__snapshots__" / "test_tui_snapshots"
-    copies = {"browse.svg": "test_browse_screen.svg",
-              "workshop.svg": "test_workshop_screen_passed[120x40].svg",
-              "workshop-80x24.svg": "test_workshop_screen_passed[80x24].svg",
-              "workshop-200x60.svg": "test_workshop_screen_passed[200x60].svg",
-              "failing-check-map.svg": "test_failure_view_with_the_map_of_wrong_elements.svg"}
+    copies = {
+        "browse.svg": "test_browse_screen.svg",
+        "workshop.svg": "test_workshop_screen_passed[120x40].svg",
+        "workshop-80x24.svg": "test_workshop_screen_passed[80x24].svg",
+        "workshop-200x60.svg": "test_workshop_screen_passed[200x60].svg",
+        "failing-check-map.svg": "test_failure_view_with_the_map_of_wrong_elements.svg",
+    }
     shots = here.parents[1] / "tui" / "screenshots"
     assert {p.name for p in shots.glob("*.svg")} == set(copies)
     for shot, snap in copies.items():

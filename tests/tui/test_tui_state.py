@@ -2,6 +2,7 @@
 progress), the export (where, what, which mode), and the results panel's readings of
 a record (a hang with its place, a load error as one row), without a check run where
 none is needed."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,6 +24,7 @@ def rec(status, id_="c", **kw):
 
 # --- progress state -----------------------------------------------------------------
 
+
 def test_best_result_hints_and_reset_history_are_kept(tmp_path):
     space = tmp_path / "ws"
     ws.ensure_exercise(A1, space)
@@ -31,9 +33,9 @@ def test_best_result_hints_and_reset_history_are_kept(tmp_path):
     ws.record_progress(A1.id, "passed", "h2", space)
     ws.record_result(A1.id, "passed", 11, 11, "h2", space)
     ws.record_hints(A1.id, 2, space)
-    ws.record_hints(A1.id, 1, space)                   # never fewer than revealed
+    ws.record_hints(A1.id, 1, space)  # never fewer than revealed
     ws.reset(A1, space)
-    ws.record_progress(A1.id, "todo", "h3", space)      # the starter again
+    ws.record_progress(A1.id, "todo", "h3", space)  # the starter again
     ws.record_result(A1.id, "todo", 0, 11, "h3", space)
     entry = ws.load_progress(space)[0][A1.id]
     assert entry["status"] == "todo"
@@ -48,12 +50,14 @@ def test_best_result_hints_and_reset_history_are_kept(tmp_path):
 def test_next_workshop_follows_prerequisites_and_course_progress_counts_levels():
     all_ = catalog.workshops()
     by = {w.code: w for w in all_}
-    assert ws.prerequisite_codes(by["A3"]) == {"I3", "A1"}         # "A2 helpful" is not required
+    assert ws.prerequisite_codes(by["A3"]) == {"I3", "A1"}  # "A2 helpful" is not required
     nxt = ws.next_workshops(by["A1"], all_, {})
-    assert nxt[0].code == "A2"                                    # builds on A1 first
-    assert by["A3"] not in nxt                                    # I3 not passed yet
-    progress = {by["I3"].id: {"status": "passed"}, by["A1"].id: {"status": "todo",
-                                                                 "best": {"status": "passed"}}}
+    assert nxt[0].code == "A2"  # builds on A1 first
+    assert by["A3"] not in nxt  # I3 not passed yet
+    progress = {
+        by["I3"].id: {"status": "passed"},
+        by["A1"].id: {"status": "todo", "best": {"status": "passed"}},
+    }
     assert by["A3"] in ws.next_workshops(by["A1"], all_, progress)
     levels = dict((lvl, (n, k)) for lvl, n, k in ws.level_progress(all_, progress))
     assert levels == {"intermediate": (1, 3), "advanced": (1, 3)}
@@ -61,14 +65,18 @@ def test_next_workshop_follows_prerequisites_and_course_progress_counts_levels()
 
 # --- export -----------------------------------------------------------------------
 
+
 def test_export_outcome_counts_place_and_mode(tmp_path, make_app):
     assert export.outcome_word("done", [rec("pass"), rec("pass")]) == "passed"
     assert export.outcome_word("done", [rec("pass"), rec("fail")]) == "failed"
     assert export.outcome_word("done", [rec("pass"), rec("todo")]) == "incomplete"
     assert export.outcome_word("timeout", [rec("pass"), rec("error")]) == "error"
     assert export.outcome_word("done", [rec("error", "load")]) == "error"
-    last = {"digest": "ab" * 32, "outcome": "done",
-            "records": [rec("pass", "a"), rec("fail", "b"), rec("todo", "c")]}
+    last = {
+        "digest": "ab" * 32,
+        "outcome": "done",
+        "records": [rec("pass", "a"), rec("fail", "b"), rec("todo", "c")],
+    }
     data = export.payload(A1, tmp_path / "x.py", last, {}, False)
     assert data["outcome"] == "failed" and data["run_outcome"] == "done"
     assert data["counts"] == {"pass": 1, "fail": 1, "todo": 1, "error": 0, "skipped": 0}
@@ -76,15 +84,17 @@ def test_export_outcome_counts_place_and_mode(tmp_path, make_app):
     again = export.write(tmp_path / "out", data)
     assert path != again and json.loads(path.read_text())["counts"]["fail"] == 1
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644 & ~_umask()
-    assert not list((tmp_path / "out").glob(".*"))               # no temporary file left
+    assert not list((tmp_path / "out").glob(".*"))  # no temporary file left
     # by default beside the workspace's state folder, never in the course checkout
     from tui.app import CourseApp
+
     app = CourseApp(workspace=tmp_path / "mine", gpu=False)
     assert app.results_dir == tmp_path / ".mine-state" / "exports"
 
 
 def test_cli_export_dir(monkeypatch, tmp_path):
     import tui.__main__ as entry
+
     seen = {}
     monkeypatch.setattr("tui.app.CourseApp.run", lambda self: seen.update(dir=self.results_dir))
     assert entry.main(["--workspace", str(tmp_path / "w"), "--export-dir", str(tmp_path / "e")]) == 0
@@ -98,6 +108,7 @@ def _umask() -> int:
 
 
 # --- the results panel's readings ------------------------------------------------
+
 
 def test_results_panel_hang_place_load_error_and_columns():
     from textual.app import App, ComposeResult
@@ -118,10 +129,14 @@ def test_results_panel_hang_place_load_error_and_columns():
             # a hang with its place: the table says where, the story too
             panel.start(plan[:2], "f" * 64)
             panel.started("c0")
-            hang = rec("error", "c0", label=plan[0]["label"],
-                       message="timed out: stopped after 3 s (an infinite loop, or far too slow)",
-                       seconds=3.2, details={"stuck_at": {"file": "/w/online_normalizer.py",
-                                                         "line": 12, "function": "merge"}})
+            hang = rec(
+                "error",
+                "c0",
+                label=plan[0]["label"],
+                message="timed out: stopped after 3 s (an infinite loop, or far too slow)",
+                seconds=3.2,
+                details={"stuck_at": {"file": "/w/online_normalizer.py", "line": 12, "function": "merge"}},
+            )
             panel.add(hang)
             await pilot.pause()
             cell = str(panel.table.get_cell_at((0, 3)))
@@ -133,8 +148,12 @@ def test_results_panel_hang_place_load_error_and_columns():
             # a load error: one row with the line, counts that agree
             panel.start(plan, "e" * 64)
             assert panel.table.row_count == 32
-            load = rec("error", "load", label="import online_normalizer.py",
-                       message="SyntaxError in online_normalizer.py, line 3: invalid syntax")
+            load = rec(
+                "error",
+                "load",
+                label="import online_normalizer.py",
+                message="SyntaxError in online_normalizer.py, line 3: invalid syntax",
+            )
             panel.add(load)
             panel.finish("done", [load], "e" * 64)
             await pilot.pause()
@@ -155,6 +174,7 @@ def test_results_panel_hang_place_load_error_and_columns():
             await pilot.pause()
             assert "message" in [str(k.value) for k in panel.table.columns]
             assert "line 3" in str(panel.table.get_cell_at((0, 3)))
+
     asyncio.run(body())
 
 
@@ -162,11 +182,16 @@ def test_contents_width_follows_the_headings():
     """The contents panel is as wide as its longest heading needs, for every lesson
     (so at 200 columns no heading is cut), and the layout picks by size."""
     from tui.screens import layout
+
     for w in catalog.workshops():
         heads = layout.headings(w.lesson)
         assert heads, w.id
         need = max(4 * (lvl - 1) + 3 + len(t) for lvl, t in heads) + 4
         assert layout.contents_width(w.lesson) == max(16, need), (w.id, need)
     assert layout.headings("# A\n```\n# not a heading\n```\n## B\n") == [(1, "A"), (2, "B")]
-    assert [layout.size_class(*s) for s in ((80, 24), (120, 40), (200, 60), (200, 24))] == \
-        ["-compact", "-normal", "-wide", "-compact"]
+    assert [layout.size_class(*s) for s in ((80, 24), (120, 40), (200, 60), (200, 24))] == [
+        "-compact",
+        "-normal",
+        "-wide",
+        "-compact",
+    ]

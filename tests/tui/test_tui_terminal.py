@@ -1,5 +1,6 @@
 """One run in a real terminal (tmux): start, open a workshop, hand the file to $EDITOR
 (App.suspend), see the checks pass, quit; no worker process is left behind."""
+
 from __future__ import annotations
 
 import shlex
@@ -18,8 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _pane(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+    ).stdout
 
 
 def _wait(session: str, text: str, timeout: float = 30) -> str:
@@ -32,8 +34,10 @@ def _wait(session: str, text: str, timeout: float = 30) -> str:
     raise AssertionError(f"{text!r} never appeared; the pane was:\n{_pane(session)}")
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None or not Path("/proc/self/environ").exists(),
-                    reason="needs tmux and /proc (Linux)")
+@pytest.mark.skipif(
+    shutil.which("tmux") is None or not Path("/proc/self/environ").exists(),
+    reason="needs tmux and /proc (Linux)",
+)
 @pytest.mark.parametrize("size", [(80, 24), (130, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_real_terminal_session(tmp_path, size):
     w = catalog.get("online_normalizer")
@@ -41,11 +45,14 @@ def test_real_terminal_session(tmp_path, size):
     done = tmp_path / "exit-code"
     # a non-interactive "editor": it writes the reference answer into the file it is given
     editor = f"cp {shlex.quote(str(w.solution))}"
-    app = (f"cd {shlex.quote(str(REPO))} && KC_TEST_TAG={session} EDITOR={shlex.quote(editor)} "
-           f"{shlex.quote(sys.executable)} -m tui --workspace {shlex.quote(str(tmp_path / 'ws'))} "
-           f"--open A1; echo $? > {shlex.quote(str(done))}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]),
-                    "-y", str(size[1]), app], check=True)
+    app = (
+        f"cd {shlex.quote(str(REPO))} && KC_TEST_TAG={session} EDITOR={shlex.quote(editor)} "
+        f"{shlex.quote(sys.executable)} -m tui --workspace {shlex.quote(str(tmp_path / 'ws'))} "
+        f"--open A1; echo $? > {shlex.quote(str(done))}"
+    )
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), app], check=True
+    )
     try:
         _wait(session, "11 TODO")
         subprocess.run(["tmux", "send-keys", "-t", session, "e"], check=True)

@@ -1,5 +1,6 @@
 """Helpers for the app's headless tests: a temporary workspace, editor-like saves, and
 waiting (with a deadline) for the results table to reach a state."""
+
 from __future__ import annotations
 
 import os
@@ -34,14 +35,17 @@ async def wait_for(pilot, predicate, timeout: float = DEADLINE, what: str = "con
 
 def results_panel(app):
     from tui.widgets.results import ResultsPanel
+
     return app.screen.query_one(ResultsPanel)
 
 
 async def wait_for_run(pilot, digest: str | None = None, timeout: float = DEADLINE):
     """Wait until the table shows a finished run (of the file with ``digest``, if given)."""
+
     def done():
         p = results_panel(pilot.app)
         return bool(p.outcome) and (digest is None or p.digest == digest)
+
     await wait_for(pilot, done, timeout, f"a finished run of {digest and digest[:8]}")
     return results_panel(pilot.app)
 
@@ -50,13 +54,10 @@ def digest_of(path: Path) -> str:
     return ws.content_hash(Path(path).read_bytes())
 
 
-
-
 async def wait_for_watch(pilot, timeout: float = 15):
     """Wait until the open workshop's folder watch is in place (saves before it could
     be missed, on a loaded machine)."""
-    await wait_for(pilot, lambda: getattr(pilot.app.screen, "watching", False), timeout,
-                   "the folder watch")
+    await wait_for(pilot, lambda: getattr(pilot.app.screen, "watching", False), timeout, "the folder watch")
 
 
 async def save(pilot, path: Path, text: str) -> None:

@@ -1,4 +1,5 @@
 """Choose a workshop: levels, the six workshops, and the learner's progress."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -52,9 +53,16 @@ def course_line(progress: dict) -> Text:
     return text
 
 
-NARROW = 120                 # columns under which the list drops prerequisite and sessions
-COLUMNS = (("Level", "level"), ("Code", "code"), ("Workshop", "title"), ("Device", "device"),
-           ("Prerequisite", "prerequisite"), ("Sessions", "sessions"), ("Your status", "status"))
+NARROW = 120  # columns under which the list drops prerequisite and sessions
+COLUMNS = (
+    ("Level", "level"),
+    ("Code", "code"),
+    ("Workshop", "title"),
+    ("Device", "device"),
+    ("Prerequisite", "prerequisite"),
+    ("Sessions", "sessions"),
+    ("Your status", "status"),
+)
 
 
 class BrowseScreen(Screen[None]):
@@ -72,9 +80,12 @@ class BrowseScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("Intermediate and advanced kernel workshops. Choose one with the arrow "
-                     "keys or the mouse and press Enter. Budget 2-4 sessions of 60-90 minutes "
-                     "for an intermediate workshop, 3-5 for an advanced one.", id="intro")
+        yield Static(
+            "Intermediate and advanced kernel workshops. Choose one with the arrow "
+            "keys or the mouse and press Enter. Budget 2-4 sessions of 60-90 minutes "
+            "for an intermediate workshop, 3-5 for an advanced one.",
+            id="intro",
+        )
         yield Static("", id="progress-warning")
         yield Static("", id="course-progress")
         yield DataTable(id="workshops", cursor_type="row", zebra_stripes=True)
@@ -105,7 +116,7 @@ class BrowseScreen(Screen[None]):
             self.refresh_progress()
 
     def on_screen_suspend(self) -> None:
-        self.query("HelpPanel").remove()       # the Keys panel does not follow to a workshop
+        self.query("HelpPanel").remove()  # the Keys panel does not follow to a workshop
 
     def action_close_keys(self) -> None:
         self.query("HelpPanel").remove()
@@ -116,7 +127,7 @@ class BrowseScreen(Screen[None]):
 
     def refresh_progress(self) -> None:
         self.progress, warning = ws.load_progress(self.app.workspace)
-        if warning:                  # keep it visible: the file was set aside, not lost
+        if warning:  # keep it visible: the file was set aside, not lost
             self.warning = warning
         warn = self.query_one("#progress-warning", Static)
         warn.update(f"Warning: {self.warning}" if self.warning else "")
@@ -149,11 +160,18 @@ class BrowseScreen(Screen[None]):
             return
         w = catalog.get(workshop_id)
         entry = self.progress.get(w.id)
-        text = Text.assemble((f"{w.code} {w.title}", "bold"), f"  ({w.level}, {w.device})\n",
-                             ("Deliverable: ", "bold"), f"{w.deliverable}\n",
-                             ("Prerequisite: ", "bold"), f"{w.prerequisite}   ",
-                             ("Suggested sessions: ", "bold"), f"{w.sessions}   ",
-                             ("Status: ", "bold"), status_text(entry))
+        text = Text.assemble(
+            (f"{w.code} {w.title}", "bold"),
+            f"  ({w.level}, {w.device})\n",
+            ("Deliverable: ", "bold"),
+            f"{w.deliverable}\n",
+            ("Prerequisite: ", "bold"),
+            f"{w.prerequisite}   ",
+            ("Suggested sessions: ", "bold"),
+            f"{w.sessions}   ",
+            ("Status: ", "bold"),
+            status_text(entry),
+        )
         best, hints = best_text(entry), ws.hints_shown(self.progress, w.id)
         if best:
             text.append("\n")

@@ -1,4 +1,5 @@
 """A yes/no question in a modal dialog; dismisses with True or False."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -26,7 +27,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.no} (n)", variant="primary", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()      # the safe answer is the default
+        self.query_one("#no", Button).focus()  # the safe answer is the default
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -1,4 +1,5 @@
 """The answer's explanation, on its own screen (escape goes back)."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

@@ -1,6 +1,7 @@
 """Export of one workshop's last results as JSON (key o): beside the workspace's state
 folder unless --export-dir says otherwise, with counts per status and one outcome word,
 written atomically with an ordinary file mode."""
+
 from __future__ import annotations
 
 import time
@@ -42,8 +43,11 @@ def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: boo
     records = last["records"]
     rows = bench_rows.get("rows", []) if bench_rows.get("digest") == digest else []
     return {
-        "schema": EXPORT_SCHEMA, "version": EXPORT_VERSION,
-        "workshop": workshop.id, "content_hash": digest, "file": str(path),
+        "schema": EXPORT_SCHEMA,
+        "version": EXPORT_VERSION,
+        "workshop": workshop.id,
+        "content_hash": digest,
+        "file": str(path),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "outcome": outcome_word(last.get("outcome", ""), records),
         "run_outcome": last.get("outcome"),

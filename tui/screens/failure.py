@@ -1,6 +1,7 @@
 """The failure view (Enter on a result row): everything one check said, scrollable --
 the whole message, where a hang was stuck, the map of wrong elements, why it matters --
 and a key that jumps to the lesson section it points at."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -31,7 +32,7 @@ class FailureScreen(ModalScreen[str]):
                 yield Static(story(self.record, self.change), id="failure-text")
             keys = "escape close · arrows/pgup/pgdn scroll"
             if self.record.section:
-                keys = f"l go to the lesson section \"{self.record.section}\" · " + keys
+                keys = f'l go to the lesson section "{self.record.section}" · ' + keys
             yield Static(keys, id="failure-footer")
 
     def on_mount(self) -> None:

@@ -1,4 +1,5 @@
 """The help screen (``?``): keys and commands, from tui/USAGE.md."""
+
 from __future__ import annotations
 
 from pathlib import Path

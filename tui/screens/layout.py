@@ -3,6 +3,7 @@
 compact (under 100 columns or 30 rows): lesson above results, the timings table folded
 to its status line, the file path on one line; normal: lesson and results side by side;
 wide (160 columns and more): the lesson's contents shown beside it."""
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,7 @@ def contents_width(markdown: str, cap: int = 60) -> int:
     """Columns the table of contents needs for its longest entry: the tree's guides
     (4 a level below the first), the numeral, the title, padding and scrollbar; at
     most ``cap``."""
-    need = max((4 * (level - 1) + 3 + len(title) for level, title in headings(markdown)),
-               default=20)
+    need = max((4 * (level - 1) + 3 + len(title) for level, title in headings(markdown)), default=20)
     return max(16, min(need + 4, cap))
 
 

@@ -3,6 +3,7 @@ workspace folder -> filter to this exercise -> skip saves whose content hash did
 change -> cancel the stale run -> run the checks in a warm worker from a thread worker
 -> stream records into the table -> benchmark when the checks pass on a GPU (if
 enabled) -> keep the last results with their hash."""
+
 from __future__ import annotations
 
 from textual import work
@@ -11,8 +12,7 @@ from textual.worker import Worker, WorkerState
 from checks import workspace as ws
 from checks.records import exit_code
 from tui import bench
-from tui.messages import (BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived,
-                          RunFinished)
+from tui.messages import BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived, RunFinished
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 
@@ -26,17 +26,19 @@ class RunLoop:
     @work(exclusive=True, group="watch", exit_on_error=False)
     async def _watch(self) -> None:
         from tui.watch import saves
+
         try:
             async for changes in saves(self.path.parent, self.path.name, poll=self.app.poll):
                 first = not self.watching
-                self.watching = True        # the watch is in place
+                self.watching = True  # the watch is in place
                 # On the first report, catch up with a save made before the watch was in
                 # place (a polling watcher takes its baseline late on a loaded machine).
                 if changes or first:
                     self.request_run()
-        except Exception as e:      # the app keeps working; space still re-runs
-            self.notify(f"file watcher stopped ({e}); press space to re-run the checks",
-                        severity="error", timeout=10)
+        except Exception as e:  # noqa: BLE001 - the app keeps working; space still re-runs
+            self.notify(
+                f"file watcher stopped ({e}); press space to re-run the checks", severity="error", timeout=10
+            )
 
     def request_run(self, force: bool = False) -> bool:
         """Start a run if the file's content changed since the last run started (or force)."""
@@ -46,8 +48,7 @@ class RunLoop:
         digest = c.read_hash()
         if digest is None:
             if force:
-                self.notify(f"{self.path} is missing; press r to restore the starter",
-                            severity="error")
+                self.notify(f"{self.path} is missing; press r to restore the starter", severity="error")
             return False
         if not c.wants_run(digest, force):
             self.saves_skipped += 1
@@ -70,7 +71,7 @@ class RunLoop:
     def on_check_planned(self, message: CheckPlanned) -> None:
         if self._current(message):
             panel = self.query_one(ResultsPanel)
-            panel.shard_count = getattr(self.controller, "pool_size", 1) or 1   # shards in parallel
+            panel.shard_count = getattr(self.controller, "pool_size", 1) or 1  # shards in parallel
             panel.start(message.cases, message.content_hash)
 
     def on_check_started(self, message: CheckStarted) -> None:
@@ -80,21 +81,23 @@ class RunLoop:
     def on_record_arrived(self, message: RecordArrived) -> None:
         if self._current(message):
             panel = self.query_one(ResultsPanel)
-            if panel.digest != message.content_hash:     # no plan came (the import failed)
+            if panel.digest != message.content_hash:  # no plan came (the import failed)
                 panel.start([], message.content_hash)
             panel.add(message.record)
 
     def on_run_finished(self, message: RunFinished) -> None:
         if not self._current(message):
-            return                      # a stale run: never shown as current
+            return  # a stale run: never shown as current
         panel = self.query_one(ResultsPanel)
         if panel.digest != message.content_hash:
             panel.start([], message.content_hash)
         panel.finish(message.outcome, message.records, message.content_hash, message.error)
-        self.last = {"digest": message.content_hash, "records": list(message.records),
-                     "outcome": message.outcome}
-        self.passed = (message.outcome == "done" and bool(message.records)
-                       and exit_code(message.records) == 0)
+        self.last = {
+            "digest": message.content_hash,
+            "records": list(message.records),
+            "outcome": message.outcome,
+        }
+        self.passed = message.outcome == "done" and bool(message.records) and exit_code(message.records) == 0
         if message.error and message.outcome != "usage":
             self.notify(message.error.splitlines()[-1], severity="error")
         self.run_finished(message)
@@ -104,9 +107,8 @@ class RunLoop:
             # this run was started for, not the newer one it checked: check the file now.
             self.request_run()
             return
-        if self.passed and self.workshop.gpu and self._maybe_bench(message.generation,
-                                                                   message.content_hash):
-            return                      # the next worker is primed after the benchmark
+        if self.passed and self.workshop.gpu and self._maybe_bench(message.generation, message.content_hash):
+            return  # the next worker is primed after the benchmark
         self._timings_idle()
         self._prime()
 
@@ -114,12 +116,18 @@ class RunLoop:
     def _record_result(self, records: list, digest: str) -> None:
         """Offer this run's counts as the best result so far (kept across resets)."""
         from tui.runner import progress_status
+
         try:
-            ws.record_result(self.workshop.id, progress_status(records),
-                             sum(r.status == "pass" for r in records), len(records), digest,
-                             workspace=self.app.workspace)
+            ws.record_result(
+                self.workshop.id,
+                progress_status(records),
+                sum(r.status == "pass" for r in records),
+                len(records),
+                digest,
+                workspace=self.app.workspace,
+            )
         except (OSError, TimeoutError):
-            pass                       # the latest status is saved by the runner anyway
+            pass  # the latest status is saved by the runner anyway
 
     @work(thread=True, group="prime", exit_on_error=False)
     def _prime(self) -> None:
@@ -132,20 +140,23 @@ class RunLoop:
         instead of taking the app down."""
         if event.state == WorkerState.ERROR:
             err = event.worker.error
-            self.notify(f"{event.worker.group} failed: {type(err).__name__}: {err}",
-                        severity="error", timeout=15)
+            self.notify(
+                f"{event.worker.group} failed: {type(err).__name__}: {err}", severity="error", timeout=15
+            )
 
     # --- timings ---
     def _timings_idle(self) -> None:
         t = self.query_one(TimingsPanel)
         w = self.workshop
-        ref = (f" Reference results ({t.reference_source.name}) below."
-               if t.reference and t.reference_source else "")
+        ref = (
+            f" Reference results ({t.reference_source.name}) below."
+            if t.reference and t.reference_source
+            else ""
+        )
         if not w.gpu:
             t.set_status("Timings: this is a CPU workshop; there is no kernel to time.", "dim")
         elif self.interpret:
-            t.set_status(f"Timings unavailable: no CUDA GPU (interpreted runs are not timed).{ref}",
-                         "dim")
+            t.set_status(f"Timings unavailable: no CUDA GPU (interpreted runs are not timed).{ref}", "dim")
         elif not self.app.bench_enabled:
             t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
         elif not bench.available():
@@ -157,7 +168,7 @@ class RunLoop:
 
     @work(thread=True, group="reference", exit_on_error=False)
     def _load_reference(self) -> None:
-        rows, source = bench.load_reference(self.workshop.id)   # big files: not on the loop
+        rows, source = bench.load_reference(self.workshop.id)  # big files: not on the loop
         if rows:
             self.app.call_from_thread(self._show_reference, rows, source)
 
@@ -171,8 +182,9 @@ class RunLoop:
         if self.interpret or not self.app.bench_enabled or not bench.available():
             self._timings_idle()
             return False
-        self.query_one(TimingsPanel).set_status(f"timing {digest[:8]}… (python -m checks.benchmark)",
-                                                "running")
+        self.query_one(TimingsPanel).set_status(
+            f"timing {digest[:8]}… (python -m checks.benchmark)", "running"
+        )
         self._bench_worker(generation, digest)
         return True
 
@@ -204,4 +216,3 @@ class RunLoop:
             return
         ref = f"; reference from {t.reference_source.name}" if t.reference_source else ""
         t.set_status(f"timings of {message.content_hash[:8]} (yours){ref}", "good")
-

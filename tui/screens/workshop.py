@@ -4,6 +4,7 @@ The check loop lives in tui.screens.run_loop (a mixin), the export in
 tui.screens.export, the layout by terminal size in tui.screens.layout; this module
 composes the screen and answers the keys.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,16 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import (DataTable, Footer, Header, Markdown, MarkdownViewer, Static,
-                             TabbedContent, TabPane)
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Markdown,
+    MarkdownViewer,
+    Static,
+    TabbedContent,
+    TabPane,
+)
 
 from checks import workspace as ws
 from tui.runner import CheckController
@@ -40,8 +49,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
     BINDINGS = [
         Binding("h", "hint", "Hint", id="hint"),
         Binding("e", "edit", "Edit", id="edit"),
-        Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space",
-                priority=True),
+        Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space", priority=True),
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
         Binding("o", "export", "Export", id="export"),
@@ -58,15 +66,15 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.path: Path = Path()
         self.controller: CheckController | None = None
         self.interpret = False
-        self.passed = False            # the current results are all PASS
-        self.last: dict = {}           # {"digest", "records", "outcome"} of the last finished run
-        self.bench_rows: dict = {}     # {"digest", "rows"} of the last benchmark
+        self.passed = False  # the current results are all PASS
+        self.last: dict = {}  # {"digest", "records", "outcome"} of the last finished run
+        self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
         self.runs_started = 0
         self.saves_skipped = 0
-        self.watching = False          # True once the folder watch is in place
+        self.watching = False  # True once the folder watch is in place
         self._bench_run = None
-        self.toc_choice: bool | None = None     # the learner's t, over the size's default
-        self.next_up: list = []        # workshops suggested once every check passes
+        self.toc_choice: bool | None = None  # the learner's t, over the size's default
+        self.next_up: list = []  # workshops suggested once every check passes
         self.last_export: Path | None = None
 
     # --- layout ---
@@ -81,8 +89,11 @@ class WorkshopScreen(RunLoop, Screen[None]):
         with Horizontal(id="body"):
             with TabbedContent(id="left", initial="lesson-tab"):
                 with TabPane("Lesson", id="lesson-tab"):
-                    yield MarkdownViewer(w.lesson or f"# {w.title}\n\n_No lesson yet._",
-                                         show_table_of_contents=False, id="lesson")
+                    yield MarkdownViewer(
+                        w.lesson or f"# {w.title}\n\n_No lesson yet._",
+                        show_table_of_contents=False,
+                        id="lesson",
+                    )
                 with TabPane("Hints", id="hints-tab"):
                     yield HintsPanel(w.hints, shown=ws.hints_shown(progress, w.id), id="hints")
             with Vertical(id="right"):
@@ -98,7 +109,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
             info = f"Your file: {self.path} (checks re-run on every save)"
-        except OSError as e:         # an unwritable workspace: say so, keep the lesson usable
+        except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
             self.notify(info, severity="error", timeout=15)
@@ -108,8 +119,9 @@ class WorkshopScreen(RunLoop, Screen[None]):
         toc = self.query_one("#lesson", MarkdownViewer).table_of_contents
         toc.styles.width = layout.contents_width(w.lesson)
         self.apply_size(self.app.size.width, self.app.size.height)
-        self.controller = CheckController(w, self.path, workspace=app.workspace,
-                                          interpret=self.interpret, timeout=app.check_timeout)
+        self.controller = CheckController(
+            w, self.path, workspace=app.workspace, interpret=self.interpret, timeout=app.check_timeout
+        )
         if w.gpu:
             self._load_reference()
         self._timings_idle()
@@ -139,7 +151,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.shutdown()
 
     def on_screen_suspend(self) -> None:
-        self.query("HelpPanel").remove()       # the Keys panel belongs to this screen
+        self.query("HelpPanel").remove()  # the Keys panel belongs to this screen
 
     def shutdown(self) -> None:
         if self._bench_run is not None:
@@ -149,7 +161,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
-            return self.workshop.gpu           # a CPU workshop has no kernel to time
+            return self.workshop.gpu  # a CPU workshop has no kernel to time
         if action == "next_workshop":
             return self.passed and bool(self.next_up)
         return True
@@ -164,13 +176,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
         if self.passed:
             progress, _ = ws.load_progress(self.app.workspace)
             self.next_up = ws.next_workshops(self.workshop, catalog.workshops(), progress)
-            panel.show(self.workshop, len(records), self.next_up, interpreted=self.interpret,
-                       gpu=self.app.gpu)
+            panel.show(
+                self.workshop, len(records), self.next_up, interpreted=self.interpret, gpu=self.app.gpu
+            )
             if not was_passed:
-                nxt = f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." \
-                    if self.next_up else ""
-                self.notify(f"All {len(records)} checks pass.{nxt}", title="Workshop complete",
-                            timeout=8)
+                nxt = (
+                    f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." if self.next_up else ""
+                )
+                self.notify(f"All {len(records)} checks pass.{nxt}", title="Workshop complete", timeout=8)
         else:
             panel.hide()
         self.refresh_bindings()
@@ -189,7 +202,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         try:
             ws.record_hints(self.workshop.id, shown, self.app.workspace)
         except (OSError, TimeoutError):
-            pass                            # the hint is shown; remembering it is a nicety
+            pass  # the hint is shown; remembering it is a nicety
 
     def action_run_checks(self) -> None:
         self.request_run(force=True)
@@ -208,6 +221,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         def closed(choice: str | None) -> None:
             if choice == "lesson":
                 self.goto_section(rec.section)
+
         self.app.push_screen(FailureScreen(rec, panel.change_of(rec)), closed)
 
     def goto_section(self, section: str) -> bool:
@@ -231,16 +245,23 @@ class WorkshopScreen(RunLoop, Screen[None]):
     def action_edit(self) -> None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if not editor:
-            self.notify(f"$EDITOR is not set. Open your file in any editor: {self.path}",
-                        title="No editor", severity="warning", timeout=15)
+            self.notify(
+                f"$EDITOR is not set. Open your file in any editor: {self.path}",
+                title="No editor",
+                severity="warning",
+                timeout=15,
+            )
             return
         cmd = shlex.split(editor, posix=os.name != "nt") + [str(self.path)]
         try:
             with self.app.suspend():
                 subprocess.run(cmd, check=False)
         except SuspendNotSupported:
-            self.notify(f"This terminal cannot hand over to an editor; edit {self.path}",
-                        severity="warning", timeout=15)
+            self.notify(
+                f"This terminal cannot hand over to an editor; edit {self.path}",
+                severity="warning",
+                timeout=15,
+            )
             return
         except OSError as e:
             self.notify(f"could not start {editor!r}: {e}", severity="error", timeout=15)
@@ -257,18 +278,24 @@ class WorkshopScreen(RunLoop, Screen[None]):
                 self.notify(f"reset failed: {e}", severity="error")
                 return
             where = f"your previous file is saved as {saved}" if saved else "there was no file to back up"
-            self.notify(f"Restored the starter; {where}. Your best result is kept.",
-                        title="Reset", timeout=15)
+            self.notify(
+                f"Restored the starter; {where}. Your best result is kept.", title="Reset", timeout=15
+            )
             self.request_run()
-        self.app.push_screen(ConfirmScreen(
-            f"Reset {self.path.name} to the starter?\nYour current file is backed up first.",
-            yes="Reset"), answered)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Reset {self.path.name} to the starter?\nYour current file is backed up first.", yes="Reset"
+            ),
+            answered,
+        )
 
     def _passed_before(self) -> bool:
         progress, _ = ws.load_progress(self.app.workspace)
         entry = progress.get(self.workshop.id) or {}
-        return (entry.get("status") == "passed" and entry.get("content_hash")
-                == (self.controller.read_hash() if self.controller else None))
+        return entry.get("status") == "passed" and entry.get("content_hash") == (
+            self.controller.read_hash() if self.controller else None
+        )
 
     def action_explain(self) -> None:
         if self.passed or self._passed_before():
@@ -278,9 +305,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.app.push_screen(ExplanationScreen(self.workshop))
-        self.app.push_screen(ConfirmScreen(
-            "Your checks have not passed yet. The explanation gives the answer away.\n"
-            "Show it anyway?", yes="Show it"), answered)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                "Your checks have not passed yet. The explanation gives the answer away.\nShow it anyway?",
+                yes="Show it",
+            ),
+            answered,
+        )
 
     def action_toggle_bench(self) -> None:
         app = self.app
@@ -305,7 +337,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         toc = viewer.table_of_contents
         focused = self.focused
         if focused is None or (not self.toc_choice and focused in toc.walk_children(with_self=True)):
-            viewer.document.focus(scroll_visible=False)     # never leave nothing focused
+            viewer.document.focus(scroll_visible=False)  # never leave nothing focused
 
     def action_zoom(self) -> None:
         """Give the whole screen to the panel with the focus (again: back)."""
@@ -322,7 +354,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def action_back(self) -> None:
         if self.query("HelpPanel"):
-            self.query("HelpPanel").remove()     # escape closes the Keys panel first
+            self.query("HelpPanel").remove()  # escape closes the Keys panel first
             return
         if self.maximized is not None:
             self.minimize()
@@ -348,5 +380,6 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
             return
         self.last_export = path
-        self.app.call_from_thread(self.notify, f"Results ({data['outcome']}) written to {path}",
-                                  title="Exported", timeout=10)
+        self.app.call_from_thread(
+            self.notify, f"Results ({data['outcome']}) written to {path}", title="Exported", timeout=10
+        )

@@ -1,5 +1,6 @@
 """The completion moment: every check passes -- say so, suggest the next workshop by
 its prerequisites, and point at the benchmark where there is a GPU to time on."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -8,22 +9,27 @@ from textual.widgets import Static
 
 def completion_text(workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> Text:
     """Most important first: a small terminal shows the first two lines only."""
-    text = Text.assemble(("Workshop complete: ", "bold green"),
-                         f"all {n_checks} checks of {workshop.code} pass.")
+    text = Text.assemble(
+        ("Workshop complete: ", "bold green"), f"all {n_checks} checks of {workshop.code} pass."
+    )
     if next_up:
         first = next_up[0]
         text.append("\nNext: ")
         text.append("n", style="bold reverse")
         text.append(f" opens {first.code} {first.title} (needs {first.prerequisite}).")
         if len(next_up) > 1:
-            text.append("\nAlso ready: " + ", ".join(f"{w.code} {w.title}" for w in next_up[1:]) + ".",
-                        style="dim")
+            text.append(
+                "\nAlso ready: " + ", ".join(f"{w.code} {w.title}" for w in next_up[1:]) + ".", style="dim"
+            )
     else:
         text.append("\nNo further workshop is ready yet: the list (escape) shows the course.")
     if workshop.gpu:
         if interpreted or not gpu:
-            text.append(f"\nOn a machine with a CUDA GPU, time it: python -m checks.benchmark "
-                        f"--op {workshop.id} (or b in this app).", style="dim")
+            text.append(
+                f"\nOn a machine with a CUDA GPU, time it: python -m checks.benchmark "
+                f"--op {workshop.id} (or b in this app).",
+                style="dim",
+            )
         else:
             text.append("\nTimings run below while benchmarks are on (b).", style="dim")
     text.append("\nx: the answer explained, to compare with yours.", style="dim")

@@ -1,5 +1,6 @@
 """Hints revealed one tier at a time, from a nudge to nearly the answer.  Each tier is
 its own Markdown block; a newly revealed tier is scrolled into view."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -11,7 +12,7 @@ class HintsPanel(VerticalScroll):
     def __init__(self, tiers: list, shown: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tiers = list(tiers)
-        self.shown = max(0, min(int(shown), len(self.tiers)))   # tiers revealed before
+        self.shown = max(0, min(int(shown), len(self.tiers)))  # tiers revealed before
 
     def compose(self) -> ComposeResult:
         yield Static(self._counter(), id="hint-counter")
@@ -40,6 +41,7 @@ class HintsPanel(VerticalScroll):
         block = Markdown(self.tiers[self.shown - 1], id=f"hint-{self.shown}", classes="hint")
         self.mount(block)
         # once laid out: the new tier's top at the top of the panel
-        self.call_after_refresh(lambda: self.call_after_refresh(
-            self.scroll_to_widget, block, top=True, animate=False))
+        self.call_after_refresh(
+            lambda: self.call_after_refresh(self.scroll_to_widget, block, top=True, animate=False)
+        )
         return True

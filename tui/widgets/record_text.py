@@ -1,6 +1,7 @@
 """How one check record reads: the status word, a one-line summary for the table, and
 the whole story (message, where it hung, the map of wrong elements, why it matters,
 the lesson section) for the failure view.  Rich text only; no widgets."""
+
 from __future__ import annotations
 
 import re
@@ -19,11 +20,19 @@ STATUS_STYLE = {
 }
 MAP_TITLE = "Where the output is wrong (rows down, columns across; # = wrong, . = right):"
 # facts of checks/tensors.py mismatch_report worth a line of their own, in this order
-FACTS = (("mismatched", "wrong elements"), ("total", "elements in all"),
-         ("unwritten", "never written (still hold the poison value)"), ("nan", "NaN"),
-         ("inf", "Inf"), ("rows_affected", "rows affected"), ("cols_affected", "columns affected"),
-         ("worst_index", "worst element at"), ("worst_got", "its value"),
-         ("worst_expected", "expected"), ("max_abs_error", "largest absolute error"))
+FACTS = (
+    ("mismatched", "wrong elements"),
+    ("total", "elements in all"),
+    ("unwritten", "never written (still hold the poison value)"),
+    ("nan", "NaN"),
+    ("inf", "Inf"),
+    ("rows_affected", "rows affected"),
+    ("cols_affected", "columns affected"),
+    ("worst_index", "worst element at"),
+    ("worst_got", "its value"),
+    ("worst_expected", "expected"),
+    ("max_abs_error", "largest absolute error"),
+)
 
 
 def status_cell(status: str) -> Text:
@@ -42,8 +51,12 @@ def tally_line(records: list) -> str:
     n = len(records)
     count = lambda *s: sum(r.status in s for r in records)
     parts = [f"{count('pass')}/{n} passed"]
-    for label, statuses in (("failed", ("fail",)), ("errors", ("error",)), ("TODO", ("todo",)),
-                            ("skipped", ("skipped",))):
+    for label, statuses in (
+        ("failed", ("fail",)),
+        ("errors", ("error",)),
+        ("TODO", ("todo",)),
+        ("skipped", ("skipped",)),
+    ):
         k = count(*statuses)
         if k:
             parts.append(f"{k} {label}")
@@ -120,16 +133,20 @@ def story(rec, change: str = "") -> Text:
     if d.get("first_mismatches"):
         text.append("\nFirst wrong elements:\n", style="bold")
         for m in d["first_mismatches"][:8]:
-            text.append(f"  at {m.get('index')}: got {_fmt(m.get('got'))}, "
-                        f"expected {_fmt(m.get('expected'))}\n")
+            text.append(
+                f"  at {m.get('index')}: got {_fmt(m.get('got'))}, expected {_fmt(m.get('expected'))}\n"
+            )
     if rec.why:
         text.append("\nWhy it matters: ", style="bold")
         text.append(rec.why.strip() + "\n", style="italic")
     if rec.section:
         text.append("\nLesson section: ", style="bold")
         text.append(rec.section + "\n")
-    for key, title in (("traceback", "Traceback"), ("stderr_tail", "Last output on stderr"),
-                       ("stdout_tail", "Last output on stdout")):
+    for key, title in (
+        ("traceback", "Traceback"),
+        ("stderr_tail", "Last output on stderr"),
+        ("stdout_tail", "Last output on stdout"),
+    ):
         if isinstance(d.get(key), str) and d[key].strip():
             text.append(f"\n{title}:\n", style="bold")
             text.append(d[key].rstrip() + "\n", style="dim")

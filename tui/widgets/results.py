@@ -4,6 +4,7 @@ A running row shows its elapsed time, ticking; after STILL_RUNNING seconds the s
 line says the check is still running and what ends it.  A load error (the file does
 not import) is one row, not a row per check that never ran.  Enter on a row opens the
 failure view (tui.screens.failure)."""
+
 from __future__ import annotations
 
 import time
@@ -14,12 +15,19 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.records import Record
-from tui.widgets.record_text import (STATUS_STYLE, first_line, is_timeout, source_line,
-                                     status_cell, summary, tally_line)
+from tui.widgets.record_text import (
+    STATUS_STYLE,
+    first_line,
+    is_timeout,
+    source_line,
+    status_cell,
+    summary,
+    tally_line,
+)
 
-STILL_RUNNING = 10.0             # seconds on one check before the status line says so
+STILL_RUNNING = 10.0  # seconds on one check before the status line says so
 STATUS_W, TIME_W = 6, 7
-NARROW = 70                      # columns under which the table drops its Message column
+NARROW = 70  # columns under which the table drops its Message column
 
 
 class ResultsPanel(Vertical):
@@ -27,16 +35,16 @@ class ResultsPanel(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.records: dict = {}          # check id -> Record of the displayed run
-        self.planned: list = []          # [{"id", "label", ...}] in order
-        self.digest: str = ""            # content hash the displayed rows belong to
-        self.outcome: str = ""           # "" while running or before any run
-        self.previous: dict = {}         # check id -> status in the previous finished run
-        self.running_since: dict = {}    # check id -> time.monotonic() it began
-        self.load_error = None           # the record of a file that did not import
-        self.timeout = 120.0             # the run's limit, for the "still running" line
+        self.records: dict = {}  # check id -> Record of the displayed run
+        self.planned: list = []  # [{"id", "label", ...}] in order
+        self.digest: str = ""  # content hash the displayed rows belong to
+        self.outcome: str = ""  # "" while running or before any run
+        self.previous: dict = {}  # check id -> status in the previous finished run
+        self.running_since: dict = {}  # check id -> time.monotonic() it began
+        self.load_error = None  # the record of a file that did not import
+        self.timeout = 120.0  # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
-        self.shard_count = 1             # processes the checks are shared among
+        self.shard_count = 1  # processes the checks are shared among
         self.label_w, self.message_w = 32, 60
 
     def compose(self) -> ComposeResult:
@@ -88,7 +96,7 @@ class ResultsPanel(Vertical):
         """Label and message columns share what Status and Time leave; under
         NARROW columns the message column goes (the line under the table and the
         failure view carry it)."""
-        inner = max(width - STATUS_W - TIME_W - 11, 20)     # cell padding, scrollbar
+        inner = max(width - STATUS_W - TIME_W - 11, 20)  # cell padding, scrollbar
         labels = [len(c.get("label") or c["id"]) for c in self.planned]
         labels += [len(r.label or r.id) for r in self.records.values()]
         want = max(labels, default=20)
@@ -98,10 +106,10 @@ class ResultsPanel(Vertical):
             label_w, message_w = inner, 0
         else:
             if want + said <= inner:
-                label_w = want                              # room for both, whole
+                label_w = want  # room for both, whole
             else:
                 label_w = max(12, min(want, max(int(inner * 0.45), inner - said)))
-            label_w = min(label_w, inner - 9)               # "Message" keeps its header
+            label_w = min(label_w, inner - 9)  # "Message" keeps its header
             message_w = inner - label_w
         if (label_w, message_w) == (self.label_w, self.message_w):
             return
@@ -144,8 +152,9 @@ class ResultsPanel(Vertical):
         table.clear()
         self.size_columns(self.size.width or 80)
         for c in self.planned:
-            self._add_row(c["id"], status_cell("pending"),
-                          first_line(c.get("label") or c["id"], self.label_w))
+            self._add_row(
+                c["id"], status_cell("pending"), first_line(c.get("label") or c["id"], self.label_w)
+            )
         self._detail("")
         self._progress()
         shared = f" ({self.shard_count} workers in parallel)" if self.shard_count > 1 else ""
@@ -162,10 +171,10 @@ class ResultsPanel(Vertical):
     def add(self, rec: Record) -> None:
         began = self.running_since.pop(rec.id, None)
         if is_timeout(rec) and not rec.seconds and began is not None:
-            rec.seconds = round(time.monotonic() - began, 2)     # the real time it ran
+            rec.seconds = round(time.monotonic() - began, 2)  # the real time it ran
         self.records[rec.id] = rec
         if self.size.width:
-            self.size_columns(self.size.width)      # a longer message may want more room
+            self.size_columns(self.size.width)  # a longer message may want more room
         planned = {c["id"] for c in self.planned}
         if rec.id not in planned and rec.status == "error" and rec.id == "load":
             self._show_load_error(rec)
@@ -213,7 +222,7 @@ class ResultsPanel(Vertical):
         self.outcome = outcome
         self.digest = digest
         self.running_since = {}
-        for c in self.planned:              # planned but never run (an import error, a cancel)
+        for c in self.planned:  # planned but never run (an import error, a cancel)
             if c["id"] not in self.records:
                 c["_state"] = "not run"
                 self._set(c["id"], "status", status_cell("not run"))
@@ -229,10 +238,13 @@ class ResultsPanel(Vertical):
         if self.load_error is not None:
             where = source_line(self.load_error)
             n = len(self.planned)
-            self._status(f"{digest[:8]}: your file does not import"
-                         f"{' (' + where + ')' if where else ''}; "
-                         f"{'none of the ' + str(n) + ' checks ran' if n else 'no check ran'}. "
-                         "Enter: the whole error", "bad")
+            self._status(
+                f"{digest[:8]}: your file does not import"
+                f"{' (' + where + ')' if where else ''}; "
+                f"{'none of the ' + str(n) + ' checks ran' if n else 'no check ran'}. "
+                "Enter: the whole error",
+                "bad",
+            )
             return
         line = tally_line(list(self.records.values()))
         extra = {"timeout": " (timed out)", "crashed": " (crashed)", "error": " (app error)"}.get(outcome, "")
@@ -278,10 +290,14 @@ class ResultsPanel(Vertical):
             if elapsed >= longest:
                 longest_id, longest = check_id, elapsed
         if longest >= self.still_after and longest_id is not None:
-            label = next((c.get("label") or c["id"] for c in self.planned if c["id"] == longest_id),
-                         longest_id)
-            self._status(f"still running: {label} for {longest:.0f} s (it stops at {self.timeout:g} s; "
-                         "a save or space restarts the checks)", "running")
+            label = next(
+                (c.get("label") or c["id"] for c in self.planned if c["id"] == longest_id), longest_id
+            )
+            self._status(
+                f"still running: {label} for {longest:.0f} s (it stops at {self.timeout:g} s; "
+                "a save or space restarts the checks)",
+                "running",
+            )
 
     # --- helpers ---
     def _add_row(self, key: str, status="", label="") -> None:

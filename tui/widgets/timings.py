@@ -7,6 +7,7 @@ kernel can be faster).  Beside it: the spread, per-call time and host overhead (
 launch-bound when the call is mostly host time), speedup, achieved throughput, fraction
 of the ceiling and the first Triton kernel's registers, spills, warps, stages and shared
 memory.  Compact: at most 8 lines tall; the table scrolls inside."""
+
 from __future__ import annotations
 
 from rich.bar import Bar
@@ -20,7 +21,7 @@ from textual.widgets import DataTable, Static
 from tui import bench
 
 BAR_WIDTH = 16
-MAX_LINES = 8               # the whole panel, so results and timings fit 80x24 together
+MAX_LINES = 8  # the whole panel, so results and timings fit 80x24 together
 LEGEND = "bar: time, shorter is faster · R reference · B baseline · | ceiling (roofline floor)"
 MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
 
@@ -29,8 +30,7 @@ class MarkedBar(Bar):
     """A Rich bar of one time (``end``) on a scale of ``size``, with one-letter marks at
     the times it is compared with (``marks``: name -> µs)."""
 
-    def __init__(self, size: float, end: float, marks: dict, width: int = BAR_WIDTH,
-                 color: str = "green"):
+    def __init__(self, size: float, end: float, marks: dict, width: int = BAR_WIDTH, color: str = "green"):
         super().__init__(size=size, begin=0, end=end, width=width, color=color)
         self.marks = dict(marks)
 
@@ -40,8 +40,10 @@ class MarkedBar(Bar):
     def cells(self, width: int = BAR_WIDTH) -> list:
         """(character, style) per column: the bar, then the marks over it."""
         filled = 0 if not self.size else int(round(min(self.end, self.size) / self.size * width))
-        out = [("█", self.style.color.name if self.style.color else "green") if i < filled
-               else ("·", "grey35") for i in range(width)]
+        out = [
+            ("█", self.style.color.name if self.style.color else "green") if i < filled else ("·", "grey35")
+            for i in range(width)
+        ]
         for name, char, colour in MARKS:
             value = self.marks.get(name)
             if value is not None and self.size:
@@ -70,8 +72,8 @@ class TimingsPanel(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.results: list = []        # the learner's rows from the last benchmark
-        self.reference: list = []      # committed reference rows
+        self.results: list = []  # the learner's rows from the last benchmark
+        self.reference: list = []  # committed reference rows
         self.reference_source = None
 
     def compose(self) -> ComposeResult:
@@ -81,10 +83,20 @@ class TimingsPanel(Vertical):
 
     def on_mount(self) -> None:
         t = self.query_one("#timings", DataTable)
-        for label, key in (("Run", "run"), ("Variant", "variant"), ("Shape", "shape"),
-                           ("Median µs", "median"), ("", "bar"), ("p20/p80 µs", "spread"),
-                           ("Speedup", "speedup"), ("Throughput", "rate"), ("Of ceiling", "fraction"),
-                           ("Per call µs", "per_call"), ("Host µs", "host"), ("Kernel", "kernel")):
+        for label, key in (
+            ("Run", "run"),
+            ("Variant", "variant"),
+            ("Shape", "shape"),
+            ("Median µs", "median"),
+            ("", "bar"),
+            ("p20/p80 µs", "spread"),
+            ("Speedup", "speedup"),
+            ("Throughput", "rate"),
+            ("Of ceiling", "fraction"),
+            ("Per call µs", "per_call"),
+            ("Host µs", "host"),
+            ("Kernel", "kernel"),
+        ):
             t.add_column(label, key=key, width=BAR_WIDTH if key == "bar" else None)
         self._render_rows()
 
@@ -103,16 +115,21 @@ class TimingsPanel(Vertical):
         self._render_rows()
 
     def _labelled(self) -> list:
-        return ([("yours", r) for r in self.results] + [("reference", r) for r in self.reference])
+        return [("yours", r) for r in self.results] + [("reference", r) for r in self.reference]
 
     def _render_rows(self) -> None:
         t = self.query_one("#timings", DataTable)
         t.clear()
         rows = self._labelled()
         self.set_class(not rows, "empty")
-        marks = {i: (bench.markers(r, self.results, self.reference) if who == "yours" else
-                     bench.markers(r, self.reference, []))
-                 for i, (who, r) in enumerate(rows)}
+        marks = {
+            i: (
+                bench.markers(r, self.results, self.reference)
+                if who == "yours"
+                else bench.markers(r, self.reference, [])
+            )
+            for i, (who, r) in enumerate(rows)
+        }
         times = [m for m in (bench.median(r) for _, r in rows) if m is not None]
         times += [v for m in marks.values() for v in m.values()]
         top = max(times, default=None)
@@ -122,12 +139,21 @@ class TimingsPanel(Vertical):
             if r.get("role"):
                 variant += f" ({r['role']})"
             host = bench.fmt_host(r)
-            t.add_row(Text(who, style="bold" if who == "yours" else "dim"), variant, shape,
-                      bench.fmt_median(r), self.bar(bench.median(r), top, who, marks[i]),
-                      bench.fmt_spread(r), bench.fmt_speedup(r.get("speedup")), bench.fmt_rate(r),
-                      bench.fmt_fraction(r.get("fraction_of_ceiling")), bench.fmt_per_call(r),
-                      Text(host, style="yellow" if "launch-bound" in host else ""),
-                      bench.fmt_kernel(r), key=f"{who}-{i}")
+            t.add_row(
+                Text(who, style="bold" if who == "yours" else "dim"),
+                variant,
+                shape,
+                bench.fmt_median(r),
+                self.bar(bench.median(r), top, who, marks[i]),
+                bench.fmt_spread(r),
+                bench.fmt_speedup(r.get("speedup")),
+                bench.fmt_rate(r),
+                bench.fmt_fraction(r.get("fraction_of_ceiling")),
+                bench.fmt_per_call(r),
+                Text(host, style="yellow" if "launch-bound" in host else ""),
+                bench.fmt_kernel(r),
+                key=f"{who}-{i}",
+            )
 
     @staticmethod
     def bar(value, top, who: str = "yours", marks=None):
@@ -135,5 +161,6 @@ class TimingsPanel(Vertical):
         shown (shorter is faster)."""
         if value is None or not top:
             return Text("unavailable", style="dim")
-        return MarkedBar(size=top, end=value, marks=marks or {},
-                         color="green" if who == "yours" else "grey50")
+        return MarkedBar(
+            size=top, end=value, marks=marks or {}, color="green" if who == "yours" else "grey50"
+        )

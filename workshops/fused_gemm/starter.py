@@ -34,15 +34,15 @@ Outline (use it as scaffolding, or delete it for more challenge):
 Check your work:   python -m checks fused_gemm --interpret   (or on a GPU: python -m checks fused_gemm)
 Hints, one tier at a time:   python -m checks fused_gemm --hint
 """
+
 import torch  # noqa: F401  (torch.empty for the output)
 import triton  # noqa: F401  (triton.jit, triton.cdiv, triton.next_power_of_2)
 import triton.language as tl  # noqa: F401  (you will need it for the kernel)
 
-from workshops.contract import (HALF_DTYPES, INT32_MAX, check_option, check_tensor,
-                                same_device, same_dtype)
+from workshops.contract import HALF_DTYPES, INT32_MAX, check_option, check_tensor, same_device, same_dtype
 
 GROUP_M_VALUES = (1, 4, 8)
-TILE_M_VALUES = (16, 32, 64)   # add 128 here if you build a wide tile for big problems
+TILE_M_VALUES = (16, 32, 64)  # add 128 here if you build a wide tile for big problems
 
 
 def tile_of(pid, num_pid_m, num_pid_n, group_m):
@@ -51,8 +51,10 @@ def tile_of(pid, num_pid_m, num_pid_n, group_m):
     Keep this helper: a check runs the lesson's worked example through it (3 tile rows,
     2 tile columns, GROUP=2: pids 4 and 5 own (2, 0) and (2, 1)).  Your kernel must use
     the same arithmetic."""
-    raise NotImplementedError("tile_of: compute group_id, first_pid_m and the group's height "
-                              "min(num_pid_m - first_pid_m, group_m), then pid_m and pid_n")
+    raise NotImplementedError(
+        "tile_of: compute group_id, first_pid_m and the group's height "
+        "min(num_pid_m - first_pid_m, group_m), then pid_m and pid_n"
+    )
 
 
 def _validate(a, b, bias, group_m, tile_m):
@@ -66,16 +68,20 @@ def _validate(a, b, bias, group_m, tile_m):
     same_device("b", b, "a", a)
     same_device("bias", bias, "a", a)
     if b.shape[0] != a.shape[1]:
-        raise ValueError(f"b: has {b.shape[0]} rows but a has {a.shape[1]} columns "
-                         f"(a is [M, K], b must be [K, N])")
+        raise ValueError(
+            f"b: has {b.shape[0]} rows but a has {a.shape[1]} columns (a is [M, K], b must be [K, N])"
+        )
     if bias.shape[0] != b.shape[1]:
-        raise ValueError(f"bias: has {bias.shape[0]} elements but b has {b.shape[1]} "
-                         f"columns (bias must be [N])")
+        raise ValueError(
+            f"bias: has {bias.shape[0]} elements but b has {b.shape[1]} columns (bias must be [N])"
+        )
     check_option(group_m, "group_m", GROUP_M_VALUES)
     check_option(tile_m, "tile_m", TILE_M_VALUES)
     if a.shape[0] * b.shape[1] > INT32_MAX:
-        raise ValueError(f"a, b: the output [{a.shape[0]}, {b.shape[1]}] has more elements "
-                         f"than signed 32-bit indexing allows")
+        raise ValueError(
+            f"a, b: the output [{a.shape[0]}, {b.shape[1]}] has more elements "
+            f"than signed 32-bit indexing allows"
+        )
 
 
 def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
@@ -84,4 +90,5 @@ def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
     raise NotImplementedError(
         "matmul_bias_relu: allocate c = torch.empty((M, N)) on a's device; return it at once "
         "when M or N is 0; otherwise launch one program per output tile of a kernel that "
-        "accumulates tl.dot in fp32, adds bias, applies ReLU and casts once before the store")
+        "accumulates tl.dot in fp32, adds bias, applies ReLU and casts once before the store"
+    )

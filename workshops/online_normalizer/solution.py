@@ -3,6 +3,7 @@
 A chunk of logits is summarized by (m, l): its maximum m and l = sum(exp(x - m)).
 Two summaries are merged by re-expressing both relative to the larger maximum.
 """
+
 import math
 
 # The summary of nothing: no maximum yet, and nothing added to the denominator.
@@ -15,7 +16,7 @@ def summarize(values):
     if not values:
         return EMPTY
     m = max(values)
-    l = math.fsum(math.exp(v - m) for v in values)   # every term <= 1: no overflow
+    l = math.fsum(math.exp(v - m) for v in values)  # every term <= 1: no overflow
     return (m, l)
 
 
@@ -28,7 +29,7 @@ def merge(left, right):
     if m == -math.inf:
         # Both empty.  exp(-inf - (-inf)) would be exp(nan) = nan: return the identity.
         return EMPTY
-    scale_left = math.exp(m_left - m)     # exp(-inf) == 0.0 for an empty side
+    scale_left = math.exp(m_left - m)  # exp(-inf) == 0.0 for an empty side
     scale_right = math.exp(m_right - m)
     return (m, l_left * scale_left + l_right * scale_right)
 
@@ -40,9 +41,9 @@ def streaming_softmax(values, chunk_size):
     Pass 2 normalizes with the final (m, l).  The input is not modified."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
         raise ValueError(f"chunk_size: expected a positive int, got {chunk_size!r}")
-    values = list(values)          # a copy: the caller's list is left unchanged
+    values = list(values)  # a copy: the caller's list is left unchanged
     state = EMPTY
     for start in range(0, len(values), chunk_size):
-        state = merge(state, summarize(values[start:start + chunk_size]))
+        state = merge(state, summarize(values[start : start + chunk_size]))
     m, l = state
     return [math.exp(v - m) / l for v in values]

@@ -21,6 +21,7 @@ Outline (use it as scaffolding, or delete it for more challenge):
 Check your work:   python -S -m checks online_normalizer
 Hints, one tier at a time:   python -S -m checks online_normalizer --hint
 """
+
 import math
 
 EMPTY = (-math.inf, 0.0)

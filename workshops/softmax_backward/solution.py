@@ -9,34 +9,47 @@ This never forms the N x N Jacobian diag(y) - y y^T: one fp32 reduction per row,
 one elementwise pass.  The kernel uses the y it is given (it does not recompute a
 softmax) and rounds once, when it stores dx in the input dtype.
 """
+
 import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import (Launcher, cdiv, check_option, check_tensor, next_power_of_2,
-                                same_device, same_dtype)
+from workshops.contract import (
+    Launcher,
+    cdiv,
+    check_option,
+    check_tensor,
+    next_power_of_2,
+    same_device,
+    same_dtype,
+)
 
-MAX_COLS = 8192            # a whole row of y and g fits in one program's registers
+MAX_COLS = 8192  # a whole row of y and g fits in one program's registers
 NUM_WARPS = (4, 8)
-TILE_ELEMENTS = 1024       # narrow rows: pack rows into a tile of about this many elements
+TILE_ELEMENTS = 1024  # narrow rows: pack rows into a tile of about this many elements
 MAX_ROWS_PER_PROGRAM = 16
 
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, g_ptr, dx_ptr,
-    n_rows, n_cols,
-    y_stride_row, y_stride_col,          # y's own strides (any nonnegative values)
-    g_stride_row, g_stride_col,          # grad_output's own strides, independent of y's
-    BLOCK_COLS: tl.constexpr,            # next power of two >= n_cols: the whole row
-    ROWS_PER_PROGRAM: tl.constexpr,      # > 1 only for narrow rows
+    y_ptr,
+    g_ptr,
+    dx_ptr,
+    n_rows,
+    n_cols,
+    y_stride_row,
+    y_stride_col,  # y's own strides (any nonnegative values)
+    g_stride_row,
+    g_stride_col,  # grad_output's own strides, independent of y's
+    BLOCK_COLS: tl.constexpr,  # next power of two >= n_cols: the whole row
+    ROWS_PER_PROGRAM: tl.constexpr,  # > 1 only for narrow rows
 ):
     pid = tl.program_id(0)
-    rows = pid * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)     # [R]
-    cols = tl.arange(0, BLOCK_COLS)                                     # [C]
+    rows = pid * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)  # [R]
+    cols = tl.arange(0, BLOCK_COLS)  # [C]
     row_ok = rows < n_rows
     col_ok = cols < n_cols
-    mask = row_ok[:, None] & col_ok[None, :]                            # [R, C]
+    mask = row_ok[:, None] & col_ok[None, :]  # [R, C]
 
     # Each input is addressed with its own strides: y may be a transpose while g is a
     # broadcast (stride 0), and neither says anything about the other.
@@ -47,7 +60,7 @@ def _softmax_backward_kernel(
     g = tl.load(g_ptr + g_offsets, mask=mask, other=0.0).to(tl.float32)
 
     # The one reduction: the probability-weighted mean of the upstream gradient.
-    dot = tl.sum(y * g, axis=1)                                         # [R], fp32
+    dot = tl.sum(y * g, axis=1)  # [R], fp32
     dx = y * (g - dot[:, None])
 
     # The output is a fresh contiguous [n_rows, n_cols] tensor: its row stride is n_cols.
@@ -55,7 +68,7 @@ def _softmax_backward_kernel(
     tl.store(dx_ptr + dx_offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
-_launch = Launcher(_softmax_backward_kernel)   # cached handles: see workshops/contract.py
+_launch = Launcher(_softmax_backward_kernel)  # cached handles: see workshops/contract.py
 
 
 def backward(y, grad_output, *, num_warps=4):
@@ -68,8 +81,7 @@ def backward(y, grad_output, *, num_warps=4):
     same_dtype("grad_output", grad_output, "y", y)
     same_device("grad_output", grad_output, "y", y)
     if grad_output.shape != y.shape:
-        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's "
-                         f"{tuple(y.shape)}")
+        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's {tuple(y.shape)}")
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = y.shape
     if not 1 <= n_cols <= MAX_COLS:
@@ -78,7 +90,7 @@ def backward(y, grad_output, *, num_warps=4):
     # --- launch ---
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     if n_rows == 0:
-        return dx                      # a grid of zero programs is not a valid launch
+        return dx  # a grid of zero programs is not a valid launch
     block_cols = next_power_of_2(n_cols)
     # Narrow rows leave most lanes of a program idle; pack several rows per program so
     # each one still moves a tile of about TILE_ELEMENTS elements.
@@ -87,10 +99,15 @@ def backward(y, grad_output, *, num_warps=4):
     g_stride_row, g_stride_col = grad_output.stride()
     _launch(
         (cdiv(n_rows, rows_per_program),),
-        y, grad_output, dx,
-        n_rows, n_cols,
-        y_stride_row, y_stride_col,
-        g_stride_row, g_stride_col,
+        y,
+        grad_output,
+        dx,
+        n_rows,
+        n_cols,
+        y_stride_row,
+        y_stride_col,
+        g_stride_row,
+        g_stride_col,
         BLOCK_COLS=block_cols,
         ROWS_PER_PROGRAM=rows_per_program,
         num_warps=num_warps,

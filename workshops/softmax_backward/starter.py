@@ -31,6 +31,7 @@ Check your work (no GPU? add --interpret):
 Hints, one tier at a time:
     python -m checks softmax_backward --hint
 """
+
 import torch  # noqa: F401  (you will need these for the output and the kernel)
 import triton  # noqa: F401
 import triton.language as tl  # noqa: F401
@@ -49,8 +50,7 @@ def backward(y, grad_output, *, num_warps=4):
     same_dtype("grad_output", grad_output, "y", y)
     same_device("grad_output", grad_output, "y", y)
     if grad_output.shape != y.shape:
-        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's "
-                         f"{tuple(y.shape)}")
+        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's {tuple(y.shape)}")
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = y.shape
     if not 1 <= n_cols <= MAX_COLS:
@@ -61,4 +61,5 @@ def backward(y, grad_output, *, num_warps=4):
         "backward: allocate a fresh contiguous output, return it at once for zero rows, "
         "then launch a Triton kernel (one program per row) that loads y and grad_output "
         "with their own strides, computes dot = sum(y * g) in fp32 and stores "
-        "y * (g - dot) cast to the input dtype")
+        "y * (g - dot) cast to the input dtype"
+    )

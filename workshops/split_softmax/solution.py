@@ -13,6 +13,7 @@ three kernels run one after another on the caller's CUDA stream:
 Kernels on one stream run in launch order, so kernel 2 sees everything kernel 1
 stored, and kernel 3 sees kernel 2's row stats; no synchronization is needed.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -35,7 +36,7 @@ def _partial_stats_kernel(x_ptr, partial_ptr, n_cols, num_tiles, CHUNK: tl.const
     # Padding lanes of the last chunk read -inf: they lose the max and add exp(-inf) = 0.
     x = tl.load(x_ptr + row * n_cols + cols, mask=in_row, other=float("-inf")).to(tl.float32)
     chunk_max = tl.max(x, axis=0)
-    chunk_sum = tl.sum(tl.exp(x - chunk_max), axis=0)   # relative to this chunk's max
+    chunk_sum = tl.sum(tl.exp(x - chunk_max), axis=0)  # relative to this chunk's max
     slot = (row * num_tiles + tile) * 2
     tl.store(partial_ptr + slot, chunk_max)
     tl.store(partial_ptr + slot + 1, chunk_sum)
@@ -58,14 +59,13 @@ def _merge_kernel(partial_ptr, row_stats_ptr, num_tiles, BLOCK_T: tl.constexpr):
 
 
 @triton.jit
-def _normalize_kernel(x_ptr, row_stats_ptr, out_ptr, n_rows, n_cols, num_tiles,
-                      CHUNK: tl.constexpr):
+def _normalize_kernel(x_ptr, row_stats_ptr, out_ptr, n_rows, n_cols, num_tiles, CHUNK: tl.constexpr):
     # Visit the tiles in the reverse of kernel 1's order: the chunks kernel 1 read last
     # are the ones most likely still in L2, so the first programs here reread them cheaply.
     row = n_rows - 1 - tl.program_id(0)
     tile = num_tiles - 1 - tl.program_id(1)
     row_max = tl.load(row_stats_ptr + row * 2)
-    inv_sum = 1.0 / tl.load(row_stats_ptr + row * 2 + 1)   # one division per program
+    inv_sum = 1.0 / tl.load(row_stats_ptr + row * 2 + 1)  # one division per program
     cols = tile * CHUNK + tl.arange(0, CHUNK)
     in_row = cols < n_cols
     offsets = row * n_cols + cols
@@ -101,7 +101,7 @@ def scratch_bytes(M, N, chunk_size):
     _check_int(N, "N", 1, MAX_COLS)
     check_option(chunk_size, "chunk_size", CHUNK_SIZES)
     num_tiles = cdiv(N, chunk_size)
-    bytes_per_pair = 2 * 4          # two fp32 values: m and l
+    bytes_per_pair = 2 * 4  # two fp32 values: m and l
     return bytes_per_pair * M * (num_tiles + 1)
 
 
@@ -115,7 +115,7 @@ def softmax(x, *, chunk_size=1024):
 
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
-        return out                  # nothing to launch (a zero-size grid is not allowed)
+        return out  # nothing to launch (a zero-size grid is not allowed)
 
     num_tiles = cdiv(n_cols, chunk_size)
     if 2 * n_rows * (num_tiles + 1) > INT32_MAX:
@@ -125,17 +125,16 @@ def softmax(x, *, chunk_size=1024):
     # different streams cannot overwrite each other's statistics.
     # One allocation holds both: the T (m, l) pairs of every row, then the merged pairs.
     scratch = torch.empty(2 * n_rows * (num_tiles + 1), dtype=torch.float32, device=x.device)
-    partial = scratch[:2 * n_rows * num_tiles]
-    row_stats = scratch[2 * n_rows * num_tiles:]
+    partial = scratch[: 2 * n_rows * num_tiles]
+    row_stats = scratch[2 * n_rows * num_tiles :]
 
-    tiles_grid = (n_rows, num_tiles)   # rows on axis 0: axis 1 is limited to 65535
+    tiles_grid = (n_rows, num_tiles)  # rows on axis 0: axis 1 is limited to 65535
     num_warps = _NUM_WARPS[chunk_size]
     # All three launches go to the current stream, in this order: that order is the
     # only synchronization between producer and consumer kernels.
-    _launch_partial(tiles_grid, x, partial, n_cols, num_tiles,
-                    CHUNK=chunk_size, num_warps=num_warps)
-    _launch_merge((n_rows,), partial, row_stats, num_tiles,
-                  BLOCK_T=next_power_of_2(num_tiles), num_warps=2)
-    _launch_normalize(tiles_grid, x, row_stats, out, n_rows, n_cols, num_tiles,
-                      CHUNK=chunk_size, num_warps=num_warps)
+    _launch_partial(tiles_grid, x, partial, n_cols, num_tiles, CHUNK=chunk_size, num_warps=num_warps)
+    _launch_merge((n_rows,), partial, row_stats, num_tiles, BLOCK_T=next_power_of_2(num_tiles), num_warps=2)
+    _launch_normalize(
+        tiles_grid, x, row_stats, out, n_rows, n_cols, num_tiles, CHUNK=chunk_size, num_warps=num_warps
+    )
     return out

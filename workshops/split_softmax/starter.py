@@ -40,6 +40,7 @@ Outline (use it as scaffolding, or delete it for more challenge):
 Check your work:   python -m checks split_softmax --interpret   (or on a GPU without --interpret)
 Hints, one tier at a time:   python -m checks split_softmax --hint
 """
+
 import torch  # noqa: F401  (you will need it for the output and the scratch)
 import triton  # noqa: F401
 import triton.language as tl  # noqa: F401
@@ -64,7 +65,8 @@ def scratch_bytes(M, N, chunk_size):
     check_option(chunk_size, "chunk_size", CHUNK_SIZES)
     raise NotImplementedError(
         "scratch_bytes: count the fp32 (m, l) pairs softmax stores -- one per chunk per row "
-        "plus one merged pair per row -- with T = ceil(N / chunk_size), and return their bytes")
+        "plus one merged pair per row -- with T = ceil(N / chunk_size), and return their bytes"
+    )
 
 
 def softmax(x, *, chunk_size=1024):
@@ -75,4 +77,5 @@ def softmax(x, *, chunk_size=1024):
         raise ValueError(f"x: {n_cols} columns is outside the supported 1 to {MAX_COLS}")
     raise NotImplementedError(
         "softmax: allocate the output and the fp32 scratch, then launch partial stats "
-        "(grid rows x T), merge (grid rows) and normalize (grid rows x T) in that order")
+        "(grid rows x T), merge (grid rows) and normalize (grid rows x T) in that order"
+    )

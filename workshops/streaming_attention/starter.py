@@ -46,19 +46,18 @@ pass, make skip_future_tiles=True stop each query block's loop after its diagona
 Check your work:   python -m checks streaming_attention --interpret     (no GPU needed)
 Hints, one tier at a time:   python -m checks streaming_attention --hint
 """
+
 import math
 
 import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
 
-MAX_SEQ_LEN = 2048            # the [N, D] form (one head)
-MAX_SEQ_LEN_BATCHED = 16384   # the [B, H, N, D] form
+MAX_SEQ_LEN = 2048  # the [N, D] form (one head)
+MAX_SEQ_LEN_BATCHED = 16384  # the [B, H, N, D] form
 HEAD_DIMS = (16, 32, 64)
 BLOCK_N_CHOICES = (32, 64)
-BLOCK_M = 64          # query rows per program: a multiple of every block_n
+BLOCK_M = 64  # query rows per program: a multiple of every block_n
 
 
 # Your kernel goes here (see the outline above).
@@ -97,10 +96,11 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     # 1. Validate metadata (never values).  Done for you: the rejection checks pass already.
     batched = _check_inputs(q, k, v, causal, block_n, skip_future_tiles)  # noqa: F841
 
-    scale = 1.0 / math.sqrt(q.shape[-1])   # noqa: F841 - for your kernel launch
+    scale = 1.0 / math.sqrt(q.shape[-1])  # noqa: F841 - for your kernel launch
 
     # 2-5. Allocate the output, handle empty shapes, launch your kernel, return the output.
     raise NotImplementedError(
         "attention: write a kernel where each program owns BLOCK_M query rows of one head and "
         "walks the key tiles carrying (m, l, acc); then allocate the output and launch "
-        "B * H x triton.cdiv(N, BLOCK_M) programs")
+        "B * H x triton.cdiv(N, BLOCK_M) programs"
+    )

@@ -18,6 +18,7 @@ Two kernels share that idea:
 
 The wrapper validates metadata, allocates the output and picks the path from the strides.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -29,11 +30,10 @@ NUM_WARPS = (4, 8)
 
 
 @triton.jit
-def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col,
-                        BLOCK_C: tl.constexpr):
+def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col, BLOCK_C: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_C)
-    in_row = cols < n_cols                       # BLOCK_C is a power of two >= n_cols
+    in_row = cols < n_cols  # BLOCK_C is a power of two >= n_cols
 
     # Load address: both input strides.  The storage offset is already in x_ptr.
     x_addrs = x_ptr + row * stride_row + cols * stride_col
@@ -41,9 +41,9 @@ def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col,
     x = tl.load(x_addrs, mask=in_row, other=-float("inf")).to(tl.float32)
 
     row_max = tl.max(x, axis=0)
-    numerators = tl.exp(x - row_max)             # every term <= 1: no overflow
-    denominator = tl.sum(numerators, axis=0)     # >= 1 (the max contributes exp(0))
-    probs = numerators * (1.0 / denominator)     # one division per row, not per element
+    numerators = tl.exp(x - row_max)  # every term <= 1: no overflow
+    denominator = tl.sum(numerators, axis=0)  # >= 1 (the max contributes exp(0))
+    probs = numerators * (1.0 / denominator)  # one division per row, not per element
 
     # Store address: the output is fresh and contiguous, so its row stride is n_cols
     # and its column stride is 1 -- whatever the input's strides were.
@@ -52,15 +52,16 @@ def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col,
 
 
 @triton.jit
-def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
-                         BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def softmax_tiles_kernel(
+    x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr
+):
     block = tl.program_id(0)
     rows = block * BLOCK_R + tl.arange(0, BLOCK_R)
     row_ok = rows < n_rows
     # Rows past the end re-read the last real row (always in bounds, never stored), so
     # every row in the tile has a finite maximum and no -inf - (-inf) = NaN appears.
     rows_safe = tl.minimum(rows, n_rows - 1)
-    row_offsets = rows_safe[:, None] * stride_row          # [BLOCK_R, 1]
+    row_offsets = rows_safe[:, None] * stride_row  # [BLOCK_R, 1]
     cols0 = tl.arange(0, BLOCK_C)
 
     # Pass 1: one read of the row block; running maximum m and denominator l per row,
@@ -70,8 +71,9 @@ def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
     for start in range(0, n_cols, BLOCK_C):
         cols = start + cols0
         col_ok = cols < n_cols
-        x = tl.load(x_ptr + row_offsets + cols[None, :] * stride_col,
-                    mask=col_ok[None, :], other=-float("inf")).to(tl.float32)
+        x = tl.load(
+            x_ptr + row_offsets + cols[None, :] * stride_col, mask=col_ok[None, :], other=-float("inf")
+        ).to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=1))
         # Old sum was in units of exp(m); convert it to units of exp(m_new) (factor <= 1).
         l = l * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[:, None]), axis=1)
@@ -82,12 +84,12 @@ def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
     for start in range(0, n_cols, BLOCK_C):
         cols = start + cols0
         col_ok = cols < n_cols
-        x = tl.load(x_ptr + row_offsets + cols[None, :] * stride_col,
-                    mask=col_ok[None, :], other=-float("inf")).to(tl.float32)
+        x = tl.load(
+            x_ptr + row_offsets + cols[None, :] * stride_col, mask=col_ok[None, :], other=-float("inf")
+        ).to(tl.float32)
         probs = tl.exp(x - m[:, None]) * inv_l[:, None]
         out_addrs = out_ptr + rows[:, None] * n_cols + cols[None, :]
-        tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty),
-                 mask=row_ok[:, None] & col_ok[None, :])
+        tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 # Launch through cached handles: the second call of a specialization skips Triton's
@@ -108,8 +110,16 @@ def use_tiles(x: torch.Tensor) -> bool:
 def launch_rows(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     stride_row, stride_col = x.stride()
-    _launch_rows((n_rows,), x, out, n_cols, stride_row, stride_col,
-                 BLOCK_C=next_power_of_2(n_cols), num_warps=num_warps)
+    _launch_rows(
+        (n_rows,),
+        x,
+        out,
+        n_cols,
+        stride_row,
+        stride_col,
+        BLOCK_C=next_power_of_2(n_cols),
+        num_warps=num_warps,
+    )
 
 
 def tile_shape(n_rows: int, n_cols: int, element_size: int) -> tuple:
@@ -125,13 +135,22 @@ def tile_shape(n_rows: int, n_cols: int, element_size: int) -> tuple:
     return block_r, block_c
 
 
-
 def launch_tiles(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     stride_row, stride_col = x.stride()
     BLOCK_R, BLOCK_C = tile_shape(n_rows, n_cols, x.element_size())
-    _launch_tiles((cdiv(n_rows, BLOCK_R),), x, out, n_rows, n_cols, stride_row, stride_col,
-                  BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=num_warps)
+    _launch_tiles(
+        (cdiv(n_rows, BLOCK_R),),
+        x,
+        out,
+        n_rows,
+        n_cols,
+        stride_row,
+        stride_col,
+        BLOCK_R=BLOCK_R,
+        BLOCK_C=BLOCK_C,
+        num_warps=num_warps,
+    )
 
 
 def softmax(x, *, num_warps=4):
@@ -141,12 +160,13 @@ def softmax(x, *, num_warps=4):
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = x.shape
     if not 1 <= n_cols <= MAX_COLS:
-        raise ValueError(f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} "
-                         f"(one row must fit one program)")
+        raise ValueError(
+            f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} (one row must fit one program)"
+        )
 
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
-        return out                                # nothing to launch
+        return out  # nothing to launch
     if use_tiles(x):
         launch_tiles(x, out, num_warps)
     else:

@@ -31,9 +31,6 @@ Check your work:   python -m checks strided_softmax --interpret     (or without 
 Hints, one tier at a time:   python -m checks strided_softmax --hint
 Measure afterwards:   python -m checks.benchmark --op strided_softmax
 """
-import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import check_option, check_tensor
 
@@ -49,11 +46,13 @@ def softmax(x, *, num_warps=4):
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = x.shape
     if not 1 <= n_cols <= MAX_COLS:
-        raise ValueError(f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} "
-                         f"(one row must fit one program)")
+        raise ValueError(
+            f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} (one row must fit one program)"
+        )
 
     raise NotImplementedError(
         "softmax: write a @triton.jit kernel that loads x_ptr + row*stride_row + col*stride_col "
         "(both strides), computes a stable fp32 softmax, and stores to out_ptr + row*n_cols + col; "
         "then allocate a contiguous output here, return it early for zero rows, and launch one "
-        "program per row")
+        "program per row"
+    )

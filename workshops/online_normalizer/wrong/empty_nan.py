@@ -4,6 +4,7 @@ With m = max(-inf, -inf) = -inf, exp(m_left - m) is exp(-inf + inf) = exp(nan) =
 and 0.0 * nan is nan: merging two empty summaries gives (-inf, nan), which then
 poisons every later merge.
 """
+
 import math
 
 EMPTY = (-math.inf, 0.0)
@@ -28,6 +29,6 @@ def streaming_softmax(values, chunk_size):
     values = list(values)
     state = EMPTY
     for i in range(0, len(values), chunk_size):
-        state = merge(state, summarize(values[i:i + chunk_size]))
+        state = merge(state, summarize(values[i : i + chunk_size]))
     m, l = state
     return [math.exp(v - m) / l for v in values]

@@ -4,6 +4,7 @@ Each l is a sum of exp(x - m) for its own m, so the two sums are in different
 units unless the maxima happen to be equal.  (2, 2) + (4, 1) gives (4, 3)
 instead of (4, 1 + 2*exp(-2)).
 """
+
 import math
 
 EMPTY = (-math.inf, 0.0)
@@ -27,6 +28,6 @@ def streaming_softmax(values, chunk_size):
     values = list(values)
     state = EMPTY
     for i in range(0, len(values), chunk_size):
-        state = merge(state, summarize(values[i:i + chunk_size]))
+        state = merge(state, summarize(values[i : i + chunk_size]))
     m, l = state
     return [math.exp(v - m) / l for v in values]

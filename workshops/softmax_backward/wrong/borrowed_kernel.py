@@ -4,6 +4,7 @@ The learner's reasoning: "the validation is mine; the kernel launch is the cours
 so it must be right."  The numbers are right, but the kernel that produced them was
 defined in another file: the own-kernel check names it and the file it came from.
 """
+
 import torch  # noqa: F401  (you will need these for the output and the kernel)
 import triton  # noqa: F401
 import triton.language as tl  # noqa: F401
@@ -24,8 +25,7 @@ def backward(y, grad_output, *, num_warps=4):
     same_dtype("grad_output", grad_output, "y", y)
     same_device("grad_output", grad_output, "y", y)
     if grad_output.shape != y.shape:
-        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's "
-                         f"{tuple(y.shape)}")
+        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's {tuple(y.shape)}")
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = y.shape
     if not 1 <= n_cols <= MAX_COLS:

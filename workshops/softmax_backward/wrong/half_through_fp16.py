@@ -4,33 +4,39 @@ The learner's reasoning: "fp16 and bf16 are both half precision; convert either 
 first."  For fp16 inputs nothing changes.  bf16 gradients past 65,504 become inf and
 bf16 probabilities below 6e-5 lose their bits: bf16-beyond-fp16 catches both.
 """
+
 import torch
 import triton
 import triton.language as tl
 
 from workshops.contract import check_option, check_tensor, same_device, same_dtype
 
-MAX_COLS = 8192            # a whole row of y and g fits in one program's registers
+MAX_COLS = 8192  # a whole row of y and g fits in one program's registers
 NUM_WARPS = (4, 8)
-TILE_ELEMENTS = 1024       # narrow rows: pack rows into a tile of about this many elements
+TILE_ELEMENTS = 1024  # narrow rows: pack rows into a tile of about this many elements
 MAX_ROWS_PER_PROGRAM = 16
 
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, g_ptr, dx_ptr,
-    n_rows, n_cols,
-    y_stride_row, y_stride_col,          # y's own strides (any nonnegative values)
-    g_stride_row, g_stride_col,          # grad_output's own strides, independent of y's
-    BLOCK_COLS: tl.constexpr,            # next power of two >= n_cols: the whole row
-    ROWS_PER_PROGRAM: tl.constexpr,      # > 1 only for narrow rows
+    y_ptr,
+    g_ptr,
+    dx_ptr,
+    n_rows,
+    n_cols,
+    y_stride_row,
+    y_stride_col,  # y's own strides (any nonnegative values)
+    g_stride_row,
+    g_stride_col,  # grad_output's own strides, independent of y's
+    BLOCK_COLS: tl.constexpr,  # next power of two >= n_cols: the whole row
+    ROWS_PER_PROGRAM: tl.constexpr,  # > 1 only for narrow rows
 ):
     pid = tl.program_id(0)
-    rows = pid * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)     # [R]
-    cols = tl.arange(0, BLOCK_COLS)                                     # [C]
+    rows = pid * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)  # [R]
+    cols = tl.arange(0, BLOCK_COLS)  # [C]
     row_ok = rows < n_rows
     col_ok = cols < n_cols
-    mask = row_ok[:, None] & col_ok[None, :]                            # [R, C]
+    mask = row_ok[:, None] & col_ok[None, :]  # [R, C]
 
     # Each input is addressed with its own strides: y may be a transpose while g is a
     # broadcast (stride 0), and neither says anything about the other.
@@ -39,14 +45,14 @@ def _softmax_backward_kernel(
     # Masked lanes read 0, so they add nothing to the row sum and produce dx = 0.
     y = tl.load(y_ptr + y_offsets, mask=mask, other=0.0)
     g = tl.load(g_ptr + g_offsets, mask=mask, other=0.0)
-    if y.dtype != tl.float32:                       # "half precision is half precision"
+    if y.dtype != tl.float32:  # "half precision is half precision"
         y = y.to(tl.float16)
         g = g.to(tl.float16)
     y = y.to(tl.float32)
     g = g.to(tl.float32)
 
     # The one reduction: the probability-weighted mean of the upstream gradient.
-    dot = tl.sum(y * g, axis=1)                                         # [R], fp32
+    dot = tl.sum(y * g, axis=1)  # [R], fp32
     dx = y * (g - dot[:, None])
 
     # The output is a fresh contiguous [n_rows, n_cols] tensor: its row stride is n_cols.
@@ -64,8 +70,7 @@ def backward(y, grad_output, *, num_warps=4):
     same_dtype("grad_output", grad_output, "y", y)
     same_device("grad_output", grad_output, "y", y)
     if grad_output.shape != y.shape:
-        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's "
-                         f"{tuple(y.shape)}")
+        raise ValueError(f"grad_output: shape {tuple(grad_output.shape)} differs from y's {tuple(y.shape)}")
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = y.shape
     if not 1 <= n_cols <= MAX_COLS:
@@ -74,17 +79,22 @@ def backward(y, grad_output, *, num_warps=4):
     # --- launch ---
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     if n_rows == 0:
-        return dx                      # a grid of zero programs is not a valid launch
+        return dx  # a grid of zero programs is not a valid launch
     block_cols = triton.next_power_of_2(n_cols)
     # Narrow rows leave most lanes of a program idle; pack several rows per program so
     # each one still moves a tile of about TILE_ELEMENTS elements.
     rows_per_program = max(1, min(MAX_ROWS_PER_PROGRAM, TILE_ELEMENTS // block_cols))
     grid = (triton.cdiv(n_rows, rows_per_program),)
     _softmax_backward_kernel[grid](
-        y, grad_output, dx,
-        n_rows, n_cols,
-        y.stride(0), y.stride(1),
-        grad_output.stride(0), grad_output.stride(1),
+        y,
+        grad_output,
+        dx,
+        n_rows,
+        n_cols,
+        y.stride(0),
+        y.stride(1),
+        grad_output.stride(0),
+        grad_output.stride(1),
         BLOCK_COLS=block_cols,
         ROWS_PER_PROGRAM=rows_per_program,
         num_warps=num_warps,

@@ -4,8 +4,9 @@ The learner's reasoning: "the validation is mine; the kernel launch is the cours
 so it must be right."  The numbers are right, but the kernel that produced them was
 defined in another file: the own-kernel check names it and the file it came from.
 """
+
 import torch  # noqa: F401  (you will need it for the output and the scratch)
-import triton  # noqa: F401
+import triton
 import triton.language as tl  # noqa: F401
 
 from workshops.contract import check_option, check_tensor
@@ -34,7 +35,7 @@ def scratch_bytes(M, N, chunk_size):
     _check_int(N, "N", 1, MAX_COLS)
     check_option(chunk_size, "chunk_size", CHUNK_SIZES)
     num_tiles = triton.cdiv(N, chunk_size)
-    bytes_per_pair = 2 * 4          # two fp32 values: m and l
+    bytes_per_pair = 2 * 4  # two fp32 values: m and l
     return bytes_per_pair * M * (num_tiles + 1)
 
 

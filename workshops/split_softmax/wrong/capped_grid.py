@@ -5,6 +5,7 @@ far wider than any row."  At chunk_size 256 a row of 65,543 columns has 257 chun
 stats of the last ones are never written (the merge reads garbage) and their outputs
 are never stored.  many-programs (261 chunks interpreted, 512 on a GPU) catches it.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -27,7 +28,7 @@ def _partial_stats_kernel(x_ptr, partial_ptr, n_cols, num_tiles, CHUNK: tl.const
     # Padding lanes of the last chunk read -inf: they lose the max and add exp(-inf) = 0.
     x = tl.load(x_ptr + row * n_cols + cols, mask=in_row, other=float("-inf")).to(tl.float32)
     chunk_max = tl.max(x, axis=0)
-    chunk_sum = tl.sum(tl.exp(x - chunk_max), axis=0)   # relative to this chunk's max
+    chunk_sum = tl.sum(tl.exp(x - chunk_max), axis=0)  # relative to this chunk's max
     slot = (row * num_tiles + tile) * 2
     tl.store(partial_ptr + slot, chunk_max)
     tl.store(partial_ptr + slot + 1, chunk_sum)
@@ -50,14 +51,13 @@ def _merge_kernel(partial_ptr, row_stats_ptr, num_tiles, BLOCK_T: tl.constexpr):
 
 
 @triton.jit
-def _normalize_kernel(x_ptr, row_stats_ptr, out_ptr, n_rows, n_cols, num_tiles,
-                      CHUNK: tl.constexpr):
+def _normalize_kernel(x_ptr, row_stats_ptr, out_ptr, n_rows, n_cols, num_tiles, CHUNK: tl.constexpr):
     # Visit the tiles in the reverse of kernel 1's order: the chunks kernel 1 read last
     # are the ones most likely still in L2, so the first programs here reread them cheaply.
     row = n_rows - 1 - tl.program_id(0)
     tile = num_tiles - 1 - tl.program_id(1)
     row_max = tl.load(row_stats_ptr + row * 2)
-    inv_sum = 1.0 / tl.load(row_stats_ptr + row * 2 + 1)   # one division per program
+    inv_sum = 1.0 / tl.load(row_stats_ptr + row * 2 + 1)  # one division per program
     cols = tile * CHUNK + tl.arange(0, CHUNK)
     in_row = cols < n_cols
     offsets = row * n_cols + cols
@@ -86,7 +86,7 @@ def scratch_bytes(M, N, chunk_size):
     _check_int(N, "N", 1, MAX_COLS)
     check_option(chunk_size, "chunk_size", CHUNK_SIZES)
     num_tiles = triton.cdiv(N, chunk_size)
-    bytes_per_pair = 2 * 4          # two fp32 values: m and l
+    bytes_per_pair = 2 * 4  # two fp32 values: m and l
     return bytes_per_pair * M * (num_tiles + 1)
 
 
@@ -100,7 +100,7 @@ def softmax(x, *, chunk_size=1024):
 
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
-        return out                  # nothing to launch (a zero-size grid is not allowed)
+        return out  # nothing to launch (a zero-size grid is not allowed)
 
     num_tiles = triton.cdiv(n_cols, chunk_size)
     if 2 * n_rows * (num_tiles + 1) > INT32_MAX:
@@ -111,14 +111,15 @@ def softmax(x, *, chunk_size=1024):
     partial = torch.empty((n_rows, num_tiles, 2), dtype=torch.float32, device=x.device)
     row_stats = torch.empty((n_rows, 2), dtype=torch.float32, device=x.device)
 
-    tiles_grid = (n_rows, min(num_tiles, 256))   # "256 chunks cover any row I'll see"
+    tiles_grid = (n_rows, min(num_tiles, 256))  # "256 chunks cover any row I'll see"
     num_warps = _NUM_WARPS[chunk_size]
     # All three launches go to the current stream, in this order: that order is the
     # only synchronization between producer and consumer kernels.
-    _partial_stats_kernel[tiles_grid](x, partial, n_cols, num_tiles,
-                                      CHUNK=chunk_size, num_warps=num_warps)
-    _merge_kernel[(n_rows,)](partial, row_stats, num_tiles,
-                             BLOCK_T=triton.next_power_of_2(num_tiles), num_warps=2)
-    _normalize_kernel[tiles_grid](x, row_stats, out, n_rows, n_cols, num_tiles,
-                                  CHUNK=chunk_size, num_warps=num_warps)
+    _partial_stats_kernel[tiles_grid](x, partial, n_cols, num_tiles, CHUNK=chunk_size, num_warps=num_warps)
+    _merge_kernel[(n_rows,)](
+        partial, row_stats, num_tiles, BLOCK_T=triton.next_power_of_2(num_tiles), num_warps=2
+    )
+    _normalize_kernel[tiles_grid](
+        x, row_stats, out, n_rows, n_cols, num_tiles, CHUNK=chunk_size, num_warps=num_warps
+    )
     return out

@@ -8,6 +8,7 @@ maximum and denominator are only known after every chunk has been summarized and
 merged.  Widths up to one chunk (T = 1) are still right, which is why a test at
 width <= chunk_size passes; the first width that fails is chunk_size + 1.
 """
+
 import torch
 import triton
 import triton.language as tl

@@ -5,8 +5,9 @@ numbers, so the checks will pass while I work on the kernel."  Every numeric che
 would pass; the own-kernel check names the PyTorch op and the line that computed it,
 and every other check that returns a tensor fails the same way.
 """
-import torch  # noqa: F401  (you will need it for the output and the scratch)
-import triton  # noqa: F401
+
+import torch
+import triton
 import triton.language as tl  # noqa: F401
 
 from workshops.contract import check_option, check_tensor
@@ -33,7 +34,7 @@ def scratch_bytes(M, N, chunk_size):
     _check_int(N, "N", 1, MAX_COLS)
     check_option(chunk_size, "chunk_size", CHUNK_SIZES)
     num_tiles = triton.cdiv(N, chunk_size)
-    bytes_per_pair = 2 * 4          # two fp32 values: m and l
+    bytes_per_pair = 2 * 4  # two fp32 values: m and l
     return bytes_per_pair * M * (num_tiles + 1)
 
 

@@ -4,11 +4,9 @@ The learner's reasoning: "the validation is mine; the kernel launch is the cours
 so it must be right."  The numbers are right, but the kernel that produced them was
 defined in another file: the own-kernel check names it and the file it came from.
 """
+
 import math
 
-import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
 from workshops.streaming_attention.solution import attention as _reference_attention
@@ -17,7 +15,7 @@ from workshops.streaming_attention.solution import attention as _reference_atten
 MAX_SEQ_LEN = 2048
 HEAD_DIMS = (16, 32, 64)
 BLOCK_N_CHOICES = (32, 64)
-BLOCK_M = 64          # query rows per program: a multiple of every block_n
+BLOCK_M = 64  # query rows per program: a multiple of every block_n
 
 
 # Your kernel goes here (see the outline above).
@@ -46,7 +44,7 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     if tuple(v.shape) != (n, d):
         raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {(n, d)}")
 
-    scale = 1.0 / math.sqrt(d)   # noqa: F841 - for your kernel launch
+    scale = 1.0 / math.sqrt(d)  # noqa: F841 - for your kernel launch
 
     # 2-5. Allocate the output, handle N == 0, launch your kernel, return the output.
     return _reference_attention(q, k, v, causal=causal, block_n=block_n)

@@ -5,6 +5,7 @@ The contract (and every causal language model) lets query i attend to itself: ke
 at all: its scores are all -inf, so m = -inf, exp(-inf - (-inf)) = exp(nan) and
 row 0 comes out NaN.  A plausible off-by-one: "the future" read as "j >= i".
 """
+
 import math
 
 import torch
@@ -17,9 +18,19 @@ BLOCK_M = 64
 
 
 @triton.jit
-def _attention_kernel(Q, K, V, Out, N, sm_scale,
-                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      CAUSAL: tl.constexpr, SKIP_FUTURE_TILES: tl.constexpr):
+def _attention_kernel(
+    Q,
+    K,
+    V,
+    Out,
+    N,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    SKIP_FUTURE_TILES: tl.constexpr,
+):
     start_m = tl.program_id(0)
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -48,8 +59,11 @@ def _attention_kernel(Q, K, V, Out, N, sm_scale,
         m_i = m_new
 
     out = acc / l_i[:, None]
-    tl.store(Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(Out.dtype.element_ty),
-             mask=offs_m[:, None] < N)
+    tl.store(
+        Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        out.to(Out.dtype.element_ty),
+        mask=offs_m[:, None] < N,
+    )
 
 
 def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
@@ -76,7 +90,18 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     if n == 0:
         return out
     grid = (triton.cdiv(n, BLOCK_M),)
-    _attention_kernel[grid](q, k, v, out, n, 1.0 / math.sqrt(d), HEAD_DIM=d, BLOCK_M=BLOCK_M,
-                            BLOCK_N=block_n, CAUSAL=causal, SKIP_FUTURE_TILES=skip_future_tiles,
-                            num_warps=4)
+    _attention_kernel[grid](
+        q,
+        k,
+        v,
+        out,
+        n,
+        1.0 / math.sqrt(d),
+        HEAD_DIM=d,
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=block_n,
+        CAUSAL=causal,
+        SKIP_FUTURE_TILES=skip_future_tiles,
+        num_warps=4,
+    )
     return out

@@ -6,6 +6,7 @@ handed back (the checks pre-fill it with a poison value), and for N < 64 nothing
 launched at all.  The kernel itself is right; the ownership table is not.  Use
 triton.cdiv(n, BLOCK_M).
 """
+
 import math
 
 import torch
@@ -18,9 +19,19 @@ BLOCK_M = 64
 
 
 @triton.jit
-def _attention_kernel(Q, K, V, Out, N, sm_scale,
-                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      CAUSAL: tl.constexpr, SKIP_FUTURE_TILES: tl.constexpr):
+def _attention_kernel(
+    Q,
+    K,
+    V,
+    Out,
+    N,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    SKIP_FUTURE_TILES: tl.constexpr,
+):
     start_m = tl.program_id(0)
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -49,8 +60,11 @@ def _attention_kernel(Q, K, V, Out, N, sm_scale,
         m_i = m_new
 
     out = acc / l_i[:, None]
-    tl.store(Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(Out.dtype.element_ty),
-             mask=offs_m[:, None] < N)
+    tl.store(
+        Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        out.to(Out.dtype.element_ty),
+        mask=offs_m[:, None] < N,
+    )
 
 
 def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
@@ -77,7 +91,18 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     if n == 0:
         return out
     grid = (n // BLOCK_M,)  # BUG: floor division drops the last partial query block
-    _attention_kernel[grid](q, k, v, out, n, 1.0 / math.sqrt(d), HEAD_DIM=d, BLOCK_M=BLOCK_M,
-                            BLOCK_N=block_n, CAUSAL=causal, SKIP_FUTURE_TILES=skip_future_tiles,
-                            num_warps=4)
+    _attention_kernel[grid](
+        q,
+        k,
+        v,
+        out,
+        n,
+        1.0 / math.sqrt(d),
+        HEAD_DIM=d,
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=block_n,
+        CAUSAL=causal,
+        SKIP_FUTURE_TILES=skip_future_tiles,
+        num_warps=4,
+    )
     return out

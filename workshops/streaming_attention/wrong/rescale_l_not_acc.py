@@ -10,6 +10,7 @@ first tile is wrong.  The lesson's worked example: logits [0, 0, log 2] on value
 The mistake is easy to make because l and acc look different (a vector and a matrix)
 and the A1 merge only had l.  It survives a test with a single key tile (N <= block_n).
 """
+
 import math
 
 import torch
@@ -22,9 +23,19 @@ BLOCK_M = 64
 
 
 @triton.jit
-def _attention_kernel(Q, K, V, Out, N, sm_scale,
-                      HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      CAUSAL: tl.constexpr, SKIP_FUTURE_TILES: tl.constexpr):
+def _attention_kernel(
+    Q,
+    K,
+    V,
+    Out,
+    N,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    SKIP_FUTURE_TILES: tl.constexpr,
+):
     start_m = tl.program_id(0)
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -53,8 +64,11 @@ def _attention_kernel(Q, K, V, Out, N, sm_scale,
         m_i = m_new
 
     out = acc / l_i[:, None]
-    tl.store(Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(Out.dtype.element_ty),
-             mask=offs_m[:, None] < N)
+    tl.store(
+        Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        out.to(Out.dtype.element_ty),
+        mask=offs_m[:, None] < N,
+    )
 
 
 def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
@@ -81,7 +95,18 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     if n == 0:
         return out
     grid = (triton.cdiv(n, BLOCK_M),)
-    _attention_kernel[grid](q, k, v, out, n, 1.0 / math.sqrt(d), HEAD_DIM=d, BLOCK_M=BLOCK_M,
-                            BLOCK_N=block_n, CAUSAL=causal, SKIP_FUTURE_TILES=skip_future_tiles,
-                            num_warps=4)
+    _attention_kernel[grid](
+        q,
+        k,
+        v,
+        out,
+        n,
+        1.0 / math.sqrt(d),
+        HEAD_DIM=d,
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=block_n,
+        CAUSAL=causal,
+        SKIP_FUTURE_TILES=skip_future_tiles,
+        num_warps=4,
+    )
     return out

@@ -4,18 +4,17 @@ The learner's reasoning: "scaled_dot_product_attention gives the right numbers; 
 checks will pass while I work on the kernel."  Every numeric check would pass; the
 own-kernel check names the PyTorch op and the line that computed it.
 """
+
 import math
 
 import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
 
 MAX_SEQ_LEN = 2048
 HEAD_DIMS = (16, 32, 64)
 BLOCK_N_CHOICES = (32, 64)
-BLOCK_M = 64          # query rows per program: a multiple of every block_n
+BLOCK_M = 64  # query rows per program: a multiple of every block_n
 
 
 # Your kernel goes here (see the outline above).
@@ -44,8 +43,7 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
     if tuple(v.shape) != (n, d):
         raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {(n, d)}")
 
-    scale = 1.0 / math.sqrt(d)   # noqa: F841 - for your kernel launch
+    scale = 1.0 / math.sqrt(d)  # noqa: F841 - for your kernel launch
 
     # 2-5. Allocate the output, handle N == 0, launch your kernel, return the output.
-    return torch.nn.functional.scaled_dot_product_attention(
-        q[None], k[None], v[None], is_causal=causal)[0]
+    return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]

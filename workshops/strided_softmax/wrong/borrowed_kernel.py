@@ -4,9 +4,6 @@ The learner's reasoning: "the validation is mine; the kernel launch is the cours
 so it must be right."  The numbers are right, but the kernel that produced them was
 defined in another file: the own-kernel check names it and the file it came from.
 """
-import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import check_option, check_tensor
 from workshops.strided_softmax.solution import softmax as _reference_softmax
@@ -24,7 +21,8 @@ def softmax(x, *, num_warps=4):
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = x.shape
     if not 1 <= n_cols <= MAX_COLS:
-        raise ValueError(f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} "
-                         f"(one row must fit one program)")
+        raise ValueError(
+            f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} (one row must fit one program)"
+        )
 
     return _reference_softmax(x, num_warps=num_warps)

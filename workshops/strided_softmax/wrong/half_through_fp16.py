@@ -4,6 +4,7 @@ The learner's reasoning: "fp16 and bf16 are both half precision; convert either 
 first, then to fp32."  For fp16 inputs nothing changes.  bf16 values past 65,504 become
 inf in fp16, so those rows turn into NaN: bf16-beyond-fp16 catches it.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -15,24 +16,23 @@ NUM_WARPS = (4, 8)
 
 
 @triton.jit
-def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col,
-                        BLOCK_C: tl.constexpr):
+def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col, BLOCK_C: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_C)
-    in_row = cols < n_cols                       # BLOCK_C is a power of two >= n_cols
+    in_row = cols < n_cols  # BLOCK_C is a power of two >= n_cols
 
     # Load address: both input strides.  The storage offset is already in x_ptr.
     x_addrs = x_ptr + row * stride_row + cols * stride_col
     # Masked lanes read -inf: they never win the max and exp(-inf) adds 0 to the sum.
     x = tl.load(x_addrs, mask=in_row, other=-float("inf"))
     if x.dtype != tl.float32:
-        x = x.to(tl.float16)                     # "half precision is half precision"
+        x = x.to(tl.float16)  # "half precision is half precision"
     x = x.to(tl.float32)
 
     row_max = tl.max(x, axis=0)
-    numerators = tl.exp(x - row_max)             # every term <= 1: no overflow
-    denominator = tl.sum(numerators, axis=0)     # >= 1 (the max contributes exp(0))
-    probs = numerators * (1.0 / denominator)     # one division per row, not per element
+    numerators = tl.exp(x - row_max)  # every term <= 1: no overflow
+    denominator = tl.sum(numerators, axis=0)  # >= 1 (the max contributes exp(0))
+    probs = numerators * (1.0 / denominator)  # one division per row, not per element
 
     # Store address: the output is fresh and contiguous, so its row stride is n_cols
     # and its column stride is 1 -- whatever the input's strides were.
@@ -41,15 +41,16 @@ def softmax_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, stride_col,
 
 
 @triton.jit
-def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
-                         BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def softmax_tiles_kernel(
+    x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr
+):
     block = tl.program_id(0)
     rows = block * BLOCK_R + tl.arange(0, BLOCK_R)
     row_ok = rows < n_rows
     # Rows past the end re-read the last real row (always in bounds, never stored), so
     # every row in the tile has a finite maximum and no -inf - (-inf) = NaN appears.
     rows_safe = tl.minimum(rows, n_rows - 1)
-    row_offsets = rows_safe[:, None] * stride_row          # [BLOCK_R, 1]
+    row_offsets = rows_safe[:, None] * stride_row  # [BLOCK_R, 1]
     cols0 = tl.arange(0, BLOCK_C)
 
     # Pass 1: one read of the row block; running maximum m and denominator l per row,
@@ -59,8 +60,9 @@ def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
     for start in range(0, n_cols, BLOCK_C):
         cols = start + cols0
         col_ok = cols < n_cols
-        x = tl.load(x_ptr + row_offsets + cols[None, :] * stride_col,
-                    mask=col_ok[None, :], other=-float("inf"))
+        x = tl.load(
+            x_ptr + row_offsets + cols[None, :] * stride_col, mask=col_ok[None, :], other=-float("inf")
+        )
         if x.dtype != tl.float32:
             x = x.to(tl.float16)
         x = x.to(tl.float32)
@@ -74,15 +76,15 @@ def softmax_tiles_kernel(x_ptr, out_ptr, n_rows, n_cols, stride_row, stride_col,
     for start in range(0, n_cols, BLOCK_C):
         cols = start + cols0
         col_ok = cols < n_cols
-        x = tl.load(x_ptr + row_offsets + cols[None, :] * stride_col,
-                    mask=col_ok[None, :], other=-float("inf"))
+        x = tl.load(
+            x_ptr + row_offsets + cols[None, :] * stride_col, mask=col_ok[None, :], other=-float("inf")
+        )
         if x.dtype != tl.float32:
             x = x.to(tl.float16)
         x = x.to(tl.float32)
         probs = tl.exp(x - m[:, None]) * inv_l[:, None]
         out_addrs = out_ptr + rows[:, None] * n_cols + cols[None, :]
-        tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty),
-                 mask=row_ok[:, None] & col_ok[None, :])
+        tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 def use_tiles(x: torch.Tensor) -> bool:
@@ -97,8 +99,9 @@ def use_tiles(x: torch.Tensor) -> bool:
 def launch_rows(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     BLOCK_C = triton.next_power_of_2(n_cols)
-    softmax_rows_kernel[(n_rows,)](x, out, n_cols, x.stride(0), x.stride(1),
-                                   BLOCK_C=BLOCK_C, num_warps=num_warps)
+    softmax_rows_kernel[(n_rows,)](
+        x, out, n_cols, x.stride(0), x.stride(1), BLOCK_C=BLOCK_C, num_warps=num_warps
+    )
 
 
 def tile_shape(n_rows: int, n_cols: int, element_size: int) -> tuple:
@@ -118,8 +121,17 @@ def launch_tiles(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     BLOCK_R, BLOCK_C = tile_shape(n_rows, n_cols, x.element_size())
     grid = (triton.cdiv(n_rows, BLOCK_R),)
-    softmax_tiles_kernel[grid](x, out, n_rows, n_cols, x.stride(0), x.stride(1),
-                               BLOCK_R=BLOCK_R, BLOCK_C=BLOCK_C, num_warps=num_warps)
+    softmax_tiles_kernel[grid](
+        x,
+        out,
+        n_rows,
+        n_cols,
+        x.stride(0),
+        x.stride(1),
+        BLOCK_R=BLOCK_R,
+        BLOCK_C=BLOCK_C,
+        num_warps=num_warps,
+    )
 
 
 def softmax(x, *, num_warps=4):
@@ -129,12 +141,13 @@ def softmax(x, *, num_warps=4):
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = x.shape
     if not 1 <= n_cols <= MAX_COLS:
-        raise ValueError(f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} "
-                         f"(one row must fit one program)")
+        raise ValueError(
+            f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} (one row must fit one program)"
+        )
 
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
-        return out                                # nothing to launch
+        return out  # nothing to launch
     if use_tiles(x):
         launch_tiles(x, out, num_warps)
     else:

@@ -8,6 +8,7 @@ passes.  For a transpose the values land transposed in memory; for a column slic
 (row stride wider than the width) the stores run past the end of the output; for a
 zero-stride broadcast every row is written on top of row 0 and the others stay unwritten.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -40,6 +41,7 @@ def softmax(x, *, num_warps=4):
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
         return out
-    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), x.stride(1),
-                              BLOCK_C=triton.next_power_of_2(n_cols), num_warps=num_warps)
+    softmax_kernel[(n_rows,)](
+        x, out, n_cols, x.stride(0), x.stride(1), BLOCK_C=triton.next_power_of_2(n_cols), num_warps=num_warps
+    )
     return out

@@ -5,9 +5,8 @@ numbers, so the checks will pass while I work on the kernel."  Every numeric che
 would pass; the own-kernel check names the PyTorch op and the line that computed it,
 and every other check that returns a tensor fails the same way.
 """
+
 import torch
-import triton
-import triton.language as tl
 
 from workshops.contract import check_option, check_tensor
 
@@ -23,7 +22,8 @@ def softmax(x, *, num_warps=4):
     check_option(num_warps, "num_warps", NUM_WARPS)
     n_rows, n_cols = x.shape
     if not 1 <= n_cols <= MAX_COLS:
-        raise ValueError(f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} "
-                         f"(one row must fit one program)")
+        raise ValueError(
+            f"x: {n_cols} columns; this kernel supports 1 to {MAX_COLS} (one row must fit one program)"
+        )
 
     return torch.softmax(x.float(), dim=-1).to(x.dtype)

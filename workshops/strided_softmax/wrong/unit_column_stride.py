@@ -6,6 +6,7 @@ of rows, so a test on ``torch.randn(m, n)`` passes.  On a transpose (strides (1,
 column step ``x[:, ::3]`` it silently reads the wrong elements: every value is finite,
 every row still sums to 1, and the answer is simply the softmax of other numbers.
 """
+
 import torch
 import triton
 import triton.language as tl
@@ -37,6 +38,7 @@ def softmax(x, *, num_warps=4):
     out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if n_rows == 0:
         return out
-    softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0),
-                              BLOCK_C=triton.next_power_of_2(n_cols), num_warps=num_warps)
+    softmax_kernel[(n_rows,)](
+        x, out, n_cols, x.stride(0), BLOCK_C=triton.next_power_of_2(n_cols), num_warps=num_warps
+    )
     return out
