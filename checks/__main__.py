@@ -24,7 +24,9 @@ from checks.records import (
     EXIT_USAGE,
     Record,
     UsageParser,
+    change_since,
     exit_code,
+    progress_of,
     summary_line,
     write_json_atomic,
 )
@@ -288,10 +290,8 @@ def run(args, out: Printer) -> int:
             if rec.status == "skipped" and rec.message in said:
                 rec = dataclasses.replace(rec, message="")  # the same reason, said once
             said.add(rec.message)
-            old = before.get(rec.id)
-            change = ""
-            if old and old != rec.status and "pass" in (old, rec.status):
-                change = "newly passing" if rec.status == "pass" else "newly failing"
+            change = change_since(before.get(rec.id), rec.status)
+            if change:
                 changes.append((rec.id, change))
             out.record(rec, change)
 
@@ -314,7 +314,7 @@ def run(args, out: Printer) -> int:
         except KeyError as e:
             raise UsageError(str(e).strip("'\"")) from None
         if not (args.solution or args.file or args.check):
-            status = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}[exit_code(records)]
+            status = str(progress_of(records))
             h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
             try:
                 workspace.record_progress(

@@ -11,9 +11,43 @@ import os
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
-STATUSES = ("pass", "fail", "todo", "error", "skipped")
+
+class Status(str, Enum):
+    """A check's verdict: the one vocabulary of records, the CLI, the app and the JSON.
+    A ``str`` underneath, so it compares equal to its value and writes as it in JSON."""
+
+    PASS = "pass"
+    FAIL = "fail"  # a wrong answer
+    TODO = "todo"  # the learner's own NotImplementedError
+    ERROR = "error"  # a crash, a timeout, a file that does not import
+    SKIPPED = "skipped"  # cannot run here (no GPU, an interpreter limit): never counted as passed
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def word(self) -> str:
+        """How the printout and the app label it."""
+        return "SKIP" if self is Status.SKIPPED else self.value.upper()
+
+
+STATUSES = tuple(s.value for s in Status)
+
+
+class Progress(str, Enum):
+    """A workshop's standing in the progress file, from a run's exit code."""
+
+    PASSED = "passed"
+    FAILING = "failing"
+    TODO = "todo"
+    UNAVAILABLE = "unavailable"
+
+    def __str__(self) -> str:
+        return self.value
+
 
 # Exit codes of `python -m checks` (a usage error is 64, not argparse's 2, which means TODO here).
 EXIT_PASS, EXIT_WRONG, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 1, 2, 3, 64
@@ -41,16 +75,19 @@ class Record:
     details: dict = field(default_factory=dict)
     seed: int = 0  # the run's base seed (0: the usual inputs)
 
+    def __post_init__(self):
+        try:
+            self.status = Status(self.status)
+        except ValueError:
+            raise ValueError(f"status: {self.status!r} is not one of {', '.join(STATUSES)}") from None
+
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Record":
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        rec = cls(**known)
-        if rec.status not in STATUSES:
-            raise ValueError(f"bad status {rec.status!r}")
-        return rec
+        """A record from its JSON form (unknown keys ignored; a bad status is a ValueError)."""
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 def exit_code(records: list) -> int:
@@ -64,6 +101,23 @@ def exit_code(records: list) -> int:
     if "pass" not in statuses:
         return EXIT_UNAVAILABLE
     return EXIT_PASS
+
+
+def progress_of(records: list) -> Progress:
+    """A run's standing for the progress file (the CLI and the app both record it)."""
+    return {
+        EXIT_PASS: Progress.PASSED,
+        EXIT_WRONG: Progress.FAILING,
+        EXIT_TODO: Progress.TODO,
+        EXIT_UNAVAILABLE: Progress.UNAVAILABLE,
+    }[exit_code(records)]
+
+
+def change_since(old, new) -> str:
+    """'newly passing' / 'newly failing' between a check's previous and current status."""
+    if old is None or old == new or Status.PASS not in (old, new):
+        return ""
+    return "newly passing" if new == Status.PASS else "newly failing"
 
 
 def tally(records: list) -> dict:

@@ -7,8 +7,15 @@ from __future__ import annotations
 import os
 import sys
 
-MARK = {"pass": "PASS", "fail": "FAIL", "todo": "TODO", "error": "ERROR", "skipped": "SKIP"}
-STYLE = {"pass": "green", "fail": "red", "todo": "yellow", "error": "bold red", "skipped": "dim"}
+from checks.records import Status
+
+STYLE = {
+    Status.PASS: "green",
+    Status.FAIL: "red",
+    Status.TODO: "yellow",
+    Status.ERROR: "bold red",
+    Status.SKIPPED: "dim",
+}
 
 
 def _rich_console():
@@ -36,7 +43,7 @@ class Printer:
         self.line(text, "bold")
 
     def record(self, rec, change: str = "") -> None:
-        mark = MARK[rec.status]
+        mark = Status(rec.status).word
         tag = f" [{change}]" if change else ""
         self.line(f"  {mark:<5} {rec.id:<28} {rec.label}  ({rec.seconds:.2f}s){tag}", STYLE[rec.status])
         if rec.status != "pass" and rec.message:

@@ -39,6 +39,7 @@ if str(HERE) not in sys.path:
 import charts  # noqa: E402  (results/charts.py)
 from checks.benchmark import kernels as kernel_info  # noqa: E402
 from checks.benchmark import specs  # noqa: E402
+from checks.benchmark.rows import STATUSES, row_status  # noqa: E402
 
 SCHEMA = "kernel-course/benchmark"
 
@@ -118,7 +119,7 @@ def _status(r: dict) -> str:
     if s == "ok":
         return "ok"
     msg = (r.get("message") or "").splitlines()
-    label = "TODO" if s == "skipped" else s.upper()
+    label = "TODO" if s in ("todo", "skipped") else s.upper()  # "skipped": files before 2026-12-03
     return f"{label}: {msg[0][:80]}" if msg else label
 
 
@@ -197,9 +198,7 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
         for name, d in evidence:
             env, ceil = d.get("environment") or {}, d.get("ceilings") or {}
             res = d.get("results") or []
-            counts = "/".join(
-                str(sum(r.get("status") == s for r in res)) for s in ("ok", "failed", "skipped")
-            )
+            counts = "/".join(str(sum(row_status(r) == s for r in res)) for s in STATUSES)
             rows.append(
                 [
                     f"`{name}`",

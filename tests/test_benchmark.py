@@ -214,7 +214,7 @@ def test_todo_failed_and_ok_variants_are_recorded_and_the_run_continues(learner)
     assert v["peer"]["speedup"] == pytest.approx(0.5)
 
     todo = v["todo"]
-    assert todo["status"] == "skipped" and todo["message"].startswith("TODO")
+    assert todo["status"] == "todo" and todo["message"].startswith("TODO")
     assert "write the kernel" in todo["message"] and todo["samples_us"] == []
 
     wrong = v["wrong axis"]
@@ -241,7 +241,7 @@ def test_only_todo_gives_exit_2_and_all_ok_exit_0(learner):
 
 def test_variants_that_need_the_unfinished_function_are_todo(learner):
     rows, _ = run_fake(learner, spec=make_spec(todo_variants=True))
-    assert [r["status"] for r in rows] == ["skipped", "skipped"]
+    assert [r["status"] for r in rows] == ["todo", "todo"]
     assert all(r["variant"] == "(variants)" and "TODO" in r["message"] for r in rows)
     assert rowlib.exit_code(rows) == 2
 
@@ -482,7 +482,7 @@ def test_tables_print_with_rich_and_without(learner, monkeypatch, capsys):
     plain = capsys.readouterr().out
     for out in (rich_out, plain):
         assert "fake op" in out and "median us" in out and "p20-p80 us" in out
-        assert "2.00x" in out and "skipped: TODO" in out and "failed: wrong result" in out
+        assert "2.00x" in out and "todo: TODO" in out and "failed: wrong result" in out
     assert "┃" not in plain and "num_warps=4" in plain
 
 
@@ -807,7 +807,7 @@ def test_gpu_timers_and_a_variant_that_cannot_be_captured(tmp_path, timing, cach
         assert big["host_us"] >= 0 and isinstance(big["launch_bound"], bool)
     else:
         assert big["host_us"] is None and big["launch_bound"] is None
-    assert rows[("8192x8192", "todo")]["status"] == "skipped"
+    assert rows[("8192x8192", "todo")]["status"] == "todo"
     sync = rows[("1024x1024", "host_sync")]
     if timing in ("graph", "both"):  # .item() cannot be captured: failed, and the run goes on
         assert sync["status"] == "failed" and "timing failed" in sync["message"], sync

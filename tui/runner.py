@@ -25,19 +25,17 @@ from typing import Callable, Optional
 from checks import workspace as ws
 from checks.child import ChildRun, preload_for
 from checks.pool import ShardedRun, WorkerPool, pool_size as machine_pool_size, split
-from checks.records import exit_code
+from checks.records import progress_of
 
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 except ImportError:  # headless, without Textual (the latency benchmark on a GPU box)
     from tui.plain_messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 
+
 # exit code of the records -> the learner's status in the progress file
-PROGRESS_STATUS = {0: "passed", 1: "failing", 2: "todo", 3: "unavailable"}
-
-
 def progress_status(records: list) -> str:
-    return PROGRESS_STATUS.get(exit_code(records), "failing")
+    return str(progress_of(records))
 
 
 class CheckController:

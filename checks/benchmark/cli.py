@@ -287,7 +287,7 @@ def run(args, argv: list) -> int:
     print(
         f"{counts['ok']} variants timed; {counts['failed']} failed"
         + (f" ({refused} not your own kernel's answer)" if refused else "")
-        + f"; {counts['skipped']} TODO. ({time.perf_counter() - t_start:.0f} s)"
+        + f"; {counts['todo']} TODO. ({time.perf_counter() - t_start:.0f} s)"
     )
     print(f"results written to {output}")
     return exit_code(all_rows)

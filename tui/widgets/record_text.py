@@ -8,12 +8,18 @@ import re
 
 from rich.text import Text
 
+from checks.records import Status
+
+_STYLE = {
+    Status.PASS: "bold green",
+    Status.FAIL: "bold red",
+    Status.TODO: "bold yellow",
+    Status.ERROR: "bold magenta",
+    Status.SKIPPED: "dim",
+}
+# A record's status word and style, and the app's own states of a row not yet finished.
 STATUS_STYLE = {
-    "pass": ("PASS", "bold green"),
-    "fail": ("FAIL", "bold red"),
-    "todo": ("TODO", "bold yellow"),
-    "error": ("ERROR", "bold magenta"),
-    "skipped": ("SKIP", "dim"),
+    **{s.value: (s.word, style) for s, style in _STYLE.items()},
     "pending": ("·", "dim"),
     "running": ("RUN", "bold cyan"),
     "not run": ("—", "dim"),

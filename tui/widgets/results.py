@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
-from checks.records import Record
+from checks.records import Record, change_since
 from tui.widgets.record_text import (
     STATUS_STYLE,
     first_line,
@@ -269,10 +269,7 @@ class ResultsPanel(Vertical):
 
     def change_of(self, rec: Record) -> str:
         """'newly passing' / 'newly failing' against the previous run of this workshop."""
-        old = self.previous.get(rec.id)
-        if old is None or old == rec.status or "pass" not in (old, rec.status):
-            return ""
-        return "newly passing" if rec.status == "pass" else "newly failing"
+        return change_since(self.previous.get(rec.id), rec.status)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value:
