@@ -3,6 +3,12 @@ JSON (schema ``kernel-course/latency`` version 2)::
 
     python results/latency_table.py results/<date>-<commit>-h200-latency.json [more.json ...]
     python results/latency_table.py --label "2-core CPU" results/local/latency-*.json
+    python results/latency_table.py --readme README.md
+
+``--readme`` rewrites the table between README's ``<!-- latency-table ... -->`` and
+``<!-- /latency-table -->`` markers from the JSON files the opening marker names
+(``files=a.json,b.json``, paths from the repository root), so the table in the README
+is always the one these files give (a test checks it).
 
 One row per workshop and scenario: the warm path (the app) and a fresh
 ``python -m checks`` process, first and last verdict as median (min-max) over the
@@ -13,17 +19,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
-CODES = {
-    "strided_softmax": "I1",
-    "softmax_backward": "I2",
-    "fused_gemm": "I3",
-    "online_normalizer": "A1",
-    "split_softmax": "A2",
-    "streaming_attention": "A3",
-}
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from workshops import catalog  # noqa: E402
+
+MARKER = re.compile(
+    r"<!-- latency-table files=(?P<files>\S+) -->\n(?P<table>.*?)<!-- /latency-table -->", re.S
+)
+
+
+def _code(workshop_id: str) -> str:
+    try:
+        return catalog.get(workshop_id).code
+    except KeyError:
+        return workshop_id
 
 
 def _s(x: float) -> str:
@@ -82,7 +95,7 @@ def rows(payload: dict, label: str = "") -> list:
         out.append(
             [
                 label,
-                f"{CODES.get(wid, wid)} ({wid}), {warm['scenario']}",
+                f"{_code(wid)} ({wid}), {warm['scenario']}",
                 str(pools.get(wid, "")),
                 _cell(warm, "first_s"),
                 _cell(warm, "last_s"),
@@ -116,18 +129,43 @@ def table(payloads: list, label: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def load(path: Path) -> dict:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("schema") != "kernel-course/latency" or data.get("version", 1) < 2:
+        raise ValueError(f"{path}: not latency JSON version 2 (python -m tui.latency --json)")
+    return data
+
+
+def readme_table(readme_text: str) -> tuple:
+    """(the table the README's marker block shows, the table its files give)."""
+    m = MARKER.search(readme_text)
+    if m is None:
+        raise ValueError("README has no <!-- latency-table files=... --> block")
+    payloads = [load(REPO / f) for f in m.group("files").split(",")]
+    return m.group("table"), table(payloads)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python results/latency_table.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("json", nargs="+", type=Path)
+    ap.add_argument("json", nargs="*", type=Path)
     ap.add_argument("--label", default="", help="machine name for the first column (e.g. H200)")
+    ap.add_argument("--readme", type=Path, help="rewrite this README's latency-table block")
     args = ap.parse_args(argv)
-    payloads = []
-    for path in args.json:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("schema") != "kernel-course/latency" or data.get("version", 1) < 2:
-            ap.error(f"{path}: not latency JSON version 2 (python -m tui.latency --json)")
-        payloads.append(data)
-    sys.stdout.write(table(payloads, args.label))
+    try:
+        if args.readme:
+            text = args.readme.read_text(encoding="utf-8")
+            _, fresh = readme_table(text)
+            m = MARKER.search(text)
+            args.readme.write_text(
+                text[: m.start("table")] + fresh + text[m.end("table") :], encoding="utf-8"
+            )
+            print(f"rewrote the latency table in {args.readme}")
+            return 0
+        if not args.json:
+            ap.error("name latency JSON files, or --readme README.md")
+        sys.stdout.write(table([load(p) for p in args.json], args.label))
+    except ValueError as e:
+        ap.error(str(e))
     return 0
 
 

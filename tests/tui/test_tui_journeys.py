@@ -213,7 +213,8 @@ def test_newer_save_cancels_a_stale_run_and_keys_stay_responsive(make_app, works
                 delays.append(handled[-1] - t0)
                 assert screen.query_one("#hints").shown == min(before + 1, len(A1.hints))
             assert slow.outcome == "running"
-            assert sorted(delays)[2] < 0.1, delays
+            # answered while the run still goes on, not after it (a run takes seconds)
+            assert max(delays) < 1.0, delays
             # a newer save cancels it
             await save(pilot, path, A1.solution.read_text())
             panel = await wait_for_run(pilot, digest_of(path), 30)

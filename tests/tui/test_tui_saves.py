@@ -277,7 +277,8 @@ def test_fifty_saves_in_two_seconds_show_only_the_last_content(
                 f"\n{pattern}: {n} saves in {burst:.2f} s -> {len(began)} runs started, "
                 f"{len(spy.shown)} results shown"
             )
-            assert burst < 2.0, f"the burst took {burst:.2f} s (machine overloaded?)"
+            # (how fast the burst itself went depends on the machine: reported above, not
+            # asserted -- what must hold is which results are shown)
 
     run(body())
 
