@@ -371,93 +371,6 @@ def run(args, out: Printer) -> int:
     return code
 
 
-def self_check(args, out: Printer) -> int:
-    """Rustlings' rule for a course: every unsolved exercise must fail.  Each file runs
-    in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
-    the next worker starts importing while the current one runs.  A kept wrong answer
-    runs only the checks its meta.json names: each of them must reject it."""
-    from checks.authoring import folder_problems, missed_catches
-    from checks.child import ChildRun, WarmPool, preload_for
-
-    folder_issues = [p for w in _select(args) for p in folder_problems(w)]
-    for p in folder_issues:
-        out.line(f"  BAD {p}", "bold red")
-    pool = WarmPool()
-    expected = []
-    for w in _select(args):
-        expected.append((w, w.solution, {0}, "answer passes", None))
-        expected.append((w, w.starter, {2}, "starter is TODO", None))
-        named = dict(w.wrong_answers)
-        for bad in w.wrong_versions():
-            expected.append((w, bad, {1}, "wrong answer rejected", named.get(bad.name)))
-    problems, files = 0, []
-    for w, path, want, what, only in expected:
-        preload = preload_for(w.gpu, args.interpret)
-        worker = pool.take(preload)
-        pool.prime(preload)
-        records = ChildRun(
-            w.id, path, interpret=args.interpret, worker=worker, only=only, timeout=args.timeout or 600
-        ).run()
-        code = exit_code(records)
-        missed = missed_catches(w, path.name, records) if want == {1} else []
-        unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
-        ok = (code in want or unavailable) and not missed
-        problems += not ok
-        caught = sorted({r.id for r in records if r.status in ("fail", "error")})
-        note = (
-            f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}"
-            if caught and code == 1
-            else ""
-        )
-        if unavailable:
-            note += f"; its checks ({', '.join(only or [])}) cannot run here"
-        if missed:
-            note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
-        rel = str(path.relative_to(w.folder.parent))
-        out.line(
-            f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
-            "" if ok else "bold red",
-        )
-        files.append(
-            {
-                "workshop": w.id,
-                "file": rel,
-                "expected": what,
-                "exit_code": code,
-                "ok": ok,
-                "caught_by": caught,
-                "missed": missed,
-                "records": [r.to_dict() for r in records],
-            }
-        )
-    pool.close()
-    out.line(
-        f"{len(expected) - problems} of {len(expected)} course files behave as expected."
-        + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else "")
-    )
-    code = EXIT_UNAVAILABLE if not expected else (0 if problems == 0 and not folder_issues else 1)
-    if args.json:
-        write_json_atomic(
-            args.json,
-            {
-                "schema": RECORDS_SCHEMA + "/self-check",
-                "version": RECORDS_VERSION,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": ["python", "-m", "checks"] + sys.argv[1:],
-                "exit_code": code,
-                "environment": {
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "interpret": bool(args.interpret),
-                },
-                "folder_problems": folder_issues,
-                "files": files,
-            },
-        )
-        out.line(f"self-check written to {args.json}")
-    return code
-
-
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
@@ -478,7 +391,9 @@ def main(argv=None) -> int:
         if args.list:
             return cmd_list(args, out)
         if args.self_check:
-            return self_check(args, out)
+            from checks.authoring import self_check
+
+            return self_check(_select(args), args, out)
         if args.sanitize:
             return run_sanitized(list(sys.argv[1:] if argv is None else argv), out)
         if args.hint is not None or args.hints or args.explain or args.reset or args.where:

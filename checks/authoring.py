@@ -1,11 +1,18 @@
-"""An author's checks of a workshop folder, before any code runs: every file a learner
-or the app needs is there, every check names a lesson section that exists, and the
-kept wrong answers match the map in ``meta.json``.  Used by ``--self-check`` (which
-then runs every file) and by the test suite.  A missing file is an error, never ''."""
+"""An author's checks of the course.  First of each workshop folder, before any code
+runs: every file a learner or the app needs is there, every check names a lesson
+section that exists, and the kept wrong answers match the map in ``meta.json`` (a
+missing file is an error, never '').  Then ``python -m checks --self-check`` runs every
+file: the answer passes, the starter is TODO, each kept wrong answer is rejected by the
+checks its ``meta.json`` names."""
 
 from __future__ import annotations
 
+import platform
+import sys
+import time
+
 from checks.engine import cases_for
+from checks.records import EXIT_UNAVAILABLE, exit_code, write_json_atomic
 
 REQUIRED_FILES = ("meta.json", "lesson.md", "hints.md", "explanation.md", "starter.py", "solution.py")
 
@@ -52,3 +59,90 @@ def missed_catches(w, wrong_name: str, records) -> list:
     wanted = dict(w.wrong_answers).get(wrong_name, ())
     by_id = {r.id: r for r in records}
     return [i for i in wanted if i in by_id and by_id[i].status not in ("fail", "error", "skipped")]
+
+
+def self_check(workshops: list, args, out) -> int:
+    """``python -m checks --self-check``.  Rustlings' rule for a course: every unsolved
+    exercise must fail.  Each file runs
+    in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
+    the next worker starts importing while the current one runs.  A kept wrong answer
+    runs only the checks its meta.json names: each of them must reject it."""
+    from checks.child import ChildRun, WarmPool, preload_for
+
+    folder_issues = [p for w in workshops for p in folder_problems(w)]
+    for p in folder_issues:
+        out.line(f"  BAD {p}", "bold red")
+    pool = WarmPool()
+    expected = []
+    for w in workshops:
+        expected.append((w, w.solution, {0}, "answer passes", None))
+        expected.append((w, w.starter, {2}, "starter is TODO", None))
+        named = dict(w.wrong_answers)
+        for bad in w.wrong_versions():
+            expected.append((w, bad, {1}, "wrong answer rejected", named.get(bad.name)))
+    problems, files = 0, []
+    for w, path, want, what, only in expected:
+        preload = preload_for(w.gpu, args.interpret)
+        worker = pool.take(preload)
+        pool.prime(preload)
+        records = ChildRun(
+            w.id, path, interpret=args.interpret, worker=worker, only=only, timeout=args.timeout or 600
+        ).run()
+        code = exit_code(records)
+        missed = missed_catches(w, path.name, records) if want == {1} else []
+        unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
+        ok = (code in want or unavailable) and not missed
+        problems += not ok
+        caught = sorted({r.id for r in records if r.status in ("fail", "error")})
+        note = (
+            f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}"
+            if caught and code == 1
+            else ""
+        )
+        if unavailable:
+            note += f"; its checks ({', '.join(only or [])}) cannot run here"
+        if missed:
+            note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
+        rel = str(path.relative_to(w.folder.parent))
+        out.line(
+            f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
+            "" if ok else "bold red",
+        )
+        files.append(
+            {
+                "workshop": w.id,
+                "file": rel,
+                "expected": what,
+                "exit_code": code,
+                "ok": ok,
+                "caught_by": caught,
+                "missed": missed,
+                "records": [r.to_dict() for r in records],
+            }
+        )
+    pool.close()
+    out.line(
+        f"{len(expected) - problems} of {len(expected)} course files behave as expected."
+        + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else "")
+    )
+    code = EXIT_UNAVAILABLE if not expected else (0 if problems == 0 and not folder_issues else 1)
+    if args.json:
+        write_json_atomic(
+            args.json,
+            {
+                "schema": "kernel-course/check-records/self-check",
+                "version": 1,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": ["python", "-m", "checks"] + sys.argv[1:],
+                "exit_code": code,
+                "environment": {
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "interpret": bool(args.interpret),
+                },
+                "folder_problems": folder_issues,
+                "files": files,
+            },
+        )
+        out.line(f"self-check written to {args.json}")
+    return code

@@ -447,24 +447,6 @@ def stuck_at(stack: str, path) -> Optional[dict]:
     return None
 
 
-def gpu_present() -> bool:
-    """Whether an NVIDIA GPU is visible, without importing torch (the app must not)."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
-        return False
-    if os.path.exists("/dev/nvidiactl"):
-        return True
-    import shutil
-
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
-    try:
-        r = subprocess.run([smi, "-L"], capture_output=True, timeout=5)
-        return r.returncode == 0 and b"GPU" in r.stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 def preload_for(gpu_workshop: bool, interpret: bool) -> str:
     if not gpu_workshop:
         return "cpu"

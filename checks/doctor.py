@@ -12,6 +12,7 @@ import importlib
 import os
 import platform
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Optional
@@ -25,6 +26,22 @@ class Finding:
     what: str
     detail: str
     fix: str = ""
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU is visible, without importing torch (the app must not)."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if os.path.exists("/dev/nvidiactl"):
+        return True
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        r = subprocess.run([smi, "-L"], capture_output=True, timeout=5)
+        return r.returncode == 0 and b"GPU" in r.stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def _version(name: str) -> Optional[str]:

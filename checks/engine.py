@@ -106,12 +106,49 @@ def _raised_in(exc: BaseException, path: Path) -> bool:
     return last is not None and os.path.realpath(last.f_code.co_filename) == os.path.realpath(path)
 
 
+def _chain(exc: BaseException) -> list:
+    """``exc`` and the exceptions it was raised from, outermost first."""
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        out.append(exc)
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _kernel_line(exc: BaseException, path: Path) -> Optional[tuple]:
+    """(line, function) in the learner's file of a Triton compilation error: the
+    error carries the kernel's source and the AST node that failed (line numbers from
+    the kernel's ``def``), not the file's line, so the ``def`` is found in the file."""
+    for e in reversed(_chain(exc)):  # innermost first: the node that really failed
+        src, node = getattr(e, "src", None), getattr(e, "node", None)
+        if not isinstance(src, str) or not hasattr(node, "lineno"):
+            continue
+        head = src.lstrip().splitlines()[0].strip() if src.strip() else ""
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        for i, line in enumerate(lines):
+            if head and line.strip() == head:
+                name = head.split("(")[0].replace("def", "").strip()
+                return i + node.lineno, name
+    return None
+
+
 def _where(exc: BaseException, path: Path) -> str:
-    hit = _learner_frame(exc.__traceback__, path)
-    if hit is None:
-        return ""
-    frame, lineno = hit
-    return f" ({Path(path).name}, line {lineno}, in {frame.f_code.co_name})"
+    """Where in the learner's file ``exc`` happened: a kernel's own line when Triton
+    says which (its compiler, or the interpreter running the kernel), else the
+    deepest frame of the learner's file."""
+    kernel = _kernel_line(exc, path)
+    if kernel is not None:
+        return f" ({Path(path).name}, line {kernel[0]}, in kernel {kernel[1]})"
+    for e in reversed(_chain(exc)):  # the interpreter raises a kernel's error from inside it
+        hit = _learner_frame(e.__traceback__, path)
+        if hit is not None:
+            frame, lineno = hit
+            return f" ({Path(path).name}, line {lineno}, in {frame.f_code.co_name})"
+    return ""
 
 
 def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None):

@@ -53,6 +53,12 @@ def _cell(row: dict, key: str) -> str:
 
 
 def _targets(row: dict) -> str:
+    failed = row.get("runs_failed") or 0
+    note = f"{failed} failed run(s) left out; " if failed else ""
+    return note + _target_words(row)
+
+
+def _target_words(row: dict) -> str:
     t = row.get("targets")
     if not t:
         return ""

@@ -14,7 +14,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from checks import workspace as ws
-from checks.child import gpu_present
+from checks.doctor import gpu_present
 from tui.commands import CourseCommands
 from tui.screens.browse import BrowseScreen
 from tui.screens.help import HelpScreen

@@ -28,7 +28,8 @@ JSON (``--json``, default results/local/latency-<time>.json), schema
      "complete": false until every workshop is measured (the file is rewritten after
                  each one, so a run stopped at a time limit keeps what it measured),
      "workshops_done": [...], "seconds",
-     "summary": [{"workshop", "scenario", "path", "n", "runs_started",
+     "summary": [{"workshop", "scenario", "path", "n", "runs_started", "runs_failed" (left
+                  out of the figures: a crash or a failing check is not a verdict's latency),
                   "first_s": {"median", "min", "max"}, "last_s": {...},
                   # warm rows with a fresh row beside them:
                   "ratio_fresh_over_warm": {"first", "last"},
@@ -61,7 +62,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from checks.child import gpu_present
+from checks.doctor import gpu_present
 from checks.records import UsageParser, write_json_atomic
 from checks.workspace import content_hash
 from tui import watch
@@ -266,6 +267,16 @@ def _target(value: float, limit: float, higher_is_better: bool = False) -> dict:
     return {"limit": limit, "value": round(value, 4), "met": met, "missed_by": round(missed, 4)}
 
 
+def _verdict_complete(run: dict) -> bool:
+    """A measured run whose answer passed: the warm path finished its run with no
+    failing check, the fresh process exited 0 (2: a TODO, for a starter)."""
+    if "exit_code" in run:
+        return run["exit_code"] in (0, 2)
+    if "outcome" in run:
+        return run["outcome"] == "done" and not set(run.get("statuses") or ()) & {"fail", "error"}
+    return True
+
+
 def summarize(rows: list, gpu: bool) -> list:
     out = []
     keys = sorted(
@@ -273,13 +284,15 @@ def summarize(rows: list, gpu: bool) -> list:
     )
     for wid, scen, mode in keys:
         rs = [r for r in rows if (r["workshop"], r["scenario"], r["path"]) == (wid, scen, mode)]
-        ran = [r for r in rs if r.get("ran") and "last_s" in r]
+        ran = [r for r in rs if r.get("ran") and "last_s" in r and _verdict_complete(r)]
         row = {
             "workshop": wid,
             "scenario": scen,
             "path": mode,
             "n": len(rs),
             "runs_started": sum(bool(r.get("ran")) for r in rs),
+            # a run that crashed or failed measured something else than a verdict
+            "runs_failed": sum(bool(r.get("ran")) and "last_s" in r and not _verdict_complete(r) for r in rs),
         }
         if ran:
             row["first_s"] = _spread([r["first_s"] for r in ran])

@@ -12,7 +12,7 @@ The targets themselves live in each op's spec module (``checks/benchmarks/<op>.p
   triton-cuda-lab, the reference course, measured on the same H200 (graph timing, warm
   L2) at the op's default dtype (``DTYPES[0]``); ``REFERENCE_COURSE_CAUSAL`` picks the
   causal or full rows of an attention shape.  The best candidate must be no slower.
-* ``EVENTS_PER_CALL_FACTOR`` (default 1.5): at each comparison shape, the best
+* ``EVENTS_PER_CALL_FACTOR`` (default 1.3): at each comparison shape, the best
   candidate's per-call time (events timing) within this factor of the baseline's.
 
 A shape name in a target also matches "<name>-causal" / "<name>-full" rows (the causal
@@ -26,7 +26,7 @@ from typing import Optional
 
 from checks.benchmark.statistics import causal_flag, finite
 
-EVENTS_PER_CALL_FACTOR = 1.5
+EVENTS_PER_CALL_FACTOR = 1.3
 KINDS = ("fraction", "vs_baseline", "vs_peer", "causal_over_full")
 
 
