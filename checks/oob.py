@@ -44,7 +44,12 @@ def _ranges_of(args) -> list:
                 return
             span = sum((n - 1) * s for n, s in zip(a.shape, a.stride())) + 1
             start = a.data_ptr()
-            out.append((start, start + span * a.element_size(), name))
+            try:  # the memory the view lives in: reads there are of the wrong elements
+                storage = a.untyped_storage()
+                whole = (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
+            except Exception:  # noqa: BLE001 - no storage to describe; the view alone
+                whole = (start, start + span * a.element_size())
+            out.append((start, start + span * a.element_size(), name, whole))
 
     for name, a in args:
         visit(a, name)
@@ -65,7 +70,7 @@ def _check(kind: str, ptrs, mask):
         return
     elem = ptrs.get_element_ty().primitive_bitwidth // 8 if hasattr(ptrs, "get_element_ty") else 1
     ok = np.zeros(addrs.shape, dtype=bool)
-    for start, end, _ in launch["ranges"]:
+    for start, end, *_ in launch["ranges"]:
         ok |= (addrs >= start) & (addrs + elem <= end)
     if ok.all():
         return
@@ -76,18 +81,28 @@ def _check(kind: str, ptrs, mask):
     from triton.runtime.interpreter import interpreter_builder
 
     pid = tuple(interpreter_builder.grid_idx or ())
+    advice = "mask this access"
     if best is not None:
-        start, end, name = best
-        where = (
-            f"{bad - end} bytes past the end of {name}"
-            if bad >= end
-            else f"{start - bad} bytes before the start of {name}"
-        )
+        start, end, name, (st_start, st_end) = best
+        past = bad >= end
+        dist = bad - end if past else start - bad
+        side = "past the end" if past else "before the start"
+        where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
+        if st_start <= bad < st_end:
+            # Inside the tensor's memory but outside the view the kernel was given: the
+            # address is built from the wrong strides or offset, not from a missing mask.
+            where += ", in memory that belongs to the tensor it is a view of"
+            advice = (
+                "this reads elements that are not part of the view: build the address from "
+                "the view's own strides (row * stride_row + col * stride_col) and offset"
+            )
+        else:
+            where += ", past the memory of the tensor"
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
         f"out-of-bounds {kind} in kernel {launch['kernel']} at program id {pid}: {where} "
-        f"({n_bad} lane(s) outside every tensor passed to the launch; mask this access)",
+        f"({n_bad} lane(s) outside every tensor passed to the launch; {advice})",
         {
             "kernel": launch["kernel"],
             "program_id": list(pid),

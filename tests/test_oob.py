@@ -59,3 +59,29 @@ def test_masked_kernel_raises_no_false_alarm():
     y = torch.empty(10)
     _copy_masked[(1,)](x, y, 10, BLOCK=16)
     assert torch.equal(x, y)
+
+
+@triton.jit
+def _read_rows_as_if_contiguous(x, y, n_rows, n_cols, BLOCK: tl.constexpr):
+    # the bug: the row stride is taken to be n_cols, whatever the view's stride is
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x + row * 10 + cols, mask=cols < 10, other=0.0)  # 10: the base's width
+    tl.store(y + row * n_cols + cols, v, mask=cols < n_cols)
+
+
+def test_a_read_past_the_tensor_is_told_from_a_read_of_the_wrong_elements():
+    x = torch.randn(10)
+    with pytest.raises(Exception) as info:
+        _copy_unmasked_load[(1,)](x, torch.empty(10), 10, BLOCK=16)
+    past = oob.find_violation(info.value).message
+    assert "past the memory of the tensor" in past and "mask this access" in past
+    # a column slice read as if it were whole rows: the addresses stay inside the base
+    # tensor's memory, but leave the view the kernel was given
+    base = torch.randn(3, 10)
+    view = base[0:2, 0:5]
+    with pytest.raises(Exception) as info:
+        _read_rows_as_if_contiguous[(2,)](view, torch.empty(2, 5), 2, 5, BLOCK=16)
+    wrong = oob.find_violation(info.value).message
+    assert "belongs to the tensor it is a view of" in wrong and "strides" in wrong
+    assert "mask this access" not in wrong

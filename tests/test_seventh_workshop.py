@@ -31,10 +31,9 @@ def course(tmp_path_factory):
     for name in ("solution.py", "starter.py", *(f"wrong/{p.name}" for p in (folder / "wrong").glob("*.py"))):
         p = folder / name  # the copies import their own folder, not the original
         p.write_text(p.read_text().replace("workshops.strided_softmax.", f"workshops.{NEW}."))
+    # its checks: every check of strided softmax (all its parts), under the new id
     (root / "checks" / "cases" / f"{NEW}.py").write_text(
-        "from checks.cases.strided_softmax import CASES as _BASE\n"
-        "from checks.cases.strided_softmax_guards import CASES as _GUARDS\n\n"
-        "CASES = _BASE + _GUARDS\n"
+        'from checks.engine import cases_for\n\nCASES = cases_for("strided_softmax")\n'
     )
     (root / "checks" / "benchmarks" / f"{NEW}.py").write_text(
         "from checks.benchmarks.strided_softmax import *  # noqa: F401,F403\n"
