@@ -22,16 +22,16 @@ SECTION_TILES = "Tile ownership and addresses"
 
 @check(
     "own-kernel",
-    "dx is written by a @triton.jit kernel of your file (fp32 and fp16)",
+    "dx is written by a @triton.jit kernel of your file",
     why=OWN_KERNEL_WHY,
     section=SECTION_OWN,
     cost=0,
 )
 def own_kernel(mod, ctx):
+    # One small call, so the first verdict comes at once; every other check's calls
+    # are witnessed the same way.
     y, g = _inputs(ctx, (4, 33), torch.float32)
     _expect(mod, ctx, y, g, "backward(y, g) fp32 4x33")
-    y, g = _inputs(ctx, (3, 20), torch.float16)
-    _expect(mod, ctx, y.t().contiguous().t(), g, "backward(y with strides (1, 3), g) fp16 3x20")
 
 
 @check(

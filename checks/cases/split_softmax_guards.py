@@ -19,7 +19,7 @@ SECTION_NUMERICS = "Kernel 2: the rescaled merge"
     cost=0,
 )
 def own_kernel(mod, ctx):
-    _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)
+    _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
 
 
 @check(

@@ -14,15 +14,16 @@ SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
 
 @check(
     "own-kernel",
-    "the output is written by a @triton.jit kernel of your file (full and causal)",
+    "the output is written by a @triton.jit kernel of your file",
     why=OWN_KERNEL_WHY,
     section=SECTION_OWN,
     cost=0,
 )
 def own_kernel(mod, ctx):
+    # One small call, so the first verdict comes at once; every other check's calls
+    # (causal, batched heads) are witnessed the same way.
     q, k, v = _qkv(ctx, 40, 16)
-    for causal in (False, True):
-        _run(mod, q, k, v, causal=causal, block_n=32)
+    _run(mod, q, k, v, causal=False, block_n=32)
 
 
 @check(

@@ -2,8 +2,6 @@
 hundreds or tens of thousands of row programs, and in the value ranges where fp16 and
 bf16 differ (see checks.cases.guards)."""
 
-import torch
-
 from checks.case import check, collect
 from checks.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, fp16_fine_steps, many
 from checks.cases.strided_softmax import SECTION_EDGES, SECTION_NUMERICS, _expect, _transposed
@@ -12,16 +10,15 @@ from checks.tensors import randn
 
 @check(
     "own-kernel",
-    "the output is written by a @triton.jit kernel of your file (row and transposed paths)",
+    "the output is written by a @triton.jit kernel of your file",
     why=OWN_KERNEL_WHY,
     section=SECTION_OWN,
     cost=0,
 )
 def own_kernel(mod, ctx):
-    # Every call below is witnessed: PyTorch compute or a borrowed kernel fails it.
+    # One small call, so the first verdict comes at once.  Every call of every other
+    # check is witnessed the same way (other layouts, dtypes and paths included).
     _expect(mod, randn((5, 33), ctx=ctx), "x")
-    _expect(mod, _transposed(40, 9, ctx=ctx), "x.t()")
-    _expect(mod, randn((3, 10), ctx=ctx, dtype=torch.float16), "x")
 
 
 @check(
