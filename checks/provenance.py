@@ -152,12 +152,20 @@ def _storage_ptrs(values: Iterable[Any], into: set) -> None:
             _storage_ptrs([v.base], into)
 
 
-def _source_file(fn) -> str:
-    inner = getattr(fn, "fn", fn)
-    while hasattr(inner, "fn") and not hasattr(inner, "__code__"):
-        inner = inner.fn  # autotuner/heuristics wrappers hold the JIT function in .fn
-    code = getattr(inner, "__code__", None)
-    return code.co_filename if code is not None else "<unknown>"
+def _python_fn(kernel):
+    """The Python function under a kernel object: autotuner and heuristics wrappers hold
+    the JIT function in ``.fn``, which holds the function in ``.fn``."""
+    inner = kernel
+    for _ in range(8):
+        if hasattr(inner, "__code__"):
+            return inner
+        inner = getattr(inner, "fn", None)
+    return None
+
+
+def _source_file(kernel) -> str:
+    fn = _python_fn(kernel)
+    return fn.__code__.co_filename if fn is not None else "<unknown>"
 
 
 def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
@@ -166,9 +174,8 @@ def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
         return
     storages: set = set()
     _storage_ptrs(list(args) + list(kwargs.values()), storages)
-    name = getattr(getattr(kernel_obj, "fn", None), "__name__", None) or getattr(
-        kernel_obj, "__name__", "kernel"
-    )
+    fn = _python_fn(kernel_obj)
+    name = fn.__name__ if fn is not None else getattr(kernel_obj, "__name__", "kernel")
     w.launches.append(
         Launch(
             kernel=name,
@@ -180,13 +187,19 @@ def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
 
 
 def _wrap_run(original: Callable) -> Callable:
-    def run(self, *args, grid, warmup, **kwargs):
-        if warmup:
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        _record_launch(self, args, kwargs, grid)
+    """A launch entry point: recorded as one launch; what happens inside it (the
+    interpreter moving tensors, an autotuner timing its configs with PyTorch ops and
+    relaunching the kernel) is Triton's, not the learner's."""
+
+    def run(self, *args, **kwargs):
+        if kwargs.get("warmup"):
+            return original(self, *args, **kwargs)
+        grid = kwargs.get("grid")
+        meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        _record_launch(self, args, meta, grid)
         _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
         try:
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            return original(self, *args, **kwargs)
         finally:
             _state.launch_depth -= 1
 
@@ -232,6 +245,12 @@ def _watching_launches():
         from triton.compiler.compiler import CompiledKernel
 
         targets.append((CompiledKernel, "__getitem__", _wrap_compiled_getitem))
+    except ImportError:
+        pass
+    try:  # @triton.autotune and @triton.heuristics wrap the kernel; launches go through them
+        from triton.runtime.autotuner import Autotuner, Heuristics
+
+        targets += [(Autotuner, "run", _wrap_run), (Heuristics, "run", _wrap_run)]
     except ImportError:
         pass
     saved = [(cls, name, cls.__dict__[name]) for cls, name, _ in targets]

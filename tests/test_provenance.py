@@ -189,3 +189,37 @@ def test_a_seed_changes_the_inputs_and_is_recorded(monkeypatch):
 
     recs = run_checks("online_normalizer", catalog.get("online_normalizer").solution, seed=3)
     assert recs and all(r.seed == 3 and r.status == "pass" for r in recs)
+
+
+def test_autotuned_and_heuristic_kernels_count_as_the_learners_own(tmp_path):
+    # What Triton does inside a launch (an autotuner timing configs with PyTorch ops, a
+    # heuristic, the interpreter moving tensors) is not the learner's PyTorch compute.
+    path = tmp_path / "tuned.py"
+    path.write_text(
+        textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({}, num_warps=4)], key=["n"])
+        @triton.heuristics({"BLOCK": lambda a: triton.next_power_of_2(int(torch.tensor(a["n"]).sum()))})
+        @triton.jit
+        def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+        def double(x):
+            out = torch.empty_like(x)
+            double_kernel[(1,)](x, out, x.numel())
+            return out
+        """)
+    )
+    mod = load_exercise(path)
+    x = torch.arange(10, dtype=torch.float32)
+    with provenance.witnessing(path) as w:
+        got = mod.double(x)
+    assert torch.equal(got, 2 * x)
+    assert [l.kernel for l in w.launches] == ["double_kernel"] and w.torch_ops == []
+    assert provenance.verdict(w, "double", got) is None
