@@ -55,8 +55,6 @@ ALLOWED_OPS = frozenset(
         "new_full",
         "fill_",
         "scalar_tensor",
-        "lift_fresh",
-        "lift_fresh_copy",
         "resize_",
         "set_",
         "record_stream",
@@ -93,13 +91,17 @@ ALLOWED_OPS = frozenset(
         "copy_",
         "_to_copy",
         "contiguous",
-        # reading one value back to the host (sizes, a flag); not arithmetic
-        "_local_scalar_dense",
         "is_same_size",
         "_has_compatible_shallow_copy_type",
     }
 )
 _DTYPE_KEEPING = frozenset({"copy_", "_to_copy"})
+# Ops whose aten name would puzzle a learner, said as they wrote them.
+_PLAIN_NAMES = {
+    "lift_fresh": "torch.tensor(...) from Python values",
+    "lift_fresh_copy": "torch.tensor(...) from Python values",
+    "_local_scalar_dense": ".item() or .tolist(), reading values back to Python",
+}
 
 
 class NotOwnKernel(CheckFailed):
@@ -290,7 +292,8 @@ def _op_recorder(allowed: frozenset):
             if w is not None:
                 name = func.overloadpacket.__name__
                 if name not in allowed or (name in _DTYPE_KEEPING and _dtypes_differ(name, args, kwargs)):
-                    w.torch_ops.append((f"aten::{name}", _learner_line(w.learner_file)))
+                    op = f"aten::{name}" + (f" ({_PLAIN_NAMES[name]})" if name in _PLAIN_NAMES else "")
+                    w.torch_ops.append((op, _learner_line(w.learner_file)))
             return func(*args, **(kwargs or {}))
 
     return OpRecorder()

@@ -223,3 +223,20 @@ def test_autotuned_and_heuristic_kernels_count_as_the_learners_own(tmp_path):
     assert torch.equal(got, 2 * x)
     assert [l.kernel for l in w.launches] == ["double_kernel"] and w.torch_ops == []
     assert provenance.verdict(w, "double", got) is None
+
+
+def test_values_computed_on_the_host_are_named_in_the_learners_words(tmp_path):
+    # the contract: wrappers never read values; an answer made in Python and wrapped in
+    # torch.tensor is not a kernel's, even if a kernel is then handed the tensor
+    mod, path = _module(
+        tmp_path,
+        """
+        def double(x):
+            values = [2 * v for v in x.tolist()]
+            out = torch.tensor(values, dtype=x.dtype)
+            launch(x, out)
+            return out
+        """,
+    )
+    msg = _verdict(mod, path)
+    assert msg and "torch.tensor(...) from Python values" in msg
