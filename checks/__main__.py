@@ -298,13 +298,14 @@ def run(args, out: Printer) -> int:
         try:
             if args.timeout:
                 from checks.child import ChildRun
+                from checks.events import RecordEvent
 
                 runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check, timeout=args.timeout)
                 records = []
                 for ev in runner.events():
-                    if ev["type"] == "record":
-                        records.append(ev["record"])
-                        show(ev["record"])
+                    if isinstance(ev, RecordEvent):
+                        records.append(ev.record)
+                        show(ev.record)
                 if runner.outcome == "usage":
                     raise UsageError(runner.usage_error)
             else:

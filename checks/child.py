@@ -3,7 +3,7 @@
 Standard library only, and no torch: the app imports this module.
 
     run = ChildRun("online_normalizer", path, interpret=False, timeout=10)
-    for event in run.events():       # plan / begin / record / end
+    for event in run.events():       # checks.events: Plan, Loaded, Begin, RecordEvent ..., End
         ...
     run.records                      # every selected check has exactly one record
 
@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional
 
+from checks import events
 from checks.records import Record
 
 REPO = Path(__file__).resolve().parent.parent
@@ -128,15 +129,15 @@ class Worker:
         if not line:
             return
         try:
-            self.events.put(json.loads(line))
+            self.events.put(events.from_wire(json.loads(line)))
         except ValueError:
-            pass  # only the worker writes here; ignore anything malformed
+            pass  # only the worker writes here; a line that is no worker message is ignored
 
     def _read_pipe(self, fd: int):
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
             for line in f:
                 self._put_line(line)
-        self.events.put({"type": "eof"})
+        self.events.put(events.Eof())
 
     def _read_file(self):
         pos = 0
@@ -150,7 +151,7 @@ class Worker:
                     pos = f.tell()
                     self._put_line(line)
             if self.proc.poll() is not None:
-                self.events.put({"type": "eof"})
+                self.events.put(events.Eof())
                 return
             time.sleep(0.02)
 
@@ -166,7 +167,7 @@ class Worker:
                 if self.proc.poll() is not None:
                     return False
                 continue
-            if ev.get("type") == "ready":
+            if isinstance(ev, events.Ready):
                 self.ready_at = time.monotonic()
                 self.ready_info = ev
                 return True
@@ -339,36 +340,35 @@ class ChildRun:
                     self.outcome = "timeout"
                     break
                 continue
-            kind = ev.get("type")
-            if kind == "plan":
-                self.plan = ev["cases"]
+            if isinstance(ev, events.Plan):
+                self.plan = ev.cases
                 yield ev
-            elif kind == "loaded":
-                self.content_hash = ev.get("content_hash")
+            elif isinstance(ev, events.Loaded):
+                self.content_hash = ev.content_hash
                 yield ev
-            elif kind == "begin":
-                self.current = ev["id"]
-                self._began[ev["id"]] = time.monotonic()
+            elif isinstance(ev, events.Begin):
+                self.current = ev.id
+                self._began[ev.id] = time.monotonic()
                 yield ev
-            elif kind == "record":
-                rec = Record.from_dict(ev["record"])
+            elif isinstance(ev, events.RecordEvent):
+                rec = ev.record
                 self.records.append(rec)
                 self.current = None
                 self.timings[rec.id] = {
                     "seconds": rec.seconds,
-                    "compile_s": ev.get("compile_s"),
-                    "compiles": ev.get("compiles"),
+                    "compile_s": ev.compile_s,
+                    "compiles": ev.compiles,
                     "arrived": time.monotonic(),
                     "began": self._began.get(rec.id),
-                    "transfer_s": (round(max(0.0, time.time() - ev["t"]), 4) if "t" in ev else None),
+                    "transfer_s": (round(max(0.0, time.time() - ev.t), 4) if ev.t is not None else None),
                 }
-                yield {"type": "record", "record": rec}
-            elif kind == "usage":
-                self.outcome, self.usage_error = "usage", ev["message"]
-            elif kind == "done":
+                yield ev
+            elif isinstance(ev, events.Usage):
+                self.outcome, self.usage_error = "usage", ev.message
+            elif isinstance(ev, events.Done):
                 self.outcome = "done"
                 finished = True
-            elif kind == "eof":
+            elif isinstance(ev, events.Eof):
                 try:
                     w.proc.wait(timeout=2)
                 except subprocess.TimeoutExpired:
@@ -408,13 +408,8 @@ class ChildRun:
                 details["stdout_tail"] = out_tail
             for rec in self._synthesize(why, details, ran):
                 self.records.append(rec)
-                yield {"type": "record", "record": rec}
-        yield {
-            "type": "end",
-            "outcome": self.outcome,
-            "seconds": round(elapsed, 3),
-            "stdout_bytes": w.stdout.total,
-        }
+                yield events.RecordEvent(record=rec)
+        yield events.End(outcome=self.outcome, seconds=round(elapsed, 3), stdout_bytes=w.stdout.total)
 
     def run(self) -> list:
         for _ in self.events():

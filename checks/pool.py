@@ -30,6 +30,7 @@ import subprocess
 import threading
 from typing import Iterator, Optional
 
+from checks import events
 from checks.child import Worker
 
 MAX_POOL = 8
@@ -178,7 +179,7 @@ class ShardedRun:
             for ev in shard.events():
                 q.put((i, ev))
         except BaseException as e:  # noqa: BLE001 - reported by events() below
-            q.put((i, {"type": "error", "error": e}))
+            q.put((i, events.Failure(error=e)))
         finally:
             q.put((i, None))
 
@@ -197,7 +198,7 @@ class ShardedRun:
             left -= ev is None
             yield i, ev
 
-    def events(self) -> Iterator[dict]:
+    def events(self) -> Iterator[events.Event]:
         n = len(self.shards)
         plans: dict = {}  # shard -> its plan (or [] when it ended without one)
         pending: dict = {}  # check id -> record that waits for earlier checks
@@ -206,7 +207,7 @@ class ShardedRun:
         early: list = []  # begin / loaded / record events before the whole plan
         st = {"planned": False, "seconds": 0.0, "error": None}
 
-        def release() -> Iterator[dict]:
+        def release() -> Iterator[events.Event]:
             for c in self.plan:
                 cid = c["id"]
                 if cid in released:
@@ -216,12 +217,11 @@ class ShardedRun:
                 released.add(cid)
                 rec = pending.pop(cid)
                 self.records.append(rec)
-                yield {"type": "record", "record": rec}
+                yield events.RecordEvent(record=rec)
 
-        def handle(ev: dict) -> Iterator[dict]:
-            kind = ev["type"]
-            if kind == "loaded":
-                h = ev.get("content_hash")
+        def handle(ev: events.Event) -> Iterator[events.Event]:
+            if isinstance(ev, events.Loaded):
+                h = ev.content_hash
                 if self.content_hash is None:
                     self.content_hash = h
                     yield ev
@@ -230,27 +230,27 @@ class ShardedRun:
                     # versions of the file.  Stop; the caller re-checks the newer one.
                     self.mixed_content = True
                     self.cancel()
-            elif kind == "begin":
+            elif isinstance(ev, events.Begin):
                 yield ev
-            elif kind == "record":
-                rec = ev["record"]
+            elif isinstance(ev, events.RecordEvent):
+                rec = ev.record
                 if any(rec.id == c["id"] for c in self.plan):
                     pending[rec.id] = rec
                     yield from release()
                 elif (rec.id, rec.message) not in extra_seen:
                     extra_seen.add((rec.id, rec.message))
                     self.records.append(rec)
-                    yield {"type": "record", "record": rec}
-            elif kind == "end":
-                st["seconds"] = max(st["seconds"], ev.get("seconds", 0.0))
-            elif kind == "error":
-                st["error"] = ev["error"]
+                    yield events.RecordEvent(record=rec)
+            elif isinstance(ev, events.End):
+                st["seconds"] = max(st["seconds"], ev.seconds)
+            elif isinstance(ev, events.Failure):
+                st["error"] = ev.error
 
         for i, ev in self._stream():
             if ev is None:
                 plans.setdefault(i, [])
-            elif ev["type"] == "plan":
-                plans[i] = ev["cases"]
+            elif isinstance(ev, events.Plan):
+                plans[i] = ev.cases
             elif not st["planned"]:
                 early.append(ev)
                 continue
@@ -261,8 +261,8 @@ class ShardedRun:
                 cases = {c["id"]: c for p in plans.values() for c in p}
                 rank = {cid: k for k, cid in enumerate(self.order)}
                 self.plan = sorted(cases.values(), key=lambda c: rank.get(c["id"], len(rank)))
-                if self.plan or any(p for p in plans.values()) or (ev and ev["type"] == "plan"):
-                    yield {"type": "plan", "cases": list(self.plan)}
+                if self.plan or any(p for p in plans.values()) or isinstance(ev, events.Plan):
+                    yield events.Plan(cases=list(self.plan))
                 for e in early:
                     yield from handle(e)
                 early = []
@@ -279,13 +279,12 @@ class ShardedRun:
                 key=lambda o: OUTCOME_RANK.index(o) if o in OUTCOME_RANK else 0,
             )
         self.usage_error = next((s.usage_error for s in self.shards if s.usage_error), "")
-        yield {
-            "type": "end",
-            "outcome": self.outcome,
-            "seconds": round(st["seconds"], 3),
-            "shards": n,
-            "stdout_bytes": sum(s.worker.stdout.total for s in self.shards if s.worker),
-        }
+        yield events.End(
+            outcome=self.outcome,
+            seconds=round(st["seconds"], 3),
+            shards=n,
+            stdout_bytes=sum(s.worker.stdout.total for s in self.shards if s.worker),
+        )
 
     def run(self) -> list:
         for _ in self.events():

@@ -36,6 +36,8 @@ import signal
 import sys
 import time
 
+from checks import events
+
 PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout"}
 
 
@@ -45,9 +47,11 @@ def _channel(args):
     else:
         f = open(args.record_file, "a", encoding="utf-8", buffering=1)
 
-    def send(event: dict) -> None:
-        event["t"] = time.time()
-        f.write(json.dumps(event, default=str) + "\n")
+    def send(event) -> None:
+        """Write one typed event (checks.events) as a JSON line, stamped with the time."""
+        message = event.to_wire()
+        message["t"] = time.time()
+        f.write(json.dumps(message, default=str) + "\n")
         f.flush()
 
     return send
@@ -136,7 +140,7 @@ def main(argv=None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     from checks import engine
 
-    ready: dict = {"type": "ready", "pid": os.getpid()}
+    ready: dict = {"pid": os.getpid()}
     clock = None
     if args.preload in ("interpret", "gpu"):
         import torch
@@ -159,7 +163,7 @@ def main(argv=None) -> int:
             ]
         except Exception as e:  # noqa: BLE001 - the job reports it properly
             ready["warm_error"] = f"{type(e).__name__}: {e}"
-    send(ready)
+    send(events.Ready(**ready))
 
     line = sys.stdin.readline()
     if not line:
@@ -181,22 +185,21 @@ def main(argv=None) -> int:
 
     def on_plan(cases):
         send(
-            {
-                "type": "plan",
-                "cases": [{"id": c.id, "label": c.label, "why": c.why, "section": c.section} for c in cases],
-            }
+            events.Plan(
+                cases=[{"id": c.id, "label": c.label, "why": c.why, "section": c.section} for c in cases]
+            )
         )
 
     def on_begin(case):
         if clock is not None:
             clock.take()
-        send({"type": "begin", "id": case.id})
+        send(events.Begin(id=case.id))
 
     def on_record(rec: Record):
-        send({"type": "record", "record": rec.to_dict(), **(clock.take() if clock else {})})
+        send(events.RecordEvent(record=rec, **(clock.take() if clock else {})))
 
     def on_loaded(content_hash: str):
-        send({"type": "loaded", "content_hash": content_hash})
+        send(events.Loaded(content_hash=content_hash))
 
     extra = _accepted(engine.run_checks, {k: v for k, v in job.items() if k not in PROTOCOL_KEYS})
     try:
@@ -212,8 +215,8 @@ def main(argv=None) -> int:
             **extra,
         )
     except KeyError as e:
-        send({"type": "usage", "message": str(e).strip("'\"")})
-    send({"type": "done"})
+        send(events.Usage(message=str(e).strip("'\"")))
+    send(events.Done())
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter shutdown: atexit hooks or threads left by the exercise must not

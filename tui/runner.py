@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
+from checks import events
 from checks import workspace as ws
 from checks.child import ChildRun, preload_for
 from checks.pool import ShardedRun, WorkerPool, pool_size as machine_pool_size, split
@@ -162,23 +163,22 @@ class CheckController:
         started = time.monotonic()
         try:
             for ev in run.events():
-                kind = ev["type"]
-                if kind == "plan":
-                    post(CheckPlanned(generation, digest, list(ev["cases"])))
-                elif kind == "loaded" and ev.get("content_hash") not in (None, digest):
+                if isinstance(ev, events.Plan):
+                    post(CheckPlanned(generation, digest, list(ev.cases)))
+                elif isinstance(ev, events.Loaded) and ev.content_hash not in (None, digest):
                     # Saved again between our hash and the worker's import: this run
                     # checks the newer content, so it carries (and is compared by) its hash.
-                    digest = ev["content_hash"]
+                    digest = ev.content_hash
                     with self._lock:
                         if generation == self.generation:
                             self.started_hash = digest
                     post(CheckPlanned(generation, digest, list(run.plan)))
-                elif kind == "begin":
-                    post(CheckStarted(generation, digest, ev["id"]))
-                elif kind == "record":
-                    post(RecordArrived(generation, digest, ev["record"]))
-                elif kind == "end":
-                    seconds = ev.get("seconds", 0.0)
+                elif isinstance(ev, events.Begin):
+                    post(CheckStarted(generation, digest, ev.id))
+                elif isinstance(ev, events.RecordEvent):
+                    post(RecordArrived(generation, digest, ev.record))
+                elif isinstance(ev, events.End):
+                    seconds = ev.seconds
             outcome = run.outcome
             if outcome == "usage":
                 error = run.usage_error
