@@ -14,9 +14,7 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 from checks.records import (
@@ -27,14 +25,12 @@ from checks.records import (
     change_since,
     exit_code,
     progress_of,
+    run_header,
     summary_line,
     write_json_atomic,
 )
 from checks.report import Printer
 from workshops import catalog
-
-RECORDS_SCHEMA = "kernel-course/check-records"
-RECORDS_VERSION = 1
 
 
 class UsageError(Exception):
@@ -353,17 +349,8 @@ def run(args, out: Printer) -> int:
     out.line(summary_line(all_records))
     if args.json:
         payload = {
-            "schema": RECORDS_SCHEMA,
-            "version": RECORDS_VERSION,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "command": ["python", "-m", "checks"] + sys.argv[1:],
-            "exit_code": code,
+            **run_header("", code, args.interpret),
             "summary": summary_line(all_records),
-            "environment": {
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "interpret": bool(args.interpret),
-            },
             "seed": all_records[0].seed if all_records else 0,
             "records": [r.to_dict() for r in all_records],
         }

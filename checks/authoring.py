@@ -7,12 +7,9 @@ checks its ``meta.json`` names."""
 
 from __future__ import annotations
 
-import platform
-import sys
-import time
 
 from checks.engine import cases_for
-from checks.records import EXIT_UNAVAILABLE, exit_code, write_json_atomic
+from checks.records import EXIT_UNAVAILABLE, exit_code, run_header, write_json_atomic
 
 REQUIRED_FILES = ("meta.json", "lesson.md", "hints.md", "explanation.md", "starter.py", "solution.py")
 
@@ -130,16 +127,7 @@ def self_check(workshops: list, args, out) -> int:
         write_json_atomic(
             args.json,
             {
-                "schema": "kernel-course/check-records/self-check",
-                "version": 1,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": ["python", "-m", "checks"] + sys.argv[1:],
-                "exit_code": code,
-                "environment": {
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "interpret": bool(args.interpret),
-                },
+                **run_header("self-check", code, args.interpret),
                 "folder_problems": folder_issues,
                 "files": files,
             },

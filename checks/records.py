@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
+import platform
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -137,6 +139,26 @@ def summary_line(records: list) -> str:
         f"{t['passed']} checks passed; {t['failed']} failed; "
         f"{t['incomplete']} exercises incomplete; {t['unavailable']} unavailable."
     )
+
+
+RECORDS_SCHEMA = "kernel-course/check-records"
+
+
+def run_header(kind: str, exit_code: int, interpret: bool) -> dict:
+    """The fields every JSON file of ``python -m checks`` starts with (``kind``: "" for a
+    run's records, "self-check" for the author's check)."""
+    return {
+        "schema": RECORDS_SCHEMA + (f"/{kind}" if kind else ""),
+        "version": 1,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": ["python", "-m", "checks"] + sys.argv[1:],
+        "exit_code": exit_code,
+        "environment": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "interpret": bool(interpret),
+        },
+    }
 
 
 def _umask() -> int:

@@ -152,7 +152,7 @@ def record_progress(
         entry = {**entry, "status": status, "when": _now(), "content_hash": content, "note": note}
         _better_best(entry, {"status": status, "when": entry["when"], "content_hash": content})
         data[workshop_id] = entry
-        write_json_public(p, data)
+        write_json_atomic(p, data)
     return data
 
 
@@ -192,7 +192,7 @@ def _update_entry(workshop_id: str, workspace: Optional[Path], change: Callable[
         entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
         change(entry)
         data[workshop_id] = entry
-        write_json_public(p, data)
+        write_json_atomic(p, data)
     return entry
 
 
@@ -263,12 +263,6 @@ def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
     done_codes = {w.code for w in workshops if w.id in done}
     ready = [w for w in workshops if w.id not in done and prerequisite_codes(w) <= done_codes]
     return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w), workshops.index(w)))
-
-
-def write_json_public(path: Path, payload) -> Path:
-    """Write JSON atomically with the mode an ordinary file gets (see
-    checks.records.write_json_atomic, which every JSON writer of the course uses)."""
-    return write_json_atomic(path, payload)
 
 
 class _Lock:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from checks import workspace as ws
-from checks.records import STATUSES
+from checks.records import STATUSES, write_json_atomic
 
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 1
 
@@ -67,4 +67,4 @@ def write(folder: Path, data: dict) -> Path:
     while path.exists():
         path = folder / f"{data['workshop']}-{stamp}-{n}.json"
         n += 1
-    return ws.write_json_public(path, data)
+    return write_json_atomic(path, data)
