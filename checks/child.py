@@ -79,7 +79,8 @@ class Worker:
     def __init__(self, preload: str = "none", env: Optional[dict] = None, warm: str = ""):
         self.preload = preload
         self.warm = warm
-        self.ready_info: dict = {}  # the ready event: pid, and the warmed workshop's cases
+        # the ready event (pid, the warmed workshop's cases, the GPU's target); {} before
+        self.ready_info: "events.Ready | dict" = {}
         self.events: "queue.Queue" = queue.Queue()
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")
@@ -262,6 +263,9 @@ class ChildRun:
         # per check id: seconds (the engine's), compile_s, compiles, transfer_s (worker
         # to here), began / arrived (monotonic, this process)
         self.timings: dict = {}
+        # kernel variants of the learner's file, in the order the checks compiled them
+        # (checks.variants): what the compile pool compiles ahead after the next save
+        self.variants: list = []
         self._began: dict = {}
         self._cancel = threading.Event()
 
@@ -340,7 +344,10 @@ class ChildRun:
                     self.outcome = "timeout"
                     break
                 continue
-            if isinstance(ev, events.Plan):
+            if isinstance(ev, events.Ready):  # not yet read by anyone: note when it came
+                if w.ready_at is None:
+                    w.ready_at, w.ready_info = time.monotonic(), ev
+            elif isinstance(ev, events.Plan):
                 self.plan = ev.cases
                 yield ev
             elif isinstance(ev, events.Loaded):
@@ -353,11 +360,14 @@ class ChildRun:
             elif isinstance(ev, events.RecordEvent):
                 rec = ev.record
                 self.records.append(rec)
+                self.variants += [dict(v, check=rec.id) for v in ev.variants or ()]
                 self.current = None
                 self.timings[rec.id] = {
                     "seconds": rec.seconds,
                     "compile_s": ev.compile_s,
                     "compiles": ev.compiles,
+                    "wait_s": ev.wait_s,
+                    "variants": len(ev.variants or ()),
                     "arrived": time.monotonic(),
                     "began": self._began.get(rec.id),
                     "transfer_s": (round(max(0.0, time.time() - ev.t), 4) if ev.t is not None else None),

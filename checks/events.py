@@ -60,6 +60,7 @@ class Ready(Event):
     pid: int
     cases: Optional[list] = None
     warm_error: Optional[str] = None
+    target: Optional[list] = None  # the GPU's compile target: backend, arch, warp size
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,13 +88,17 @@ class Begin(Event):
 @dataclass(frozen=True, kw_only=True)
 class RecordEvent(Event):
     """One check's verdict.  ``compile_s``/``compiles``/``cache_hits``: Triton compiling
-    during it, where the worker can tell."""
+    during it, where the worker can tell; ``variants``: the kernel variants of the
+    learner's file it compiled first (see checks.variants); ``wait_s``: the seconds it
+    waited for the compile pool."""
 
     type: ClassVar[str] = "record"
     record: Record
     compile_s: Optional[float] = None
     compiles: Optional[int] = None
     cache_hits: Optional[int] = None
+    variants: Optional[list] = None
+    wait_s: Optional[float] = None
 
 
 @dataclass(frozen=True, kw_only=True)

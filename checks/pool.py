@@ -162,6 +162,22 @@ class ShardedRun:
         return self.shards[0].worker if self.shards else None
 
     @property
+    def variants(self) -> list:
+        """The kernel variants every shard compiled, in check order, each once."""
+        rank = {cid: k for k, cid in enumerate(self.order)}
+        found = sorted(
+            (v for s in self.shards for v in getattr(s, "variants", [])),
+            key=lambda v: rank.get(v.get("check"), len(rank)),
+        )
+        seen, out = set(), []
+        for v in found:
+            key = (v["qualname"], v["data"])
+            if key not in seen:
+                seen.add(key)
+                out.append(v)
+        return out
+
+    @property
     def timings(self) -> dict:
         out: dict = {}
         for s in self.shards:

@@ -38,7 +38,7 @@ import time
 
 from checks import events
 
-PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout"}
+PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted"}
 
 
 def _channel(args):
@@ -113,6 +113,27 @@ def _stack_dump(path, timeout) -> None:
         faulthandler.dump_traceback_later(max(0.5, float(timeout) - 0.5), file=f)
 
 
+def _record_variants(job: dict):
+    """Install :class:`checks.variants.Recorder` as Triton's JIT cache hook: it lists
+    the variants of the learner's kernels each check compiled, and waits for the ones
+    the compile pool is compiling (``job["predicted"]``: folder and identities)."""
+    try:
+        import triton.knobs as knobs
+
+        from checks import variants
+    except ImportError:
+        return None
+    predicted = job.get("predicted") or {}
+    recorder = variants.Recorder(
+        job["file"],
+        predicted.get("ids") or (),
+        predicted.get("folder"),
+        wait_limit=float(predicted.get("wait_limit", 60.0)),
+    )
+    knobs.runtime.jit_cache_hook = recorder
+    return recorder
+
+
 def _accepted(fn, options: dict) -> dict:
     try:
         params = inspect.signature(fn).parameters
@@ -144,14 +165,17 @@ def main(argv=None) -> int:
     clock = None
     if args.preload in ("interpret", "gpu"):
         import torch
-        import triton  # noqa: F401
+        import triton
 
         clock = _CompileClock()
         try:
             from checks import warmup
 
             device = "cuda" if args.preload == "gpu" and torch.cuda.is_available() else "cpu"
-            warmup.warm(device)  # the workshop's checks are imported below
+            warmup.warm(device, interpret=args.preload == "interpret")  # checks imported below
+            if device == "cuda":  # what the compile workers compile for
+                target = triton.runtime.driver.active.get_current_target()
+                ready["target"] = [target.backend, target.arch, target.warp_size]
         except Exception as e:  # noqa: BLE001 - a slower first check, not a failure
             ready["warm_error"] = f"{type(e).__name__}: {e}"
         clock.take()
@@ -183,6 +207,10 @@ def main(argv=None) -> int:
     from checks import engine
     from checks.records import Record
 
+    recorder = None
+    if args.preload == "gpu" and not job.get("interpret"):
+        recorder = _record_variants(job)
+
     def on_plan(cases):
         send(
             events.Plan(
@@ -196,7 +224,8 @@ def main(argv=None) -> int:
         send(events.Begin(id=case.id))
 
     def on_record(rec: Record):
-        send(events.RecordEvent(record=rec, **(clock.take() if clock else {})))
+        extra = recorder.take() if recorder is not None else {}
+        send(events.RecordEvent(record=rec, **(clock.take() if clock else {}), **extra))
 
     def on_loaded(content_hash: str):
         send(events.Loaded(content_hash=content_hash))

@@ -65,9 +65,12 @@ def _target_words(row: dict) -> str:
     if not t.get("applies"):
         return "no target (no GPU)"
     parts = []
-    for key, name in (("last_s", "last <= 3 s"), ("first_s", "first <= 0.7 s"), ("ratio", ">= 5x")):
+    for key in ("last_s", "first_s", "ratio"):
         if key in t:
             g = t[key]
+            limit = g.get("limit")
+            name = {"last_s": "last <= ", "first_s": "first <= ", "ratio": ">= "}[key]
+            name += f"{limit:g}x" if key == "ratio" else f"{limit:g} s"
             unit = "x" if key == "ratio" else " s"
             parts.append(f"{name}: " + ("met" if g["met"] else f"missed by {g['missed_by']:g}{unit}"))
     return "; ".join(parts)
@@ -96,16 +99,27 @@ def rows(payload: dict, label: str = "") -> list:
             ),
             {},
         )
+        sharded = next(
+            (
+                r
+                for r in summary
+                if r["path"] == "sharded"
+                and r["workshop"] == warm["workshop"]
+                and r["scenario"] == warm["scenario"]
+            ),
+            {},
+        )
         wid = warm["workshop"]
         ratio = warm.get("ratio_fresh_over_warm", {}).get("last")
         out.append(
             [
                 label,
                 f"{_code(wid)} ({wid}), {warm['scenario']}",
-                str(pools.get(wid, "")),
+                _workers(pools.get(wid, "")),
+                str(warm.get("variants", "-")),
                 _cell(warm, "first_s"),
                 _cell(warm, "last_s"),
-                _cell(fresh, "first_s"),
+                _cell(sharded, "last_s"),
                 _cell(fresh, "last_s"),
                 f"{ratio:g}x" if ratio else "-",
                 _targets(warm),
@@ -114,15 +128,27 @@ def rows(payload: dict, label: str = "") -> list:
     return out
 
 
+def _workers(sizes) -> str:
+    """Version 3 names check and compile workers per path; version 2 one number."""
+    if not isinstance(sizes, dict):
+        return str(sizes)
+    warm = sizes.get("warm", {})
+    text = f"{warm.get('check_workers', '?')}"
+    if warm.get("compile_workers"):
+        text += f" + {warm['compile_workers']} compiling"
+    return text
+
+
 HEADER = [
     "machine",
     "workshop, edit",
     "workers",
-    "warm: first verdict",
-    "warm: last verdict",
-    "fresh: first",
-    "fresh: last",
-    "last, fresh / warm",
+    "kernel variants",
+    "app: first verdict",
+    "app: last verdict",
+    "sharded: last",
+    "fresh process: last",
+    "last, fresh / app",
     "targets",
 ]
 

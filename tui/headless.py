@@ -35,6 +35,7 @@ class HeadlessSession:
         interpret: bool,
         timeout: float = 300.0,
         pool_size: Optional[int] = None,
+        compilers: Optional[int] = None,
         poll: bool = False,
     ):
         self.workshop, self.path = workshop, Path(path)
@@ -47,6 +48,7 @@ class HeadlessSession:
             timeout=timeout,
             record=False,
             pool_size=pool_size,
+            compilers=compilers,
         )
         self.messages: list = []  # (monotonic arrival time, message), current runs only
         self.runs_started = 0
@@ -153,6 +155,10 @@ class HeadlessSession:
                 if left <= 0:
                     return None
                 self._cond.wait(min(left, 0.5))
+
+    def ready_seconds(self) -> Optional[float]:
+        """How long the last run's worker took to start and warm up (before the save)."""
+        return self.controller.last_ready_s
 
     def messages_plan(self, generation: int) -> list:
         """The cases of the last plan the run ``generation`` posted."""

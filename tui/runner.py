@@ -1,9 +1,18 @@
-"""The app's side of a check run: warm workers, run generations, stale-run cancellation.
+"""The app's side of a check run: warm workers, compile-ahead, run generations,
+stale-run cancellation.
 
-A run is sharded over ``pool_size`` warm workers (see checks/pool.py: one per two
-cores, 1 on a 2-core machine), so the kernel variants a suite needs compile in
-parallel; the records still arrive in check order, and a newer save cancels every
-shard of the older run.
+A GPU workshop's run (on a GPU) has two parts that start the moment a save lands:
+
+* the compile pool (checks/compile_pool.py) compiles every kernel variant the last run
+  of this workshop needed, each once, across the machine's cores, first-needed first;
+* one warm check worker (torch and triton imported, CUDA and the witness warmed up)
+  runs the checks in order and finds those variants compiled, waiting for one that
+  is still being compiled instead of compiling it again.
+
+The variants are kept in the state folder (``variants/<workshop>.json``), so the
+first save after the app starts is compiled ahead too.  A newer save cancels both
+parts of the older run.  ``pool_size`` > 1 shards the checks over several workers
+instead (the earlier design; the latency benchmark measures both side by side).
 
 No widgets here (only the typed messages it posts): the screen calls
 :meth:`CheckController.begin` on the event loop when a run should start, then
@@ -16,6 +25,9 @@ Standard library plus the engine's stdlib-only modules: never torch, never trito
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 import threading
 import time
 import traceback
@@ -25,8 +37,10 @@ from typing import Callable, Optional
 from checks import events
 from checks import workspace as ws
 from checks.child import ChildRun, preload_for
-from checks.pool import ShardedRun, WorkerPool, pool_size as machine_pool_size, split
-from checks.records import progress_of
+from checks.compile_pool import CompilePool, compile_workers
+from checks.pool import ShardedRun, WorkerPool, split
+from checks.pool import pool_size as machine_pool_size
+from checks.records import progress_of, write_json_atomic
 
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
@@ -52,6 +66,8 @@ class CheckController:
         timeout: float = 120.0,
         record: bool = True,
         pool_size: Optional[int] = None,
+        compilers: Optional[int] = None,
+        compile_pool: Optional[CompilePool] = None,
         **options,
     ):
         self.workshop = workshop
@@ -61,12 +77,31 @@ class CheckController:
         self.timeout = timeout
         self.record = record
         self.preload = preload_for(workshop.gpu, interpret)
-        # Workers a run is sharded over: the machine's size for GPU workshops; the CPU
-        # workshop's checks take milliseconds, so more processes would only cost.
+        # Compiling ahead needs a GPU workshop run on a GPU (the interpreter compiles
+        # nothing); its size follows the machine (KERNEL_COURSE_COMPILERS sets it).
+        gpu_run = workshop.gpu and not interpret
+        if compile_pool is not None:
+            compilers = compile_pool.size
+        elif compilers is None:
+            compilers = compile_workers() if gpu_run else 0
+        self.compilers = compilers if gpu_run else 0
+        self._own_compile_pool = compile_pool is None and self.compilers > 0
+        self.compile_pool = compile_pool if compile_pool is not None else None
+        if self._own_compile_pool:
+            self.compile_pool = CompilePool(self.compilers)
+        # Check workers per run: one beside a compile pool (one CUDA context, every
+        # variant compiled once); without one, the checks of a GPU workshop are sharded
+        # (KERNEL_COURSE_POOL sets it); the CPU workshop's checks take milliseconds.
         if pool_size is None:
-            pool_size = machine_pool_size(gpu=not interpret) if workshop.gpu else 1
+            pool_size = 1 if (not workshop.gpu or self.compilers) else machine_pool_size(gpu=not interpret)
         self.pool_size = max(1, int(pool_size))
         self.pool = WorkerPool(self.pool_size)
+        # the GPU's compile target (from a worker's ready event) and the variants of the
+        # last run, in check order; both kept in the state folder across restarts
+        self.target: Optional[list] = None
+        self.variants: list = self._load_variants()
+        self.last_compile: dict = {}  # the compile pool's summary of the last run
+        self.last_ready_s: Optional[float] = None  # its worker's start-up and warm-up
         self.options = dict(options)  # extra run_checks keywords (e.g. seed)
         self.estimates: dict = {}  # check id -> seconds in the last run (for split)
         self.last_timings: dict = {}  # check id -> timing of the last finished run
@@ -76,6 +111,64 @@ class CheckController:
         self._lock = threading.Lock()
         self._run: Optional[ChildRun] = None
         self._closed = False
+
+    # --- the variants of the last run (what the compile pool compiles ahead) ---
+    def _variants_file(self) -> Path:
+        return ws.state_dir(self.workspace) / "variants" / f"{self.workshop.id}.json"
+
+    def _load_variants(self) -> list:
+        if not self.compilers:
+            return []
+        try:
+            data = json.loads(self._variants_file().read_text(encoding="utf-8"))
+            found = data.get("variants") if isinstance(data, dict) else None
+        except (OSError, ValueError):
+            return []
+        ok = isinstance(found, list) and all(
+            isinstance(v, dict) and isinstance(v.get("qualname"), str) and isinstance(v.get("data"), str)
+            for v in found
+        )
+        target = data.get("target") if ok else None
+        if isinstance(target, list) and len(target) == 3:
+            self.target = target
+        return found if ok else []
+
+    def _keep_variants(self, found: list) -> None:
+        if not found or not self.compilers:
+            return  # a run that compiled nothing (a load error) predicts nothing new
+        self.variants = [{"qualname": v["qualname"], "data": v["data"]} for v in found]
+        try:
+            write_json_atomic(
+                self._variants_file(),
+                {"workshop": self.workshop.id, "target": self.target, "variants": self.variants},
+            )
+        except OSError:
+            pass  # only the first save after a restart is slower
+
+    def _compile_ahead(self, digest: str) -> tuple:
+        """Hand the last run's variants to the compile pool: (the job, the ``predicted``
+        option for the check worker), or (None, None) when there is nothing to compile."""
+        pool = self.compile_pool
+        if pool is None or not self.variants or not self.target:
+            return None, None
+        folder = tempfile.mkdtemp(prefix="kernel-course-variants-")
+        job = pool.submit(self.path, digest, self.target, self.variants, folder)
+        return job, {"folder": folder, "ids": job.ids, "wait_limit": min(60.0, self.timeout)}
+
+    def _compile_done(self, job, predicted: Optional[dict], current: bool) -> None:
+        if job is None:
+            if current:
+                self.last_compile = {}
+            return
+        if current:
+            self.last_compile = job.summary()
+        if job.finished_at is None and self.compile_pool is not None and self.compile_pool.job is job:
+            self.compile_pool.cancel()  # what is left was never asked for
+        shutil.rmtree(predicted["folder"], ignore_errors=True)
+
+    def settings(self) -> dict:
+        """What the status line shows: check workers and compile workers."""
+        return {"check_workers": self.pool_size, "compile_workers": self.compilers}
 
     # --- on the event loop ---
     def read_hash(self) -> Optional[str]:
@@ -98,6 +191,8 @@ class CheckController:
             stale, self._run = self._run, None
         if stale is not None:
             stale.cancel()  # kills its process group at once
+        if self.compile_pool is not None:
+            self.compile_pool.cancel()  # its variants were for the older content
         return self.generation
 
     def is_current(self, generation: int) -> bool:
@@ -109,8 +204,14 @@ class CheckController:
     # --- in a thread worker ---
     def prime(self) -> None:
         """Start the warm worker for the next save (imports done before it arrives)."""
-        if not self._closed:
-            self.pool.prime(self.preload, self.workshop.id)
+        if self._closed:
+            return
+        workers = self.pool.prime(self.preload, self.workshop.id)
+        if self.compile_pool is not None and self.target is None and workers:
+            workers[0].wait_ready(timeout=self.timeout)  # in a thread: its target
+            self.target = (workers[0].ready_info or {}).get("target")
+        if self.compile_pool is not None and self.target:
+            self.compile_pool.warm(self.target)
 
     def _shards(self, workers: list) -> list:
         """The check ids of each worker's shard (None: the whole suite, one worker)."""
@@ -127,10 +228,14 @@ class CheckController:
         return split(ids, len(workers), est)
 
     def execute(self, generation: int, digest: str, post: Callable, **options) -> None:
+        job, predicted = None, None
+        if self.is_current(generation):
+            job, predicted = self._compile_ahead(digest)  # first: compiling starts at once
         try:  # warm ones, or new ones if they died
             workers = self.pool.take(self.preload, self.workshop.id)
             shards = self._shards(workers)
         except OSError as e:  # could not even start a process
+            self._compile_done(job, predicted, current=False)
             post(RunFinished(generation, digest, "error", [], 0.0, f"could not start the check worker: {e}"))
             return
         for spare in workers[len(shards) :]:
@@ -151,6 +256,8 @@ class CheckController:
                         only=only,
                     )
                     child.options = {**self.options, **options}
+                    if predicted is not None:
+                        child.options["predicted"] = predicted
                     runs.append(child)
                 order = [c["id"] for c in workers[0].ready_info.get("cases") or []] if len(runs) > 1 else []
                 run = ShardedRun(runs, order)
@@ -158,6 +265,7 @@ class CheckController:
         if stale:
             for worker in workers:
                 worker.kill()
+            self._compile_done(job, predicted, current=False)
             return
         seconds, error = 0.0, ""
         started = time.monotonic()
@@ -193,10 +301,17 @@ class CheckController:
         records = list(run.records)
         timings = run.timings
         self.last_timings, self.last_shards = timings, len(run.shards)
+        self._compile_done(job, predicted, current)
+        ready = workers[0].ready_info if workers else None
+        if getattr(ready, "target", None):
+            self.target = list(ready.target)
+        if current and workers and workers[0].ready_at is not None:
+            self.last_ready_s = round(workers[0].ready_at - workers[0].started, 3)
         if outcome == "done":
             self.estimates = {
                 k: v["seconds"] for k, v in timings.items() if isinstance(v.get("seconds"), (int, float))
             }
+            self._keep_variants(run.variants)
         if current and self.record and outcome in ("done", "crashed", "timeout") and records:
             warnings: list = []
             try:
@@ -223,3 +338,5 @@ class CheckController:
         if run is not None:
             run.cancel()
         self.pool.close()
+        if self._own_compile_pool and self.compile_pool is not None:
+            self.compile_pool.close()
