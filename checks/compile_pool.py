@@ -98,6 +98,7 @@ class CompileWorker:
 
     def __init__(self, env: Optional[dict] = None):
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
+        child_env.pop("TRITON_INTERPRET", None)  # compiled for the GPU, never interpreted
         kwargs: dict = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if POSIX:
             kwargs["start_new_session"] = True

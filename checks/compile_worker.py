@@ -90,6 +90,10 @@ def handle(request: dict, exercise: Exercise) -> dict:
 def main(argv=None) -> int:
     argparse.ArgumentParser(prog="python -m checks.compile_worker", description=__doc__).parse_args(argv)
     reply = _reply_channel()
+    if hasattr(os, "nice"):
+        # Below the check worker: while both want the CPU, the checks of the save come
+        # first (each variant they wait for is already being compiled).
+        os.nice(5)
     import torch  # noqa: F401 - what an exercise imports first, imported before any save
     import triton  # noqa: F401
 

@@ -16,9 +16,11 @@ earlier ones), and :meth:`ShardedRun.cancel` stops every shard at once.
     run = ShardedRun([ChildRun(..., only=s, worker=w) for s, w in zip(shards, workers)], ids)
     for event in run.events(): ...
 
-The size follows the machine: about one worker per two cores (1 on a 2-core machine,
-so nothing gets slower there), at most 8, and at most one per 8 GiB of GPU memory;
-``KERNEL_COURSE_POOL=N`` overrides it.
+The app shards only where it has no compile pool (see checks/compile_pool.py: with one,
+a single worker runs the checks and every variant is compiled once); the latency
+benchmark keeps this path to measure against.  The size follows the machine: about
+one worker per two cores (1 on a 2-core machine), at most 8, and at most one per
+8 GiB of GPU memory; ``KERNEL_COURSE_POOL=N`` overrides it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Iterator, Optional
 
 from checks import events
 from checks.child import Worker
+from checks.compile_pool import env_count
 
 MAX_POOL = 8
 GPU_GIB_PER_WORKER = 8
@@ -55,10 +58,12 @@ def gpu_memory_gib() -> Optional[float]:
 
 
 def pool_size(gpu: bool = False, cores: Optional[int] = None, gpu_gib: Optional[float] = None) -> int:
-    """How many workers a run is sharded over on this machine."""
-    env = os.environ.get("KERNEL_COURSE_POOL", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    """How many workers a run is sharded over on this machine (where it is sharded:
+    without a compile pool).  ``KERNEL_COURSE_POOL=N`` sets it; anything but a
+    positive whole number there is a :class:`checks.compile_pool.SettingError`."""
+    env = env_count("KERNEL_COURSE_POOL")
+    if env is not None:
+        return env
     if cores is None:
         try:
             cores = len(os.sched_getaffinity(0))

@@ -2,9 +2,9 @@
 
 A worker that has imported torch and triton still pays one-time costs on its first
 kernel launch: Triton's compiler pipeline and driver utilities are loaded, the launch
-path is set up, torch loads its first CUDA kernels and cuBLAS, and the first launch
-under the witness of :mod:`checks.provenance` (a ``TorchDispatchMode``) pulls in
-torch's support for Triton kernels under dispatch modes, which takes seconds.  Paying
+path is set up, torch loads its first CUDA kernels and cuBLAS, and the first PyTorch
+op under the witness of :mod:`checks.provenance` (a ``TorchDispatchMode``) imports
+torch's dispatch-mode machinery (torch._dynamo, sympy), which takes seconds.  Paying
 them here, while the learner is still typing, takes them off the first verdict.
 
 The tiny kernel below never changes, so after the first time it is a Triton cache hit.
@@ -27,7 +27,12 @@ def _warm_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.exp(x - tl.max(x, axis=0)), mask=mask)
 
 
-def _launch(x, y):
+def _launch(x):
+    import torch
+
+    # The first aten op dispatched under the witness (a Python dispatch mode) is what
+    # imports torch's dispatch-mode machinery, so the warm-up allocates inside it.
+    y = torch.empty_like(x).view(-1)
     _warm_kernel[(1,)](x, y, x.numel(), BLOCK=64)
     return y
 
@@ -45,9 +50,8 @@ def warm(device: str, interpret: bool = False) -> None:
 
         oob.install()
     x = torch.randn(64, device=device)
-    y = torch.empty_like(x)
-    _launch(x, y)  # compile (or load) outside the witness, as a first check would
-    provenance.witnessed_call(__file__, _launch, x, torch.empty_like(x))
+    # Loaded (or compiled) and launched inside the witness, as a learner's first kernel is.
+    y = provenance.witnessed_call(__file__, _launch, x)
     a = torch.randn(32, 32, device=device)
     torch.softmax(a @ a, dim=-1).sum().item()
     torch.testing.assert_close(y, y)

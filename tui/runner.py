@@ -37,7 +37,7 @@ from typing import Callable, Optional
 from checks import events
 from checks import workspace as ws
 from checks.child import ChildRun, preload_for
-from checks.compile_pool import CompilePool, compile_workers
+from checks.compile_pool import CompilePool, compile_workers, env_count
 from checks.pool import ShardedRun, WorkerPool, split
 from checks.pool import pool_size as machine_pool_size
 from checks.records import progress_of, write_json_atomic
@@ -93,7 +93,10 @@ class CheckController:
         # variant compiled once); without one, the checks of a GPU workshop are sharded
         # (KERNEL_COURSE_POOL sets it); the CPU workshop's checks take milliseconds.
         if pool_size is None:
-            pool_size = 1 if (not workshop.gpu or self.compilers) else machine_pool_size(gpu=not interpret)
+            chosen = env_count("KERNEL_COURSE_POOL") if workshop.gpu else None
+            if chosen is None:
+                chosen = 1 if (not workshop.gpu or self.compilers) else machine_pool_size(gpu=not interpret)
+            pool_size = chosen
         self.pool_size = max(1, int(pool_size))
         self.pool = WorkerPool(self.pool_size)
         # the GPU's compile target (from a worker's ready event) and the variants of the
