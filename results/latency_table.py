@@ -122,6 +122,7 @@ def rows(payload: dict, label: str = "") -> list:
                 _cell(sharded, "last_s"),
                 _cell(fresh, "last_s"),
                 f"{ratio:g}x" if ratio else "-",
+                _cell(warm, "bench_s"),
                 _targets(warm),
             ]
         )
@@ -149,6 +150,7 @@ HEADER = [
     "sharded: last",
     "fresh process: last",
     "last, fresh / app",
+    "app: benchmark table after",
     "targets",
 ]
 

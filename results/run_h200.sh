@@ -5,7 +5,9 @@
 #   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
 #   OUT=/some/folder bash results/run_h200.sh latency
 #
-# QUICK=1 takes fewer timing repetitions; REPEATS=N sets the latency repeats (default 2).
+# QUICK=1 takes fewer timing repetitions; REPEATS=N sets the latency repeats (default 2);
+# WORKSHOPS=a,b measures only those (default all) and PART=name names the latency file
+# latency-h200-<name>.json, so the six workshops can be split over two device calls.
 #
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
 # "checks" writes into $OUT:
@@ -14,7 +16,9 @@
 #                           answer is rejected by the checks its meta.json names
 #   bench-both.json / .log  benchmark, graph and events timing, every dtype
 #   SUMMARY.md              results/summarize.py over the benchmark file
-# "latency" writes latency-h200.json / .log: python -m tui.latency over all six workshops.
+# "latency" writes latency-h200.json / .log: python -m tui.latency over all six workshops,
+#                           the app's path, the sharded path and a fresh process side by
+#                           side, and the app's benchmark after the first passing run.
 # Each step runs even if an earlier one failed; the exit status is the worst of them.
 # To keep the evidence, copy the JSON into results/ under new names (date and commit,
 # e.g. results/2026-12-03-<commit>-h200-self-check.json) and run
@@ -50,9 +54,10 @@ checks)
     $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
     ;;
 latency)
-    step latency-h200 $PY -m tui.latency --workshops all --repeats "${REPEATS:-2}" \
-        --json "$OUT/latency-h200.json"
-    $PY results/latency_table.py --label H200 "$OUT/latency-h200.json" || status=1
+    name=latency-h200${PART:+-$PART}
+    step "$name" $PY -m tui.latency --workshops "${WORKSHOPS:-all}" --repeats "${REPEATS:-2}" \
+        --paths warm,sharded,fresh --benchmarks --json "$OUT/$name.json"
+    $PY results/latency_table.py --label H200 "$OUT/$name.json" || status=1
     ;;
 *)
     echo "usage: OUT=DIR bash results/run_h200.sh checks|latency" >&2

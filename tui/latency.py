@@ -1,51 +1,65 @@
 """Save-to-verdict latency, measured side by side: ``python -m tui.latency``.
 
 An editor-style save (temporary file renamed over the old one) is timed to the first
-and the last verdict along two paths, in one run, each save with its own edit:
+and the last verdict along up to three paths (``--paths``), in one run, each save with
+its own edit:
 
 * ``warm``: the app's own path, headless -- :func:`tui.watch.saves` with the app's
   settings notices the save, :class:`tui.runner.CheckController` compares the content
-  hash and shards the checks over its pool of warm workers (torch and triton imported,
-  CUDA initialised); without Textual, and without watchfiles (the watch then polls);
+  hash, its compile pool compiles the variants the last run needed while one warm
+  check worker (torch and triton imported, CUDA and the witness warmed up) runs the
+  checks; without Textual, and without watchfiles (the watch then polls);
+* ``sharded``: the same controller without a compile pool, the checks sharded over
+  ``--pool`` warm workers that each compile what their shard needs (the design before
+  the compile pool, kept to measure against);
 * ``fresh``: a new ``python -m checks WORKSHOP --file F`` process, as a learner at the
   shell starts it after the same kind of edit.
 
 A GPU workshop's edit inserts a statement with a unique literal into the body of every
 ``@triton.jit`` function (``--edit first``: only the first), so its source and Triton
-cache key are new for every path and repeat: nothing either path compiled before is
+cache key are new for every path and repeat: nothing any path compiled before is
 reused.  The CPU workshop's edit adds a unique comment.  A save that changes nothing is
-also tried (the warm path must start no run).  Before every measured save the pool is
-primed and ready, so neither path shares the machine with the pool's imports; the
-session's first run (the unedited answer) is the unmeasured warm-up.
+also tried (the warm path must start no run).  Before every measured save every pool
+is primed and ready, so no path shares the machine with a pool's imports; each
+session's first run (the unedited answer) is the unmeasured warm-up.  With
+``--benchmarks``, the first passing run of the app's path per GPU workshop is followed
+by the app's benchmark of the same file, timed to its table.
 
 JSON (``--json``, default results/local/latency-<time>.json), schema
 ``kernel-course/latency`` version 3::
 
     {"schema", "version", "created", "command",
-     "machine": {"python", "platform", "cpus", "gpu", "pool_size": {workshop: n},
+     "machine": {"python", "platform", "cpus", "gpu",
+                 "pool_size": {workshop: {path: {"check_workers", "compile_workers"}}},
                  "watcher": "watchfiles" | "stat-poll"},
-     "settings": {"repeats", "edit", "watch_step_ms", "targets": {...}},
+     "settings": {"repeats", "paths", "edit", "watch_step_ms", "targets": {...}},
      "complete": false until every workshop is measured (the file is rewritten after
                  each one, so a run stopped at a time limit keeps what it measured),
      "workshops_done": [...], "seconds",
      "summary": [{"workshop", "scenario", "path", "n", "runs_started", "runs_failed" (left
                   out of the figures: a crash or a failing check is not a verdict's latency),
-                  "first_s": {"median", "min", "max"}, "last_s": {...},
-                  # warm rows with a fresh row beside them:
+                  "first_s": {"median", "min", "max"}, "last_s": {...}, "bench_s": {...},
+                  "variants" (distinct kernel variants of the learner's file the suite needs),
+                  # warm and sharded rows with a fresh row beside them:
                   "ratio_fresh_over_warm": {"first", "last"},
+                  "ratio_sharded_over_warm": {"first", "last"},  # warm rows
                   # warm rows of GPU workshops:
                   "targets": {"applies", "why", "last_s", "first_s", "ratio":
                               {"limit", "value", "met", "missed_by"}}}],
      "runs": [{"workshop", "scenario", "path", "repeat", "ran", "first_s", "last_s",
-               "split": {...}, ...}]}
+               "split": {...}, "variants", "bench_s", ...}]}
 
-``split`` of a warm run: ``notice_s`` (save to the watcher's report), ``shards``,
-``checks_s`` (the checks' own seconds, summed over shards), ``compile_s`` and
-``compiles`` (Triton compiling, from its compilation listener, summed), ``run_s``
-(checks_s - compile_s), ``critical_s`` (the busiest shard's checks_s) and
-``transfer_max_s`` (worker to controller, per record).  A fresh run's split has
-``checks_s`` and ``outside_checks_s`` (process start, imports, file load, output).
-``results/latency_table.py`` turns the JSON into the README's table.
+``split`` of a warm or sharded run: ``notice_s`` (save to the watcher's report),
+``shards``, ``checks_s`` (the checks' own seconds, summed over shards), ``compile_s``
+and ``compiles`` (Triton compiling in the check workers, from its compilation
+listener, summed), ``run_s`` (checks_s - compile_s), ``critical_s`` (the busiest
+shard's checks_s), ``transfer_max_s`` (worker to controller, per record), ``wait_s``
+(the check worker waiting for the compile pool), ``ahead`` (the compile pool:
+variants, compiled, failed, compile_s summed over its workers, wall_s from the save
+to its last variant) and ``warm_up_s`` (the check worker's start-up and warm-up, paid
+before the save).  A fresh run's split has ``checks_s`` and ``outside_checks_s``
+(process start, imports, file load, output).  ``results/latency_table.py`` turns the
+JSON into the README's table.
 """
 
 from __future__ import annotations
@@ -66,7 +80,7 @@ from checks.doctor import gpu_present
 from checks.pool import pool_size as machine_pool_size
 from checks.records import UsageParser, write_json_atomic
 from checks.workspace import content_hash
-from tui import watch
+from tui import bench, watch
 from tui.headless import HeadlessSession
 from workshops import catalog
 
@@ -183,6 +197,19 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
     }
 
 
+def bench_after(session: HeadlessSession, timeout: float) -> dict:
+    """The app's benchmark of the file just checked (``python -m checks.benchmark`` at
+    the app's default shapes, as the workshop screen starts it when every check
+    passes): seconds from the last verdict's arrival to the timings table."""
+    t0 = time.monotonic()
+    rows, error, _ = bench.BenchmarkRun(session.workshop.id, session.path.parent, file=session.path).run()
+    return {
+        "bench_s": round(time.monotonic() - t0, 4),
+        "bench_rows": len(rows),
+        "bench_error": error or None,
+    }
+
+
 def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict:
     saved = editor_save(path, text)
     out = path.with_suffix(".records.json")
@@ -236,7 +263,15 @@ def unchanged_save(session: HeadlessSession, timeout: float) -> dict:
 
 
 def measure(
-    w, repeats: int, interpret: bool, timeout: float, work: Path, edit: str, pool_size, paths
+    w,
+    repeats: int,
+    interpret: bool,
+    timeout: float,
+    work: Path,
+    edit: str,
+    pool_size,
+    paths,
+    benchmarks=False,
 ) -> tuple:
     """Measure ``paths`` (warm: the app's path; sharded: the checks sharded over
     ``pool_size`` workers without compiling ahead; fresh: a new process), interleaved
@@ -274,6 +309,16 @@ def measure(
                     if mode == "fresh"
                     else warm_run(sessions[mode], edited(w, edit), timeout)
                 )
+                first = i == 0  # one benchmark per workshop: it takes far longer than a verdict
+                if (
+                    benchmarks
+                    and first
+                    and mode == "warm"
+                    and w.gpu
+                    and not interpret
+                    and _verdict_complete(r)
+                ):
+                    r.update(bench_after(sessions[mode], timeout))
                 rows.append({"workshop": w.id, "scenario": scenario, "path": mode, "repeat": i, **r})
         if "warm" in sessions:
             rows.append(
@@ -328,6 +373,9 @@ def summarize(rows: list, gpu: bool) -> list:
         if ran:
             row["first_s"] = _spread([r["first_s"] for r in ran])
             row["last_s"] = _spread([r["last_s"] for r in ran])
+            benched = [r["bench_s"] for r in ran if r.get("bench_s") is not None and r.get("bench_rows")]
+            if benched:
+                row["bench_s"] = _spread(benched)
         out.append(row)
     for row in out:
         if row["path"] not in ("warm", "sharded") or "last_s" not in row:
@@ -430,6 +478,12 @@ def main(argv=None) -> int:
     )
     p.add_argument("--timeout", type=float, default=300.0, help="per-run limit in seconds")
     p.add_argument(
+        "--benchmarks",
+        action="store_true",
+        help="after each passing run of the app's path on a GPU, time the app's benchmark of it "
+        "(last verdict to timings table)",
+    )
+    p.add_argument(
         "--json",
         "--output",
         dest="json",
@@ -492,7 +546,15 @@ def main(argv=None) -> int:
         for wid in ids:
             w = catalog.get(wid)
             got, sizes[wid] = measure(
-                w, args.repeats, w.gpu and not gpu, args.timeout, Path(d) / wid, args.edit, args.pool, paths
+                w,
+                args.repeats,
+                w.gpu and not gpu,
+                args.timeout,
+                Path(d) / wid,
+                args.edit,
+                args.pool,
+                paths,
+                args.benchmarks,
             )
             rows += got
             # after each workshop, so a run stopped at its time limit keeps what it measured
