@@ -236,3 +236,19 @@ def test_warm_up_goes_through_the_witness():
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "['_launch']"
+
+
+def test_a_sharded_runs_variants_come_in_check_order_once():
+    from checks.pool import ShardedRun
+
+    a = {"qualname": "k", "data": "a"}
+    b = {"qualname": "k", "data": "b"}
+    c = {"qualname": "k2", "data": "c"}
+    shard1 = types.SimpleNamespace(variants=[dict(b, check="second"), dict(a, check="third")])
+    shard2 = types.SimpleNamespace(variants=[dict(a, check="first"), dict(c, check="fourth")])
+    run = ShardedRun([shard1, shard2], ["first", "second", "third", "fourth"])
+    assert [(v["data"], v["check"]) for v in run.variants] == [
+        ("a", "first"),
+        ("b", "second"),
+        ("c", "fourth"),
+    ]
