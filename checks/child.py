@@ -427,6 +427,30 @@ class ChildRun:
         return self.records
 
 
+def run_benchmark(worker: Worker, argv: list, timeout: float, cancelled=lambda: False) -> tuple:
+    """Run ``python -m checks.benchmark ARGV`` in the warm ``worker``: (exit code, or
+    None when it crashed, timed out or was cancelled; the tail of its output).  The
+    worker is killed afterwards, as after a check run."""
+    try:
+        worker.send_job({"benchmark": list(argv)})
+    except (BrokenPipeError, OSError):
+        pass
+    deadline = time.monotonic() + timeout
+    code = None
+    while time.monotonic() < deadline and not cancelled():
+        try:
+            ev = worker.events.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if isinstance(ev, events.Done):
+            code = ev.code
+            break
+        if isinstance(ev, events.Eof):
+            break
+    worker.kill()
+    return code, (worker.stdout.text(3000) + worker.stderr.text(1500)).strip()
+
+
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
 
 

@@ -111,7 +111,10 @@ class Usage(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class Done(Event):
+    """The job is over; ``code``: a benchmark job's exit code."""
+
     type: ClassVar[str] = "done"
+    code: Optional[int] = None
 
 
 @dataclass(frozen=True, kw_only=True)

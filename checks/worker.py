@@ -22,6 +22,10 @@ Protocol (see checks/child.py for the parent side):
   Every event carries ``t`` (the sender's wall clock, for transfer times); a
   ``record`` event also carries ``compile_s`` and ``compiles``: the seconds Triton
   spent compiling during that check and how many kernels it compiled.
+* A job ``{"benchmark": [ARG, ...]}`` instead runs ``python -m checks.benchmark ARG ...``
+  in this warm process (its output goes to stdout, its JSON where its arguments say)
+  and ends with ``done`` carrying the exit code: the app's timings start without a new
+  process's imports and CUDA start.
 * It exits right after the job, so no state leaks from one run into the next.
 """
 
@@ -38,7 +42,7 @@ import time
 
 from checks import events
 
-PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted"}
+PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted", "benchmark"}
 
 
 def _channel(args):
@@ -134,6 +138,21 @@ def _record_variants(job: dict):
     return recorder
 
 
+def _benchmark(argv: list) -> int:
+    """``python -m checks.benchmark`` with ``argv``, here; its exit code."""
+    try:
+        from checks.benchmark.cli import main as benchmark_main
+
+        return int(benchmark_main(argv) or 0)
+    except SystemExit as e:  # argparse's own exits
+        return e.code if isinstance(e.code, int) else 1
+    except Exception:  # noqa: BLE001 - reported as the benchmark's own crash, with its trace
+        import traceback
+
+        traceback.print_exc()
+        return 1
+
+
 def _accepted(fn, options: dict) -> dict:
     try:
         params = inspect.signature(fn).parameters
@@ -199,6 +218,11 @@ def main(argv=None) -> int:
     if not hasattr(signal, "SIGUSR1"):
         _stack_dump(args.stack_file, job.get("timeout"))
 
+    if isinstance(job.get("benchmark"), list):
+        send(events.Done(code=_benchmark([str(a) for a in job["benchmark"]])))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     if job.get("interpret"):
         os.environ["TRITON_INTERPRET"] = "1"
     if args.preload != "gpu":

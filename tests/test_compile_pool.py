@@ -252,3 +252,21 @@ def test_a_sharded_runs_variants_come_in_check_order_once():
         ("b", "second"),
         ("c", "fourth"),
     ]
+
+
+def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
+    """The app's timings run in a warm worker: its exit code and output come back, and
+    the worker is gone afterwards (on this machine: no CUDA GPU, exit code 3)."""
+    from checks.child import Worker, run_benchmark
+    from tui import bench
+
+    w = Worker(preload="none")
+    assert w.wait_ready(120)
+    code, tail = run_benchmark(w, ["--list"], timeout=120)
+    assert code == 0 and "strided_softmax" in tail
+    assert not w.alive()
+    exercise = tmp_path / "strided_softmax.py"
+    exercise.write_text((REPO / "workshops/strided_softmax/solution.py").read_text(), encoding="utf-8")
+    w2 = Worker(preload="none")
+    rows, error, _ = bench.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=w2).run()
+    assert rows == [] and "unavailable here" in error

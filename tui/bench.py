@@ -75,17 +75,34 @@ def load_reference(op: str, folders=None) -> tuple:
 
 
 class BenchmarkRun:
-    """One ``python -m checks.benchmark --op ID --output TMP`` child; cancellable."""
+    """One ``python -m checks.benchmark --op ID --output TMP`` run; cancellable.
 
-    def __init__(self, op: str, workspace: Path, file: Optional[Path] = None, timeout: float = 900.0):
+    With ``worker`` (a warm ``checks.child.Worker``: torch and triton imported, CUDA
+    started) it runs in that process, so the timings do not wait for a new process's
+    imports; without one, in a new child process."""
+
+    def __init__(
+        self, op: str, workspace: Path, file: Optional[Path] = None, timeout: float = 900.0, worker=None
+    ):
         self.op, self.workspace, self.file, self.timeout = op, Path(workspace), file, timeout
+        self.worker = worker
         self.proc: Optional[subprocess.Popen] = None
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
         self._cancelled.set()
+        if self.worker is not None:
+            self.worker.kill()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
+
+    def _in_worker(self, out: str) -> tuple:
+        """(exit code, output tail) of the benchmark run in the warm worker."""
+        from checks.child import run_benchmark
+
+        argv = self.command(out)[3:]  # without "python -m checks.benchmark"
+        code, tail = run_benchmark(self.worker, argv, self.timeout, self._cancelled.is_set)
+        return (code if code is not None else -1), tail
 
     def command(self, output: str) -> list:
         cmd = [sys.executable, "-m", BENCH_MODULE, "--op", self.op, "--output", output]
@@ -105,6 +122,9 @@ class BenchmarkRun:
         env = dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
         env.pop("TRITON_INTERPRET", None)
         try:
+            if self.worker is not None and self.file is not None:
+                code, tail = self._in_worker(out)
+                return self._result(out, code, tail)
             self.proc = subprocess.Popen(
                 self.command(out),
                 cwd=str(REPO),
@@ -121,29 +141,7 @@ class BenchmarkRun:
                 self.proc.kill()
                 text, _ = self.proc.communicate()
                 return [], f"benchmark timed out after {self.timeout:g} s", _tail(text)
-            tail = _tail(text)
-            if self._cancelled.is_set():
-                return [], "cancelled", tail
-            rows, problem = [], ""
-            try:
-                rows = rows_of(json.loads(Path(out).read_text(encoding="utf-8")))
-            except FileNotFoundError:
-                problem = "it wrote no JSON"
-            except (OSError, ValueError) as e:
-                problem = f"its JSON is unreadable ({e})"
-            code = self.proc.returncode
-            if code == 0 and rows:
-                return rows, "", tail
-            why = EXIT_MEANING.get(code, f"exit code {code}")
-            last = next((l for l in reversed(tail.strip().splitlines()) if l.strip()), "")
-            error = (
-                f"benchmark: {why}"
-                + (f"; {problem}" if problem else "")
-                + (f" -- {last.strip()[:160]}" if last and code != 0 else "")
-            )
-            if code == 0 and not rows:
-                error = "benchmark produced no results"
-            return rows, error, tail
+            return self._result(out, self.proc.returncode, _tail(text))
         except OSError as e:
             return [], f"benchmarks unavailable ({e})", ""
         finally:
@@ -151,6 +149,29 @@ class BenchmarkRun:
                 os.unlink(out)
             except OSError:
                 pass
+
+    def _result(self, out: str, code: int, tail: str) -> tuple:
+        if self._cancelled.is_set():
+            return [], "cancelled", tail
+        rows, problem = [], ""
+        try:
+            rows = rows_of(json.loads(Path(out).read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            problem = "it wrote no JSON"
+        except (OSError, ValueError) as e:
+            problem = f"its JSON is unreadable ({e})"
+        if code == 0 and rows:
+            return rows, "", tail
+        why = EXIT_MEANING.get(code, "it stopped before it finished" if code == -1 else f"exit code {code}")
+        last = next((l for l in reversed(tail.strip().splitlines()) if l.strip()), "")
+        error = (
+            f"benchmark: {why}"
+            + (f"; {problem}" if problem else "")
+            + (f" -- {last.strip()[:160]}" if last and code != 0 else "")
+        )
+        if code == 0 and not rows:
+            error = "benchmark produced no results"
+        return rows, error, tail
 
 
 EXIT_MEANING = {

@@ -36,6 +36,7 @@ class HeadlessSession:
         timeout: float = 300.0,
         pool_size: Optional[int] = None,
         compilers: Optional[int] = None,
+        benchmarks: bool = False,
         poll: bool = False,
     ):
         self.workshop, self.path = workshop, Path(path)
@@ -50,6 +51,7 @@ class HeadlessSession:
             pool_size=pool_size,
             compilers=compilers,
         )
+        self.controller.benchmarks = benchmarks
         self.messages: list = []  # (monotonic arrival time, message), current runs only
         self.runs_started = 0
         self.saves_skipped = 0
@@ -120,7 +122,9 @@ class HeadlessSession:
         if not self.primed.wait(timeout):
             return False
         c = self.controller
-        return c.pool.wait_ready(c.preload, self.workshop.id, timeout)
+        return c.pool.wait_ready(c.preload, self.workshop.id, timeout) and c.bench_pool.wait_ready(
+            "gpu", "", timeout
+        )
 
     def wait_finished(self, digest: str, since: float, timeout: float) -> Optional[dict]:
         """The current run of ``digest`` that finished after ``since``: the arrival time

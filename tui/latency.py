@@ -202,9 +202,13 @@ def bench_after(session: HeadlessSession, timeout: float) -> dict:
     the app's default shapes, as the workshop screen starts it when every check
     passes): seconds from the last verdict's arrival to the timings table."""
     t0 = time.monotonic()
-    rows, error, _ = bench.BenchmarkRun(session.workshop.id, session.path.parent, file=session.path).run()
+    worker = session.controller.benchmark_worker()  # warm, as the app's
+    run = bench.BenchmarkRun(session.workshop.id, session.path.parent, file=session.path, worker=worker)
+    rows, error, _ = run.run()
+    session.controller.prime()  # the next save finds its workers warm again
     return {
         "bench_s": round(time.monotonic() - t0, 4),
+        "bench_warm": worker is not None,
         "bench_rows": len(rows),
         "bench_error": error or None,
     }
@@ -297,6 +301,7 @@ def measure(
                 timeout=timeout,
                 pool_size=(pool_size or machine_pool_size(gpu=not interpret)) if sharded else None,
                 compilers=0 if sharded else None,
+                benchmarks=benchmarks and not sharded,
             )
             sessions[mode].start()  # its first run (the unedited answer) is the unmeasured warm-up
             sizes[mode] = sessions[mode].controller.settings()

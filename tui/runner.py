@@ -99,6 +99,11 @@ class CheckController:
             pool_size = chosen
         self.pool_size = max(1, int(pool_size))
         self.pool = WorkerPool(self.pool_size)
+        # With benchmarks on (the screen sets it), one more warm GPU worker waits for the
+        # timings of a passing run, so they need no new process's imports.
+        self.benchmarks = False
+        self._gpu_run = gpu_run
+        self.bench_pool = WorkerPool(1)
         # the GPU's compile target (from a worker's ready event) and the variants of the
         # last run, in check order; both kept in the state folder across restarts
         self.target: Optional[list] = None
@@ -215,6 +220,18 @@ class CheckController:
             self.target = (workers[0].ready_info or {}).get("target")
         if self.compile_pool is not None and self.target:
             self.compile_pool.warm(self.target)
+        if self.benchmarks and self._gpu_run:
+            self.bench_pool.prime("gpu")
+
+    def benchmark_worker(self):
+        """A warm worker for the benchmark of a passing run (None: benchmarks are off,
+        or there is no GPU); the caller owns it (the run kills it when it ends)."""
+        if not (self.benchmarks and self._gpu_run) or self._closed:
+            return None
+        try:
+            return self.bench_pool.take("gpu")[0]
+        except OSError:
+            return None
 
     def _shards(self, workers: list) -> list:
         """The check ids of each worker's shard (None: the whole suite, one worker)."""
@@ -341,5 +358,6 @@ class CheckController:
         if run is not None:
             run.cancel()
         self.pool.close()
+        self.bench_pool.close()
         if self._own_compile_pool and self.compile_pool is not None:
             self.compile_pool.close()
