@@ -35,8 +35,8 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 # TRITON_INTERPRET environment variable (``triton.knobs.runtime.interpret``).  The
 # wrappers need the same answer on every call -- which device the tensors must be on --
 # and reading the environment costs a microsecond or more each time, so the answer is a
-# plain value here: whoever selects the interpreter says so with set_interpret (the
-# checks do); until then it is Triton's switch, read on first use.
+# plain value here: whoever selects the interpreter says so with set_interpret; until
+# then it is Triton's switch, read once, on first use.
 _interpret: Optional[bool] = None
 
 
