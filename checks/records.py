@@ -178,13 +178,15 @@ def _umask() -> int:
 def write_json_atomic(path: Path, payload) -> Path:
     """Write JSON to a temporary file beside ``path`` and rename it over: a reader never
     sees half a file, and an interrupted write leaves the old file intact.  The file gets
-    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600."""
+    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600.
+    Compact, no indentation (evidence files hold thousands of raw samples): one line and a
+    newline; any JSON reader reads it as it read the indented files written before."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, indent=2, sort_keys=False)
+            json.dump(payload, f, separators=(",", ":"))
             f.write("\n")
             f.flush()
             try:

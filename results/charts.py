@@ -1,4 +1,6 @@
-"""Charts of the benchmark evidence, as small standalone SVG files (standard library only).
+"""Charts of the benchmark evidence, as small standalone SVG files (standard library and
+the benchmark's own pure-Python formatter; results/summarize.py puts the repository on
+the import path).
 
 One chart per op: for every shape and dtype of one evidence file with device time
 (graph replay), the achieved fraction of the roofline floor of the best candidate, the
@@ -11,20 +13,14 @@ from __future__ import annotations
 
 from html import escape
 
+from checks.benchmark.statistics import fmt_throughput
+
 ROLES = (
     ("candidate", "best candidate", "#3b6fb6"),
     ("baseline", "PyTorch baseline", "#e08a2c"),
     ("peer", "peer", "#8c8c8c"),
 )
 BAR, GAP, LEFT, TOP, PLOT_H, BOTTOM, MIN_WIDTH = 14, 18, 72, 46, 220, 124, 640
-
-
-def _achieved(r: dict) -> str:
-    if r.get("tflops") is not None and (r.get("bound") == "compute" or r.get("gbps") is None):
-        return f"{r['tflops']:.1f} TFLOP/s"
-    if r.get("gbps") is not None:
-        return f"{r['gbps']:.0f} GB/s"
-    return "-"
 
 
 def groups(rows: list) -> list:
@@ -86,7 +82,7 @@ def svg(op: str, rows: list, source: str, ceilings: dict) -> str:
             x, yt = x0 + bi * BAR, y(frac)
             tip = (
                 f"{label} {r.get('variant', '')} [{role}]: {r.get('median_us', 0):.2f} us, "
-                f"{_achieved(r)}, {frac * 100:.0f}% of the floor"
+                f"{fmt_throughput(r)}, {frac * 100:.0f}% of the floor"
             )
             out.append(
                 f'<rect x="{x:.1f}" y="{yt:.1f}" width="{BAR - 2}" '

@@ -40,6 +40,7 @@ import charts  # noqa: E402  (results/charts.py)
 from checks.benchmark import kernels as kernel_info  # noqa: E402
 from checks.benchmark import specs  # noqa: E402
 from checks.benchmark.rows import STATUSES, row_status  # noqa: E402
+from checks.benchmark.statistics import fmt_throughput  # noqa: E402
 
 SCHEMA = "kernel-course/benchmark"
 
@@ -98,14 +99,6 @@ def _num(x, spec=".2f"):
 
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _achieved(r: dict) -> str:
-    if r.get("tflops") is not None and (r.get("bound") == "compute" or r.get("gbps") is None):
-        return f"{r['tflops']:.1f} TFLOP/s"
-    if r.get("gbps") is not None:
-        return f"{r['gbps']:.0f} GB/s"
-    return "-"
 
 
 def _variant(r: dict) -> str:
@@ -305,7 +298,7 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
                             _per_call(r),
                             _host(r),
                             _num(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
-                            _achieved(r),
+                            fmt_throughput(r),
                             "-" if frac is None else f"{frac * 100:.0f}%",
                             kernel_info.brief(r.get("kernels")),
                             _num(r.get("rel_error"), ".1e"),

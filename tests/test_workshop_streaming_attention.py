@@ -186,8 +186,9 @@ def test_benchmark_variants_match_the_oracle(shape_index):
     ref = B.oracle(inputs, shape)
     vs = B.variants(mod, inputs, shape)
     assert [v["role"] for v in vs].count("baseline") == 1
-    cands = [v for v in vs if v["role"] == "candidate"]
+    cands = [v for v in vs if v["role"] == "candidate" and "launch" not in v["config"]]
     assert len(cands) == (4 if shape["causal"] else 2)
+    assert [v["name"] for v in vs if "launch" in v["config"]] == ["triton block_n=32, cached handle"]
     for v in vs:
         ok = compare(v["fn"](), ref, "fp16", tolerance("fp16", B.TOLERANCE_SCALE))[2]
         assert ok, v["name"]
@@ -203,7 +204,11 @@ def test_benchmark_variants_work_without_the_skip_option():
     shape = B.SHAPES[1]
     vs = B.variants(learner, B.make_inputs(shape, torch.float16, "cpu", seed=0), shape)
     cands = [v for v in vs if v["role"] == "candidate"]
-    assert [c["config"] for c in cands] == [{"block_n": 32}, {"block_n": 64}]
+    assert [c["config"] for c in cands] == [
+        {"block_n": 32},
+        {"block_n": 32, "launch": "cached handle"},
+        {"block_n": 64},
+    ]
     for c in cands:
         c["fn"]()
-    assert calls == [(True, 32), (True, 64)]
+    assert calls == [(True, 32), (True, 32), (True, 64)]

@@ -28,6 +28,8 @@ import threading
 from pathlib import Path
 from typing import Optional
 
+from checks.benchmark.statistics import fmt_throughput
+
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
 BENCH_MODULE = "checks.benchmark"
@@ -223,12 +225,8 @@ def fmt_speedup(v) -> str:
 
 
 def fmt_rate(row: dict) -> str:
-    g, t = _num(row.get("gbps")), _num(row.get("tflops"))
-    if g is not None:
-        return f"{g:,.0f} GB/s"
-    if t is not None:
-        return f"{t:,.1f} TFLOP/s"
-    return MISSING
+    """The achieved throughput, formatted as the benchmark's own tables do."""
+    return fmt_throughput(row, MISSING)
 
 
 def fmt_fraction(v) -> str:

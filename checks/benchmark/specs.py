@@ -13,6 +13,12 @@ A spec module describes one op's work; the harness does the timing.  It must def
 relative-error threshold), ``TARGETS``, ``REFERENCE_COURSE``,
 ``REFERENCE_COURSE_CAUSAL`` and ``EVENTS_PER_CALL_FACTOR`` (see targets.py).
 
+``variants`` returns the same list for a learner's module and the reference answer, so
+both are measured the same way.  Each spec ends it with
+``kernels.with_cached_handle(variants, config)``: beside the candidate that calls the
+wrapper with its defaults, a twin whose launches go through cached compiled-kernel
+handles, so the rows show what Triton's per-call dispatch costs (kernels.py).
+
 Listing the ops imports neither torch nor the spec modules.
 """
 

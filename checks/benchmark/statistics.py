@@ -108,6 +108,26 @@ def add_throughput(row: dict, work: dict, ceilings: dict) -> dict:
     return row
 
 
+def _rate(x) -> Optional[float]:
+    """A rate from a row: None for a missing, non-numeric or non-finite value."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+def fmt_throughput(row: dict, missing: str = "-") -> str:
+    """A row's achieved throughput as every table shows it (the CLI, the app, SUMMARY.md,
+    the charts): TFLOP/s when compute sets the roofline floor (``bound``, from
+    :func:`add_throughput`) or only flops were counted, else GB/s; ``missing`` when the
+    row has neither."""
+    gbps, tflops = _rate(row.get("gbps")), _rate(row.get("tflops"))
+    if tflops is not None and (row.get("bound") == "compute" or gbps is None):
+        return f"{tflops:.1f} TFLOP/s"
+    if gbps is not None:
+        return f"{gbps:.0f} GB/s"
+    return missing
+
+
 def causal_flag(row: dict):
     """An attention-like row's causal flag, wherever the spec put it (shape params or
     variant config, or a "-causal"/"-full" shape name); None for other ops."""

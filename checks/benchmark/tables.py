@@ -7,6 +7,7 @@ import os
 import sys
 
 from checks.benchmark import kernels as kernel_info
+from checks.benchmark.statistics import fmt_throughput
 
 HEADERS = [
     "variant",
@@ -28,14 +29,6 @@ NUMERIC = {"median us", "p20-p80 us", "per call us", "host us", "speedup", "achi
 
 def fmt(x, spec=".2f", none="-"):
     return none if x is None else format(x, spec)
-
-
-def achieved(r: dict) -> str:
-    if r.get("tflops") is not None and (r.get("bound") == "compute" or r.get("gbps") is None):
-        return f"{r['tflops']:.1f} TFLOP/s"
-    if r.get("gbps") is not None:
-        return f"{r['gbps']:.0f} GB/s"
-    return "-"
 
 
 def host(r: dict) -> str:
@@ -75,7 +68,7 @@ def table_rows(rows: list) -> list:
                 fmt(per_call),
                 host(r),
                 fmt(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
-                achieved(r),
+                fmt_throughput(r),
                 fmt(frac * 100 if frac is not None else None, ".0f") + ("%" if frac is not None else ""),
                 kernel_info.brief(r.get("kernels")),
                 status(r),

@@ -22,7 +22,6 @@ import triton.language as tl
 from workshops.contract import (
     HALF_DTYPES,
     INT32_MAX,
-    Launcher,
     cdiv,
     check_option,
     check_tensor,
@@ -120,9 +119,6 @@ def _matmul_bias_relu_kernel(
     tl.store(c_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])
 
 
-_launch = Launcher(_matmul_bias_relu_kernel)  # cached handles: see workshops/contract.py
-
-
 def _validate(a, b, bias, group_m, tile_m):
     """Metadata only (the contract: no value scans).  TypeError for type/dtype,
     ValueError for everything else; messages start with the argument's name."""
@@ -168,9 +164,9 @@ def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
     block_n = min(widest_n, max(16, next_power_of_2(N)))
     block_k = min(widest_k, max(16, next_power_of_2(K)))
     num_tiles = cdiv(M, tile_m) * cdiv(N, block_n)  # one program per tile
-    # a, b and c are contiguous (checked, and c is fresh): their strides are (K, 1), (N, 1), (N, 1).
-    _launch(
-        (num_tiles,),
+    # kernel[grid](...): a one-axis grid of num_tiles programs.  a, b and c are
+    # contiguous (checked, and c is fresh), so their strides are (K, 1), (N, 1), (N, 1).
+    _matmul_bias_relu_kernel[(num_tiles,)](
         a,
         b,
         bias,
@@ -178,12 +174,12 @@ def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
         M,
         N,
         K,
-        K,
-        1,
-        N,
-        1,
-        N,
-        1,
+        K,  # stride_am
+        1,  # stride_ak
+        N,  # stride_bk
+        1,  # stride_bn
+        N,  # stride_cm
+        1,  # stride_cn
         BLOCK_M=tile_m,
         BLOCK_N=block_n,
         BLOCK_K=block_k,

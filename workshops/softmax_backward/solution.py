@@ -15,7 +15,6 @@ import triton
 import triton.language as tl
 
 from workshops.contract import (
-    Launcher,
     cdiv,
     check_option,
     check_tensor,
@@ -68,9 +67,6 @@ def _softmax_backward_kernel(
     tl.store(dx_ptr + dx_offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
-_launch = Launcher(_softmax_backward_kernel)  # cached handles: see workshops/contract.py
-
-
 def backward(y, grad_output, *, num_warps=4):
     """dL/dx of softmax along the last dim, from the softmax output ``y`` and
     ``grad_output`` = dL/dy.  Returns a fresh contiguous tensor of y's shape and dtype.
@@ -97,8 +93,8 @@ def backward(y, grad_output, *, num_warps=4):
     rows_per_program = max(1, min(MAX_ROWS_PER_PROGRAM, TILE_ELEMENTS // block_cols))
     y_stride_row, y_stride_col = y.stride()
     g_stride_row, g_stride_col = grad_output.stride()
-    _launch(
-        (cdiv(n_rows, rows_per_program),),
+    # kernel[grid](...): one program per block of rows_per_program rows.
+    _softmax_backward_kernel[(cdiv(n_rows, rows_per_program),)](
         y,
         grad_output,
         dx,

@@ -37,7 +37,6 @@ import triton.language as tl
 from workshops.contract import (
     HALF_DTYPES,
     INT32_MAX,
-    Launcher,
     cdiv,
     check_bool,
     check_option,
@@ -274,9 +273,6 @@ def _attention_kernel(
     )
 
 
-_launch = Launcher(_attention_kernel)  # cached handles: see workshops/contract.py
-
-
 def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
     """Metadata only.  Returns (batched, shape): [N, D] contiguous, or [B, H, N, D] with
     any nonnegative strides; k and v must match q's shape, dtype and device."""
@@ -335,8 +331,8 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
         block_m, num_warps = BATCHED_BLOCK_M, BATCHED_NUM_WARPS
         if heads * cdiv(n, BATCHED_BLOCK_M) < 264:  # too few programs for 132 SMs
             block_m, num_warps = BLOCK_M, NUM_WARPS
-        _launch(
-            (heads, cdiv(n, block_m)),
+        # kernel[grid](...): axis 0 the head, axis 1 the query block.
+        _attention_kernel[(heads, cdiv(n, block_m))](
             q,
             k,
             v,
@@ -357,8 +353,8 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
         )
     else:
         # One contiguous head: row stride D, column stride 1, no batch or head offsets.
-        _launch(
-            (1, cdiv(n, BLOCK_M)),
+        one_head = (0, 0, d, 1)  # (batch, head, row, column) strides, the same for q, k, v
+        _attention_kernel[(1, cdiv(n, BLOCK_M))](
             q,
             k,
             v,
@@ -366,18 +362,9 @@ def attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
             n,
             1,
             qk_scale,
-            0,
-            0,
-            d,
-            1,
-            0,
-            0,
-            d,
-            1,
-            0,
-            0,
-            d,
-            1,
+            *one_head,
+            *one_head,
+            *one_head,
             HEAD_DIM=d,
             BLOCK_M=BLOCK_M,
             BLOCK_N=block_n,

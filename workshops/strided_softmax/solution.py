@@ -16,14 +16,17 @@ Two kernels share that idea:
   the columns in [BLOCK_R, BLOCK_C] tiles whose rows ARE neighbours in memory.  Pass 1
   keeps a running (max, sum) per row (online softmax); pass 2 re-reads and normalizes.
 
-The wrapper validates metadata, allocates the output and picks the path from the strides.
+The wrapper validates metadata, allocates the output, picks the path from the strides and
+launches with ``kernel[grid](...)``: the grid is a tuple of program counts, the runtime
+arguments come in the kernel's order, the ``tl.constexpr`` sizes and ``num_warps`` by
+keyword.
 """
 
 import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import Launcher, cdiv, check_option, check_tensor, next_power_of_2
+from workshops.contract import cdiv, check_option, check_tensor, next_power_of_2
 
 MAX_COLS = 8192
 NUM_WARPS = (4, 8)
@@ -92,12 +95,6 @@ def softmax_tiles_kernel(
         tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
-# Launch through cached handles: the second call of a specialization skips Triton's
-# argument binding (see workshops/contract.py and the worksheet's per-call measurements).
-_launch_rows = Launcher(softmax_rows_kernel)
-_launch_tiles = Launcher(softmax_tiles_kernel)
-
-
 def use_tiles(x: torch.Tensor) -> bool:
     """The layout-aware path pays off when rows, not columns, are neighbours in memory:
     the column stride is larger than the row stride (a transpose).  A size-1 dimension's
@@ -110,8 +107,9 @@ def use_tiles(x: torch.Tensor) -> bool:
 def launch_rows(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     stride_row, stride_col = x.stride()
-    _launch_rows(
-        (n_rows,),
+    # One program per row.  Each distinct BLOCK_C (and num_warps) compiles once; later
+    # calls with the same values reuse the compiled kernel from Triton's cache.
+    softmax_rows_kernel[(n_rows,)](
         x,
         out,
         n_cols,
@@ -139,8 +137,8 @@ def launch_tiles(x: torch.Tensor, out: torch.Tensor, num_warps: int) -> None:
     n_rows, n_cols = x.shape
     stride_row, stride_col = x.stride()
     BLOCK_R, BLOCK_C = tile_shape(n_rows, n_cols, x.element_size())
-    _launch_tiles(
-        (cdiv(n_rows, BLOCK_R),),
+    # One program per block of BLOCK_R rows; the last block may run past n_rows.
+    softmax_tiles_kernel[(cdiv(n_rows, BLOCK_R),)](
         x,
         out,
         n_rows,
