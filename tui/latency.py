@@ -76,6 +76,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from checks.compile_pool import SettingError, compile_workers
 from checks.doctor import gpu_present
 from checks.pool import pool_size as machine_pool_size
 from checks.records import UsageParser, write_json_atomic
@@ -514,6 +515,11 @@ def main(argv=None) -> int:
             catalog.get(i)
         except KeyError as e:
             p.error(f"--workshops: {e}")
+    try:  # the settings the controller reads: a bad one is a usage error naming it
+        compile_workers()
+        machine_pool_size()
+    except SettingError as e:
+        p.error(str(e))
     gpu = gpu_present()
     rows, sizes = [], {}
     t0 = time.monotonic()
