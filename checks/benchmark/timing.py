@@ -7,9 +7,9 @@ one per timed unit, as ``triton.testing`` measures them.  The modes:
   callable ``n`` times into one CUDA graph and times ten replays; each sample is one
   replay divided by ``n``.  Host dispatch is gone, and torch allocations inside the
   callable are served from the graph's private pool, so they cost nothing.
-* ``events`` + ``cache cold``: ``triton.testing.do_bench`` as it is.  It zeroes a
-  256 MB buffer before every call, which flushes the L2 and hides host overhead
-  behind that memset kernel.
+* ``events`` + ``cache cold``: ``triton.testing.do_bench``'s steps (rebuilt, see
+  below).  It zeroes a 256 MB buffer before every call, which flushes the L2 and
+  hides host overhead behind that memset kernel.
 * ``events`` + ``cache warm``: triton.testing has no ready mode for this, so
   :func:`events_warm` is ``do_bench`` rebuilt from its pieces without the flush: a
   pair of CUDA events around each of many back-to-back Python calls.  When the host
