@@ -16,6 +16,12 @@ that keep the dtype (``.contiguous()``, ``.clone()``) are allowed; anything that
 computes values (``torch.softmax``, ``@``, ``+``, a dtype cast) is not.  A workshop
 may allow more ops in its ``meta.json`` (``"allowed_torch_ops"``).
 
+In Triton's interpreter the witness proves more: every store of the learner's
+launches is logged (checks.oob reports each one; checks.stored keeps them), and each
+returned element must hold the bytes such a store left there.  An output written
+through a NumPy view, copied in from the host, or left as allocated fails, with the
+first such elements named.  On a GPU stores are not seen; the storage rule above holds.
+
 Triton 3.6 has no public hook for "a launch happened" that also names the kernel's
 Python function, so ``JITFunction.run``, the interpreter's ``InterpretedFunction.run``
 and ``CompiledKernel.__getitem__`` are wrapped while a witnessed call runs, and only
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from checks.case import CheckFailed
+from checks.stored import StoreLog, stored_problem
 
 # aten op names (overload packets) that move no values through arithmetic.
 ALLOWED_OPS = frozenset(
@@ -102,6 +109,11 @@ _PLAIN_NAMES = {
     "lift_fresh_copy": "torch.tensor(...) from Python values",
     "_local_scalar_dense": ".item() or .tolist(), reading values back to Python",
 }
+# Allowed ops that write a tensor's values, and Tensor methods that hand its memory to
+# Python: how values reach an output without a kernel's store (named when one did).
+_WRITERS = frozenset({"copy_", "fill_", "zero_", "set_"})
+_MEMORY_HANDLES = {"numpy": ".numpy()", "__array__": "np.asarray(tensor)", "data_ptr": ".data_ptr()"}
+LESSON_SECTION = "Your kernel, not PyTorch"
 
 
 class NotOwnKernel(CheckFailed):
@@ -123,6 +135,11 @@ class Witness:
     learner_file: str
     launches: list = field(default_factory=list)
     torch_ops: list = field(default_factory=list)
+    # In the interpreter: what the learner's launches stored, other writes (how, line,
+    # storage written) and the storages of the call's arguments; None/empty on a GPU.
+    stores: Optional[StoreLog] = None
+    writes: list = field(default_factory=list)
+    inputs: set = field(default_factory=set)
 
     def own_launches(self) -> list:
         return [l for l in self.launches if _same_file(l.file, self.learner_file)]
@@ -154,6 +171,13 @@ def _storage_ptrs(values: Iterable[Any], into: set) -> None:
             _storage_ptrs([v.base], into)
 
 
+def _storage_of(t) -> Optional[int]:
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - not a tensor with storage
+        return None
+
+
 def _python_fn(kernel):
     """The Python function under a kernel object: autotuner and heuristics wrappers hold
     the JIT function in ``.fn``, which holds the function in ``.fn``."""
@@ -170,22 +194,42 @@ def _source_file(kernel) -> str:
     return fn.__code__.co_filename if fn is not None else "<unknown>"
 
 
-def _record_launch(kernel_obj, args, kwargs, grid=None) -> None:
+def _record_launch(kernel_obj, args, kwargs, grid=None) -> Optional[Launch]:
     w = _active()
     if w is None:
-        return
+        return None
     storages: set = set()
     _storage_ptrs(list(args) + list(kwargs.values()), storages)
     fn = _python_fn(kernel_obj)
     name = fn.__name__ if fn is not None else getattr(kernel_obj, "__name__", "kernel")
-    w.launches.append(
-        Launch(
-            kernel=name,
-            file=_source_file(kernel_obj),
-            storages=storages,
-            grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid,
-        )
+    launch = Launch(
+        kernel=name,
+        file=_source_file(kernel_obj),
+        storages=storages,
+        grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid,
     )
+    w.launches.append(launch)
+    return launch
+
+
+@contextlib.contextmanager
+def _inside_launch(w: Optional[Witness], launch: Optional[Launch]):
+    """Triton's own work from here on; stores count when the launch is the learner's."""
+    prev = getattr(_state, "own_launch", False)
+    if launch is not None:
+        _state.own_launch = _same_file(launch.file, w.learner_file)
+    _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
+    try:
+        yield
+    finally:
+        _state.launch_depth -= 1
+        _state.own_launch = prev
+
+
+def _on_store(addrs, values, elem) -> None:
+    w = getattr(_state, "witness", None)
+    if w is not None and w.stores is not None and getattr(_state, "own_launch", False):
+        w.stores.add(addrs, values, elem)
 
 
 def _wrap_run(original: Callable) -> Callable:
@@ -198,12 +242,9 @@ def _wrap_run(original: Callable) -> Callable:
             return original(self, *args, **kwargs)
         grid = kwargs.get("grid")
         meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        _record_launch(self, args, meta, grid)
-        _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
-        try:
+        w = _active()
+        with _inside_launch(w, _record_launch(self, args, meta, grid)):
             return original(self, *args, **kwargs)
-        finally:
-            _state.launch_depth -= 1
 
     run.__wrapped__ = original
     return run
@@ -215,12 +256,9 @@ def _wrap_compiled_getitem(original: Callable) -> Callable:
 
         def launch(*args, **kwargs):
             src = getattr(self, "src", None)
-            _record_launch(getattr(src, "fn", self), args, kwargs, grid)
-            _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
-            try:
+            w = _active()
+            with _inside_launch(w, _record_launch(getattr(src, "fn", self), args, kwargs, grid)):
                 return runner(*args, **kwargs)
-            finally:
-                _state.launch_depth -= 1
 
         return launch
 
@@ -294,9 +332,38 @@ def _op_recorder(allowed: frozenset):
                 if name not in allowed or (name in _DTYPE_KEEPING and _dtypes_differ(name, args, kwargs)):
                     op = f"aten::{name}" + (f" ({_PLAIN_NAMES[name]})" if name in _PLAIN_NAMES else "")
                     w.torch_ops.append((op, _learner_line(w.learner_file)))
+                elif name in _WRITERS and w.stores is not None and args:
+                    w.writes.append((f"aten::{name}", _learner_line(w.learner_file), _storage_of(args[0])))
             return func(*args, **(kwargs or {}))
 
     return OpRecorder()
+
+
+def _handle_recorder():
+    """Interpreter only: Tensor methods that expose a tensor's memory to Python (they
+    dispatch no op that computes, so the op recorder cannot see them)."""
+    from torch.overrides import TorchFunctionMode
+
+    class HandleRecorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            w = _active()
+            name = getattr(func, "__name__", "")
+            if w is not None and name in _MEMORY_HANDLES:
+                line = _learner_line(w.learner_file)
+                if line is not None and args:
+                    w.writes.append((_MEMORY_HANDLES[name], line, _storage_of(args[0])))
+            return func(*args, **(kwargs or {}))
+
+    return HandleRecorder()
+
+
+def _interpreting() -> bool:
+    try:
+        import triton
+
+        return bool(triton.knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        return False
 
 
 def _tensors_in(value, out: list) -> list:
@@ -354,6 +421,8 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
                 f"kernel launches ({kernels}) was given to write; return the buffer your "
                 f"kernel stores into"
             )
+    if w.stores is not None:
+        return stored_problem(w, fn_name, outputs, _where, LESSON_SECTION)
     return None
 
 
@@ -377,9 +446,17 @@ def witnessing(path, allowed: Optional[frozenset] = None):
         yield Witness(learner_file=str(path))
         return
     w = Witness(learner_file=str(path))
-    _state.witness, _state.launch_depth = w, 0
+    _state.witness, _state.launch_depth, _state.own_launch = w, 0, False
     try:
-        with _watching_launches(), _op_recorder(allowed or ALLOWED_OPS):
+        with contextlib.ExitStack() as stack:
+            if _interpreting():  # stores are seen only in the interpreter
+                from checks import oob
+
+                w.stores = StoreLog()
+                stack.enter_context(oob.observing_stores(_on_store))
+                stack.enter_context(_handle_recorder())
+            stack.enter_context(_watching_launches())
+            stack.enter_context(_op_recorder(allowed or ALLOWED_OPS))
             yield w
     finally:
         _state.witness = None
@@ -394,6 +471,7 @@ def witnessed_call(
     if getattr(_state, "witness", None) is not None:
         return fn(*args, **kwargs)
     with witnessing(path, allowed) as w:
+        _storage_ptrs(list(args) + list(kwargs.values()), w.inputs)
         result = fn(*args, **kwargs)
     problem = verdict(w, fn_name or getattr(fn, "__name__", "your function"), result)
     if problem:

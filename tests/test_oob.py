@@ -85,3 +85,26 @@ def test_a_read_past_the_tensor_is_told_from_a_read_of_the_wrong_elements():
     wrong = oob.find_violation(info.value).message
     assert "belongs to the tensor it is a view of" in wrong and "strides" in wrong
     assert "mask this access" not in wrong
+
+
+@triton.jit
+def _store_with_input_strides(x, y, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
+    # the bug: the output (contiguous) is addressed with the input's strides
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    offs = row * stride_row + cols * stride_col
+    v = tl.load(x + offs, mask=cols < n_cols, other=0.0)
+    tl.store(y + offs, v, mask=cols < n_cols)
+
+
+def test_a_store_with_the_inputs_strides_is_not_told_to_add_a_mask():
+    base = torch.randn(12, 70)
+    x = base[2:9, 5:61]  # row stride 70, width 56
+    y = torch.empty(7, 56)
+    with pytest.raises(Exception) as info:
+        _store_with_input_strides[(7,)](x, y, 56, x.stride(0), x.stride(1), BLOCK=64)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["kind"] == "store"
+    assert "follow the strides of x (70, 1), not those of y" in v.message
+    assert "its own strides" in v.message
+    assert "mask this access" not in v.message and "0 bytes" not in v.message

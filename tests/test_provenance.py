@@ -240,3 +240,139 @@ def test_values_computed_on_the_host_are_named_in_the_learners_words(tmp_path):
     )
     msg = _verdict(mod, path)
     assert msg and "torch.tensor(...) from Python values" in msg
+
+
+# --- in the interpreter: every returned element was stored by a kernel of the file ----
+
+NO_STORE = """
+
+@triton.jit
+def peek_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < 0)  # no lane
+"""
+
+
+def test_an_output_written_through_a_numpy_view_is_rejected_naming_the_line(tmp_path):
+    mod, path = _module(
+        tmp_path,
+        NO_STORE
+        + """
+def double(x):
+    out = torch.empty_like(x)
+    out.numpy()[...] = 2 * x.numpy()
+    peek_kernel[(1,)](x, out, x.numel(), BLOCK=16)
+    return out
+""",
+    )
+    msg = _verdict(mod, path)
+    line = path.read_text().splitlines().index("    out.numpy()[...] = 2 * x.numpy()") + 1
+    assert msg and "100 of 100 elements were never stored by a kernel of yours" in msg
+    assert "(first: [0], [1], [2])" in msg
+    assert f".numpy() (your file, line {line})" in msg
+    assert 'section "Your kernel, not PyTorch"' in msg
+
+
+def test_masked_lanes_are_not_stores_and_the_first_unstored_element_is_named(tmp_path):
+    mod, path = _module(
+        tmp_path,
+        """
+        def double(x):
+            out = torch.zeros_like(x)
+            launch(x[:60], out)                    # the kernel stores 60 of 100 elements
+            return out
+        """,
+    )
+    msg = _verdict(mod, path)
+    assert msg and "40 of 100 elements were never stored" in msg and "(first: [60], [61], [62])" in msg
+
+
+def test_values_overwritten_after_the_kernel_stored_them_are_rejected(tmp_path):
+    mod, path = _module(
+        tmp_path,
+        """
+        def double(x):
+            out = torch.empty_like(x)
+            launch(x, out)
+            tmp = torch.empty_like(x)
+            launch(out, tmp)
+            out.copy_(tmp)                       # a same-dtype copy is an allowed op, not a store
+            return out
+        """,
+    )
+    msg = _verdict(mod, path)
+    assert msg and "99 hold values other than your kernel stored there (first: [1]" in msg  # 4 * 0 == 2 * 0
+    assert "aten::copy_ (your file, line" in msg and "never stored" not in msg
+
+
+def test_a_store_by_a_kernel_of_another_file_does_not_count(tmp_path):
+    _module(tmp_path, "", name="helper_kernels.py")
+    path = tmp_path / "mine.py"
+    path.write_text(
+        KERNEL.replace("double_kernel", "mine_kernel").replace("def launch", "def own_launch")
+        + textwrap.dedent(
+            f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from helper_kernels import launch
+
+        def double(x):
+            out = torch.empty_like(x)
+            own_launch(x, torch.empty_like(x))     # a kernel of this file runs, elsewhere
+            launch(x, out)                         # the output is stored by a borrowed kernel
+            own_launch(out[:0], out[:0])           # ...and one is given the output, storing nothing
+            return out
+        """
+        )
+    )
+    msg = _verdict(load_exercise(path), path)
+    assert msg and "100 of 100 elements were never stored by a kernel of yours" in msg
+
+
+def test_the_input_returned_unchanged_is_named(tmp_path):
+    # No contract lets a function return its input: outputs are fresh.  Said plainly.
+    mod, path = _module(
+        tmp_path,
+        NO_STORE
+        + """
+def double(x):
+    peek_kernel[(1,)](x, x, x.numel(), BLOCK=16)
+    return x
+""",
+    )
+    msg = _verdict(mod, path)
+    assert msg and "it is the memory of an argument, returned without your kernel writing it" in msg
+
+
+def test_zero_size_outputs_need_no_store_and_others_beside_them_still_do(tmp_path):
+    mod, path = _module(
+        tmp_path,
+        NO_STORE
+        + """
+def pair(x):
+    out = torch.empty_like(x)
+    launch(x, out)
+    return out[:0], out                       # an empty view beside the stored output
+
+
+def pair_unstored(x):
+    out = torch.empty_like(x)
+    peek_kernel[(1,)](x, out, x.numel(), BLOCK=16)
+    return torch.empty(0, 3), out
+""",
+    )
+    x = torch.arange(100, dtype=torch.float32)
+    empty, got = provenance.witnessed_call(path, mod.pair, x)
+    assert empty.numel() == 0 and torch.equal(got, 2 * x)
+    with pytest.raises(
+        provenance.NotOwnKernel, match="returned the tensor \\(shape \\(100,\\)\\): 100 of 100"
+    ):
+        provenance.witnessed_call(path, mod.pair_unstored, x)
+
+
+def test_without_the_interpreter_stores_are_not_judged():
+    # On a GPU the witness sees launches, not stores: a launch given the output suffices.
+    out = torch.empty(4)
+    w = provenance.Witness(learner_file="mine.py")
+    w.launches.append(provenance.Launch("k", "mine.py", {out.untyped_storage().data_ptr()}))
+    assert w.stores is None and provenance.verdict(w, "f", out) is None

@@ -167,3 +167,20 @@ def test_benchmark_spec():
             torch.testing.assert_close(v["fn"]().double(), expected, atol=2e-3, rtol=2e-2)
     big = spec.SHAPES[2]
     assert spec.work(big, torch.float32)["bytes"] == 16384 * 8192 * 8
+
+
+def test_the_transpose_checks_reason_speaks_of_the_load_and_the_store():
+    # the case reads a transposed input and writes a contiguous output: a failure can
+    # be either side's, so its reason must not blame the loads alone
+    from checks.engine import cases_for
+
+    (case,) = [c for c in cases_for("strided_softmax") if c.id == "transpose"]
+    assert "load" in case.why and "store" in case.why and "(n_cols, 1)" in case.why
+    from workshops import catalog
+
+    w = catalog.get("strided_softmax")
+    (rec,) = run_checks(
+        w.id, w.folder / "wrong" / "input_strides_for_output.py", interpret=True, only=["column-slice"]
+    )
+    assert rec.status == "fail" and "mask this access" not in rec.message
+    assert "follow the strides of x_ptr" in rec.message

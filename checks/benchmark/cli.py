@@ -286,7 +286,7 @@ def run(args, argv: list) -> int:
     refused = sum(r.get("refused") is not None for r in all_rows)
     print(
         f"{counts['ok']} variants timed; {counts['failed']} failed"
-        + (f" ({refused} not your own kernel's answer)" if refused else "")
+        + (f" ({refused} refused: {_refusals(all_rows)})" if refused else "")
         + f"; {counts['todo']} TODO. ({time.perf_counter() - t_start:.0f} s)"
     )
     print(f"results written to {output}")
@@ -312,3 +312,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _refusals(rows: list) -> str:
+    """How many rows each refusal named, e.g. "1 not-own-kernel, 2 skips-work"."""
+    named: dict = {}
+    for r in rows:
+        if r.get("refused"):
+            named[r["refused"]] = named.get(r["refused"], 0) + 1
+    return ", ".join(f"{n} {why}" for why, n in sorted(named.items()))

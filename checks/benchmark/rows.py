@@ -25,7 +25,10 @@ def row_status(row: dict) -> str:
     return LEGACY_STATUS.get(s, s)
 
 
-REFUSALS = ("not-own-kernel",)
+# Why a row was refused (failed, and out of every comparison): not the learner's
+# kernel's answer; timed calls that launched none of its kernels; timed calls served
+# from a cache; a speed past a ceiling the run measured.
+REFUSALS = ("not-own-kernel", "skips-work", "cached-output", "impossible")
 
 # Pass/fail is the relative error norm ||out - ref|| / ||ref|| against the spec's float64
 # oracle (computed from the very inputs the variant saw, so only the kernel's arithmetic

@@ -7,6 +7,14 @@ the learner's file), then -- only if it passed -- called a few more times to kee
 compilation and autotuning out of the timing (the first of those calls records the
 Triton kernels it launched, see kernels.py), then timed by each timer.
 
+The timed calls are witnessed too (see witness.py): they rotate between two input sets
+(the second made with another seed, its own oracle), each call's inputs marked as
+changed; the last output of each set is compared with its oracle after timing; and a
+learner's candidate must launch a kernel of its file on the timed stream in every
+timed call, and give right answers when its inputs' values change in place (a memo
+keyed on the storage alone does not), or it is refused by name.  A row faster than a
+ceiling the run measured allows is refused as impossible (statistics.impossible).
+
 Never raises for a variant's failure: a crash, a TODO, a wrong result, a refused
 candidate or a failed timing is that variant's row.  A sticky CUDA error (an illegal
 address) stops everything after it, each row saying why.  Takes its timers, device
@@ -15,6 +23,7 @@ and synchronisation as arguments, so the tests drive it on a CPU.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import zlib
@@ -23,7 +32,15 @@ from typing import Callable, Optional
 
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
-from checks.benchmark.statistics import add_speedups, add_throughput, add_timings, finite
+from checks.benchmark.statistics import (
+    IMPOSSIBLE,
+    add_speedups,
+    add_throughput,
+    add_timings,
+    finite,
+    impossible,
+)
+from checks.benchmark.witness import CACHED_OUTPUT, SKIPS_WORK, TimedCall, counting_launches, skipped_work
 
 NOT_OWN_KERNEL = "not-own-kernel"
 
@@ -148,7 +165,7 @@ def run_op(
                 rows.append(_broken_row(op, shape, dname, "(variants)", "candidate", broken, scale))
                 log(progress(rows[-1]))
                 continue
-            inputs = ref = variants = None
+            inputs = ref = variants = alt = None
             try:
                 inputs = spec.make_inputs(
                     shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed)
@@ -156,6 +173,9 @@ def run_op(
                 ref = spec.oracle(inputs, shape)
                 work = spec.work(shape, dmap[dname])
                 variants = spec.variants(mod, inputs, shape)
+                alt = _other_inputs(
+                    spec, mod, shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed + 1)
+                )
             except KeyboardInterrupt:
                 raise
             except BaseException as e:  # noqa: BLE001 - the spec or the module broke; record it
@@ -181,6 +201,7 @@ def run_op(
                     row,
                     v["fn"],
                     ref,
+                    _Sets(inputs, ref, alt, name),
                     dname,
                     work,
                     path=path,
@@ -193,7 +214,7 @@ def run_op(
                     inspect_kernels=inspect_kernels,
                 )
                 log(progress(row))
-            del inputs, ref, variants
+            del inputs, ref, variants, alt
             if device == "cuda" and not broken:
                 try:
                     torch.cuda.empty_cache()
@@ -202,10 +223,91 @@ def run_op(
     return add_speedups(rows)
 
 
+def _tensors(inputs) -> list:
+    import torch
+
+    values = (
+        inputs.values() if isinstance(inputs, dict) else inputs if isinstance(inputs, (list, tuple)) else []
+    )
+    return [t for t in values if isinstance(t, torch.Tensor)]
+
+
+def _other_inputs(spec, mod, shape, dtype, device, seed) -> Optional[tuple]:
+    """(inputs, oracle, {variant name: fn}) of a second input set, or None when the
+    spec cannot make one (its inputs are then timed alone)."""
+    try:
+        inputs = spec.make_inputs(shape, dtype, device, seed)
+        ref = spec.oracle(inputs, shape)
+        fns = {str(v.get("name", "?")): v["fn"] for v in spec.variants(mod, inputs, shape)}
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - the first set already showed what fails; time it alone
+        return None
+    return inputs, ref, fns
+
+
+class _Sets:
+    """The input sets one variant is timed on: the checked one and, when there is one,
+    a second with other values."""
+
+    def __init__(self, inputs, ref, alt, name: str):
+        self.inputs, self.refs, self.fns_alt = [inputs], [ref], []
+        if alt is not None and name in alt[2]:
+            self.inputs.append(alt[0])
+            self.refs.append(alt[1])
+            self.fns_alt.append(alt[2][name])
+
+    def timed(self, fn) -> TimedCall:
+        return TimedCall([fn] + self.fns_alt, [_tensors(i) for i in self.inputs])
+
+
+def _check_timed_outputs(row: dict, timed: TimedCall, sets: _Sets, dname: str) -> Optional[str]:
+    """Why the timed calls' last outputs are not the oracle's answers, or None."""
+    for k, out in enumerate(timed.outputs):
+        if out is None:
+            continue
+        _, _, ok, msg = compare(out, sets.refs[k], dname, row["tolerance"])
+        if not ok:
+            return f"input set {k + 1} of {len(timed.outputs)}: {msg}"
+    return None
+
+
+def _changed_values_problem(row: dict, timed: TimedCall, sets: _Sets, dname: str, sync) -> Optional[str]:
+    """Give set 1's buffers set 2's values in place, call once, compare with set 2's
+    oracle, then put set 1's values back: a memo keyed on the storage returns the old
+    answer.  Untimed; None when right (or when there is no second set)."""
+    if len(timed.fns) < 2:
+        return None
+    a, b = _tensors(sets.inputs[0]), _tensors(sets.inputs[1])
+    if len(a) != len(b) or any(x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a, b)):
+        return None
+    saved = [x.clone() for x in a]
+    try:
+        try:
+            for x, y in zip(a, b):
+                x.copy_(y)
+        except RuntimeError:  # e.g. an expanded (stride-0) input cannot be written in place
+            return None
+        out = timed.fns[0]()
+        sync()
+        _, _, ok, msg = compare(out, sets.refs[1], dname, row["tolerance"])
+        return None if ok else msg
+    finally:
+        for x, y in zip(a, saved):
+            x.copy_(y)
+        sync()
+
+
+def _refuse(row: dict, refused: str, message: str) -> None:
+    """Failed, named; its timings stay in the row as evidence, out of every comparison."""
+    row.update(status="failed", refused=refused, message=f"refused: {refused}: {message}")
+
+
 def _run_variant(
     row: dict,
     fn: Callable,
     ref,
+    sets: _Sets,
     dname: str,
     work: dict,
     *,
@@ -239,6 +341,7 @@ def _run_variant(
     if not ok:
         row.update(status="failed", message=msg)
         return None
+    timed, counter = sets.timed(fn), None
     try:
         for i in range(warm_calls):  # compilation and autotuning stay out
             if i == 0 and inspect_kernels is not None:
@@ -246,15 +349,43 @@ def _run_variant(
             else:
                 fn()
         sync()
-        samples = {kind: timer(fn) for kind, timer in timers.items()}
+        guard = counting_launches(path, timed, device) if witness is not None else None
+        with guard if guard is not None else contextlib.nullcontext() as counter:
+            samples = {kind: timer(timed) for kind, timer in timers.items()}
+        sync()
         add_timings(row, samples.get("graph"), samples.get("events"))
+        skipped = skipped_work(timed, counter) if counter is not None else None
+        stale = _check_timed_outputs(row, timed, sets, dname)
+        if skipped is None and stale is None and witness is not None:
+            changed = _changed_values_problem(row, timed, sets, dname, sync)
+            if changed is not None:
+                stale = (
+                    f"after its inputs' values changed in place, the call returned {changed}: "
+                    f"an output kept from an earlier call"
+                )
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001
-        status, msg = classify(e, path)
-        row.update(status="failed", message=f"timing failed: {msg}")
+        skipped = skipped_work(timed, counter) if counter is not None else None
+        if skipped is not None:  # e.g. a side-stream launch a graph capture cannot take
+            _refuse(row, SKIPS_WORK, skipped)
+        else:
+            status, msg = classify(e, path)
+            row.update(status="failed", message=f"timing failed: {msg}")
         return cuda_broken(device)
+    if skipped is not None:
+        _refuse(row, SKIPS_WORK, skipped)
+        return None
+    if stale is not None:
+        if witness is not None:
+            _refuse(row, CACHED_OUTPUT, f"the timed calls are not its work: {stale}")
+        else:
+            row.update(status="failed", message=f"timed calls gave wrong results: {stale}")
+        return None
     add_throughput(row, work, ceilings or {})
+    limit = impossible(row, ceilings or {})
+    if limit is not None:
+        _refuse(row, IMPOSSIBLE, limit)
     return None
 
 

@@ -13,6 +13,13 @@ from typing import Optional
 # A variant is launch-bound when at least this fraction of its per-call time (CUDA
 # events around each Python call) is host time: per-call minus device time (graph replay).
 LAUNCH_BOUND_FRACTION = 0.5
+# A row faster than a ceiling measured in the same run is impossible: refused.  The
+# ceilings are measured (a 1 GiB copy, a cuBLAS matmul), not datasheet peaks, and good
+# kernels come within a few percent of them (the reference softmax backward reached 103 %
+# of the copy on an H200), so only a margin past 100 % that no measurement noise explains
+# is refused.
+IMPOSSIBLE = "impossible"
+IMPOSSIBLE_FRACTION = 1.15
 
 
 def finite(x) -> Optional[float]:
@@ -126,6 +133,31 @@ def fmt_throughput(row: dict, missing: str = "-") -> str:
     if gbps is not None:
         return f"{gbps:.0f} GB/s"
     return missing
+
+
+def impossible(row: dict, ceilings: dict) -> Optional[str]:
+    """Which measured ceiling the row's throughput passes (by more than the margin), said
+    with both numbers; None when it passes none."""
+    bw = finite((ceilings or {}).get("copy_gbps"))
+    rate = finite((ceilings or {}).get("bf16_matmul_tflops"))
+    gbps, tflops = finite(row.get("gbps")), finite(row.get("tflops"))
+    said = None
+    if gbps and bw and gbps > bw * IMPOSSIBLE_FRACTION:
+        said = (
+            f"{gbps:,.0f} GB/s is {gbps / bw:.0%} of the copy bandwidth this run measured "
+            f"({bw:,.0f} GB/s, the memory limit)"
+        )
+    elif tflops and rate and tflops > rate * IMPOSSIBLE_FRACTION:
+        said = (
+            f"{tflops:,.1f} TFLOP/s is {tflops / rate:.0%} of the bf16 matmul rate this run "
+            f"measured ({rate:,.1f} TFLOP/s, the compute limit)"
+        )
+    if said is None:
+        return None
+    return (
+        f"{said}; no kernel moves its bytes or does its arithmetic faster than the card can, "
+        f"so these calls did not do the work the timing is credited with"
+    )
 
 
 def causal_flag(row: dict):

@@ -7,14 +7,19 @@ one per timed unit, as ``triton.testing`` measures them.  The modes:
   callable ``n`` times into one CUDA graph and times ten replays; each sample is one
   replay divided by ``n``.  Host dispatch is gone, and torch allocations inside the
   callable are served from the graph's private pool, so they cost nothing.
-* ``events`` + ``cache cold``: ``triton.testing.do_bench`` as it is.  It zeroes a
-  256 MB buffer before every call, which flushes the L2 and hides host overhead
-  behind that memset kernel.
+* ``events`` + ``cache cold``: ``triton.testing.do_bench``'s steps (rebuilt, see
+  below).  It zeroes a 256 MB buffer before every call, which flushes the L2 and
+  hides host overhead behind that memset kernel.
 * ``events`` + ``cache warm``: triton.testing has no ready mode for this, so
   :func:`events_warm` is ``do_bench`` rebuilt from its pieces without the flush: a
   pair of CUDA events around each of many back-to-back Python calls.  When the host
   cannot keep up (small shapes), the GPU idles between the events and that idle time
   is counted, so validation, allocation and launch cost show up in the per-call time.
+
+* A callable with a ``prepared`` method (the runner's ``TimedCall``, which rotates
+  input sets) has it called before each timed call's start event, so what it does
+  (marking the next inputs as changed) stays out of the events' measurement.  Cold
+  mode is therefore ``do_bench`` rebuilt too (:func:`events_timed`, same steps).
 
 * ``both``: ``graph`` and ``events`` (warm) on the same variant, one after the other.
   Graph replay is the device time; events is the per-call time a Python caller sees;
@@ -49,11 +54,28 @@ def synchronize() -> None:
 
 def events_warm(fn, warmup: float = 25, rep: float = 100, max_samples: int = MAX_SAMPLES) -> list:
     """``triton.testing.do_bench`` without its L2 flush (see the module docstring)."""
+    return events_timed(fn, warmup, rep, max_samples, flush=False)
+
+
+def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, flush: bool = False) -> list:
+    """``do_bench``'s steps: estimate, warm up, then CUDA events around each call; with
+    ``flush`` the L2 is cleared before each call (``do_bench``'s own buffer and clear),
+    and ``fn.prepared()``, when ``fn`` has it, runs before each start event."""
+    from triton import runtime
+
+    prepare = getattr(fn, "prepared", None) or (lambda: None)
+    cache = runtime.driver.active.get_empty_cache_for_benchmark() if flush else None
+
+    def clear():
+        if cache is not None:
+            runtime.driver.active.clear_cache(cache)
+
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(5):
+        clear()
         fn()
     end.record()
     torch.cuda.synchronize()
@@ -65,6 +87,8 @@ def events_warm(fn, warmup: float = 25, rep: float = 100, max_samples: int = MAX
     for _ in range(n_warmup):
         fn()
     for i in range(n_repeat):
+        clear()
+        prepare()
         starts[i].record()
         fn()
         ends[i].record()
@@ -90,11 +114,11 @@ def make_timers(timing: str, cache: str, quick: bool) -> tuple:
         if cache == "cold":
 
             def events(fn):
-                return list(triton.testing.do_bench(fn, warmup=w, rep=r, return_mode="all"))
+                return events_timed(fn, w, r, max_samples=10**9, flush=True)
 
             said.append(
-                f"triton.testing.do_bench(warmup={w}, rep={r}, return_mode='all'): "
-                f"CUDA events per call, L2 flushed before each call"
+                f"events_timed(warmup={w}, rep={r}, flush=True): triton.testing.do_bench's "
+                f"steps, CUDA events per call, L2 flushed before each call"
             )
         else:
 

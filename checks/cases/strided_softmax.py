@@ -133,7 +133,11 @@ def worked_transpose(mod, ctx):
 @check(
     "transpose",
     "a transposed view (strides (1, rows)) of fp32",
-    why="a kernel that assumes the column stride is 1 reads the wrong elements of x.t()",
+    why=(
+        "both sides are tested: loads must use x.t()'s strides (1, rows), and stores the "
+        "fresh output's (n_cols, 1); a unit column stride assumed on the load, or the "
+        "input's strides reused on the store, puts values in the wrong places"
+    ),
     section=SECTION_IDEA,
     cost=2,
 )

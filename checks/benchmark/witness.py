@@ -1,0 +1,191 @@
+"""What the timed calls of a candidate did: a timing is taken only of calls that work.
+
+A candidate may pass the correctness call and then skip the work while it is timed: a
+memo that returns an earlier output, a result computed once and handed back, kernels
+launched on a side stream the timer does not wait for.  Each makes a timing that is
+not the kernel's (the issue that motivated this measured 0.01 us, 700 % to 35,000 % of
+the copy ceiling).  So the runner times a :class:`TimedCall` instead of the variant:
+
+* it rotates among input sets whose values differ, and marks the next set's tensors
+  as modified in place before each call (``torch.autograd.graph.increment_version``,
+  public and free: no kernel), so a cache keyed on storage and version misses;
+* it keeps the last output of each set, which the runner compares with the oracle
+  after timing;
+* :func:`counting_launches` counts, per call, the launches of kernels defined in the
+  candidate's file on the stream being timed.  In a CUDA graph capture a launch is a
+  kernel node of the graph (PyTorch exposes no public list of a graph's nodes), so
+  the same count proves the captured graph holds the candidate's kernels.
+
+Triton 3.6 has no public launch hook: ``JITFunction.run`` (and the interpreter's
+``InterpretedFunction.run``) is wrapped for the length of one timing, and only the
+count is kept, so the wrapper adds well under a microsecond to a call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Callable, Optional
+
+SKIPS_WORK = "skips-work"
+CACHED_OUTPUT = "cached-output"
+
+
+class TimedCall:
+    """A zero-argument callable for the timers: call ``i`` runs ``fns[i % len(fns)]``."""
+
+    def __init__(self, fns: list, tensors: list):
+        self.fns, self.tensors = fns, tensors  # tensors[k]: the inputs set k's fn reads
+        self.calls = 0
+        self.idle_calls = 0  # calls that launched none of the candidate's kernels
+        self.outputs: list = [None] * len(fns)
+        self.counter: Optional["LaunchCounter"] = None
+        self._prepared = False
+
+    def prepare(self) -> None:
+        """Mark the next call's inputs as changed (about a microsecond per tensor on the
+        host: the events timers call it through :meth:`prepared`, outside the timed
+        region; inside a graph capture it costs nothing at replay)."""
+        import torch
+
+        for t in self.tensors[self.calls % len(self.fns)]:
+            torch.autograd.graph.increment_version(t)
+
+    def __call__(self):
+        k = self.calls % len(self.fns)
+        if not self._prepared:
+            self.prepare()
+        self._prepared = False
+        before = self.counter.count if self.counter is not None else 0
+        if self.counter is not None:
+            self.counter.call_begins()
+        out = self.fns[k]()
+        if self.counter is not None and self.counter.count == before:
+            self.idle_calls += 1
+        self.outputs[k] = out
+        self.calls += 1
+        return out
+
+    def prepared(self) -> None:
+        """The timer's hook: prepare the next call now, before its start event."""
+        self.prepare()
+        self._prepared = True
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or os.path.realpath(a) == os.path.realpath(b)
+
+
+class LaunchCounter:
+    """Launches of the candidate's kernels on the stream each call began on.  The stream
+    is compared on the first launches and then on one in 64 (reading the current stream
+    costs about as much as the rest of the count; a side stream is used every call)."""
+
+    CHECK_FIRST, CHECK_EVERY = 32, 64
+
+    def __init__(self, path: str, stream: Optional[Callable] = None):
+        self.path, self.count = str(path), 0
+        self._own: dict = {}  # id(kernel object) -> defined in the candidate's file
+        self._stream = stream  # () -> the current stream's handle; None: no streams here
+        self._call_stream = None
+        self.off_stream = 0
+
+    def _checking(self) -> bool:
+        n = self.count + self.off_stream
+        return self._stream is not None and (n < self.CHECK_FIRST or n % self.CHECK_EVERY == 0)
+
+    def call_begins(self) -> None:
+        self._call_stream = self._stream() if self._checking() else None
+
+    def own(self, kernel) -> bool:
+        key = id(kernel)
+        if key not in self._own:
+            fn = kernel
+            for _ in range(8):  # autotuner / heuristics -> JITFunction -> function
+                if hasattr(fn, "__code__"):
+                    break
+                fn = getattr(fn, "fn", None)
+            self._own[key] = fn is not None and _same_file(fn.__code__.co_filename, self.path)
+        return self._own[key]
+
+    def saw(self, kernel) -> None:
+        if not self.own(kernel):
+            return
+        if self._call_stream is not None and self._stream() != self._call_stream:
+            self.off_stream += 1  # a side stream: work the timer does not wait for
+            return
+        self.count += 1
+
+
+@contextlib.contextmanager
+def counting_launches(path, timed: TimedCall, device: str = "cpu"):
+    """Count the candidate's own launches while the block runs (see the module doc)."""
+    from triton.runtime.jit import JITFunction
+
+    stream = None
+    if device == "cuda":
+        import torch
+
+        def stream():
+            return torch.cuda.current_stream().cuda_stream
+
+    counter = LaunchCounter(path, stream)
+    targets = [JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        targets.append(InterpretedFunction)
+    except ImportError:
+        pass
+    saved = [(cls, cls.__dict__["run"]) for cls in targets]
+
+    def wrap(original):
+        def run(self, *args, **kwargs):
+            if not kwargs.get("warmup"):
+                counter.saw(self)
+            return original(self, *args, **kwargs)
+
+        run.__wrapped__ = original
+        return run
+
+    for cls, original in saved:
+        cls.run = wrap(original)
+    getitem = None
+    try:  # a launch through a compiled kernel's handle: compiled[grid](...)
+        from triton.compiler.compiler import CompiledKernel
+
+        getitem = CompiledKernel.__dict__["__getitem__"]
+
+        def launch_handle(self, grid):
+            counter.saw(getattr(getattr(self, "src", None), "fn", self))
+            return getitem(self, grid)
+
+        CompiledKernel.__getitem__ = launch_handle
+    except (ImportError, KeyError):
+        pass
+    timed.counter = counter
+    try:
+        yield counter
+    finally:
+        timed.counter = None
+        for cls, original in saved:
+            cls.run = original
+        if getitem is not None:
+            CompiledKernel.__getitem__ = getitem
+
+
+def skipped_work(timed: TimedCall, counter: LaunchCounter) -> Optional[str]:
+    """Why the timed calls are not a timing of the candidate's work, or None."""
+    if timed.calls and timed.idle_calls:
+        side = (
+            f"; {counter.off_stream} launch(es) went to another CUDA stream, which the timer "
+            f"does not wait for"
+            if counter.off_stream
+            else ""
+        )
+        return (
+            f"{timed.idle_calls} of {timed.calls} timed calls launched no kernel of your file "
+            f"on the timed stream{side}. Every timed call must do the work: an output kept "
+            f"from an earlier call, or computed once, is not a timing of your kernel"
+        )
+    return None
