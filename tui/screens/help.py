@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
+
+from tui.widgets.markdown import CourseMarkdown
 
 USAGE = Path(__file__).resolve().parent.parent / "USAGE.md"
 
@@ -23,7 +25,7 @@ class HelpScreen(ModalScreen[None]):
             text = "# Help\n\ntui/USAGE.md is missing."
         with Vertical(id="help-box"):
             with VerticalScroll(id="help-text"):
-                yield Markdown(text)
+                yield CourseMarkdown(text)
             yield Static("escape to close", id="help-footer")
 
     def action_close(self) -> None:

@@ -57,3 +57,14 @@ def find_heading(table_of_contents, section: str):
     words = _words(section)
     best = max(table_of_contents, key=lambda t: len(words & _words(str(t[1]))))
     return best[2] if words & _words(str(best[1])) else None
+
+
+def short_path(path) -> str:
+    """A path with the home folder written ``~`` (the workspace line fits 80 columns)."""
+    from pathlib import Path
+
+    path, home = Path(path), Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)

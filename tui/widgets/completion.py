@@ -1,17 +1,20 @@
-"""The completion moment: every check passes -- say so, suggest the next workshop by
-its prerequisites, and point at the benchmark where there is a GPU to time on."""
+"""The completion moment: every check that can run here passes -- say so in the
+outcome's own words (passed, or passed here and what runs elsewhere), suggest the next
+workshop by its prerequisites, and point at the benchmark where there is a GPU to time on.
+It belongs to the run that made it: a new run hides it (WorkshopScreen.run_replaced)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
 
+from checks.records import outcome_line
 
-def completion_text(workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> Text:
+
+def completion_text(workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> Text:
     """Most important first: a small terminal shows the first two lines only."""
-    text = Text.assemble(
-        ("Workshop complete: ", "bold green"), f"all {n_checks} checks of {workshop.code} pass."
-    )
+    word, _, rest = outcome_line(records).partition(": ")
+    text = Text.assemble((f"{word.capitalize()}: ", "bold green"), f"{workshop.code}: {rest}.")
     if next_up:
         first = next_up[0]
         text.append("\nNext: ")
@@ -40,8 +43,8 @@ class CompletionPanel(Static):
     def on_mount(self) -> None:
         self.display = False
 
-    def show(self, workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> None:
-        self.update(completion_text(workshop, n_checks, next_up, interpreted, gpu))
+    def show(self, workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> None:
+        self.update(completion_text(workshop, records, next_up, interpreted, gpu))
         self.display = True
 
     def hide(self) -> None:
