@@ -111,7 +111,8 @@ def outcome_line(records: list) -> str:
         if not n:
             return "not run: no check ran"
         return f"not run: {count('not run')} of {plural(n, 'check')} never ran (the run ended first)"
-    return f"unavailable: {'none of the ' + str(n) + ' checks' if n != 1 else 'the 1 check'} can run on this machine"
+    which = f"none of the {n} checks" if n != 1 else "the 1 check"
+    return f"unavailable: {which} can run on this machine"
 
 
 class Progress(str, Enum):

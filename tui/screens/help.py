@@ -1,4 +1,4 @@
-"""The help screen (``?``): keys and commands, from tui/USAGE.md."""
+"""The help screen (``?``): keys first, then commands and the rest, from tui/USAGE.md."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-text"):
                 yield CourseMarkdown(text)
             yield Static("escape to close", id="help-footer")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-text").focus()  # the arrows scroll it; it opens on the keys
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -39,6 +39,14 @@ def contents_width(markdown: str, cap: int = 60) -> int:
     return max(16, min(need + 4, cap))
 
 
+TEXT_MIN = 72  # columns a document keeps beside its contents column
+
+
+def contents_fits(width: int, contents: int) -> bool:
+    """Whether a contents column of ``contents`` columns leaves the text room to read."""
+    return width - contents >= TEXT_MIN
+
+
 def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
 

@@ -139,12 +139,18 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def apply_size(self, width: int, height: int) -> None:
         size = layout.size_class(width, height)
+        was = self.has_class(size)
         for name in layout.SIZE_CLASSES:
             self.set_class(name == size, name)
+        if not was and self.controller is not None and not self.query_one(TimingsPanel).results:
+            self._timings_idle()  # what it promises depends on the size
         if self.interpret:
             self.query_one("#banner", Static).update(BANNER if width >= len(BANNER) + 2 else BANNER_SHORT)
         viewer = self.query_one("#lesson", MarkdownViewer)
-        show = self.toc_choice if self.toc_choice is not None else size == "-wide"
+        fits = size == "-wide" and layout.contents_fits(
+            width * 3 // 5, layout.contents_width(self.workshop.lesson)
+        )
+        show = self.toc_choice if self.toc_choice is not None else fits
         if viewer.show_table_of_contents != show:
             viewer.show_table_of_contents = show
 

@@ -1,6 +1,7 @@
 """Markdown for lessons, hints, explanations and help, with code blocks that never hide
 text: a code line wider than the pane folds onto the next line, which starts with
-``↪`` under the line's own indentation, so nothing is cut and nothing needs scrolling."""
+``↪`` under the line's own indentation, so nothing is cut and nothing needs scrolling.
+Table cells fold a word too long for their column the same way (without the mark)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,10 @@ class FoldedFence(MarkdownFence):
 
 
 class CourseMarkdown(Markdown):
+    # a table cell folds a word too long for its column rather than cut it with …
+    DEFAULT_CSS = """
+    CourseMarkdown MarkdownTableContent > .cell { text-overflow: fold; }
+    """
     BLOCKS = {**Markdown.BLOCKS, "fence": FoldedFence, "code_block": FoldedFence}
 
 
