@@ -127,8 +127,7 @@ def test_notices_go_with_the_run_that_made_them(make_app, workspace, size):
             await wait_for(pilot, lambda: done.display and toasts.live, 5, "the completion")
             assert "Passed" in toasts.said()
             # a re-run: the banner and the toast of the last run go at once
-            await pilot.press("space")
-            await pilot.pause()
+            screen.action_run_checks()  # what space does; the run it starts may be quick
             assert not done.display and not toasts.live
             await wait_for_run(pilot, digest_of(path))
             await wait_for(pilot, lambda: done.display, 5, "the completion again")
@@ -199,7 +198,9 @@ def test_timings_bars_compare_within_a_shape_and_columns_fit(width):
                 assert len(keys) == len(COLUMNS)
             baseline = next(i for i, r in enumerate(mine) if r.get("role") == "baseline")
             cells = {str(k.value): table.get_row_at(baseline)[i] for i, k in enumerate(table.columns)}
-            assert isinstance(cells["bar"], MarkedBar) and cells["bar"].plain().count("█") == BAR_WIDTH
+            assert (
+                isinstance(cells["bar"], MarkedBar) and "·" not in cells["bar"].plain()
+            )  # the slowest: full
             fastest = min(range(len(mine)), key=lambda i: mine[i]["median_us"])
             bar = table.get_row_at(fastest)[keys.index("bar")].plain()
             assert 0 < bar.count("█") < BAR_WIDTH - 2  # a difference that shows

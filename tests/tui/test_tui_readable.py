@@ -11,7 +11,7 @@ import pytest
 
 from checks import workspace as ws
 from readable_helpers import SIZE_IDS, SIZES, drawn, lost_text
-from tui_helpers import digest_of, wait_for, wait_for_run
+from tui_helpers import digest_of, save, wait_for, wait_for_run
 from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
@@ -179,17 +179,20 @@ def test_focus_starts_on_the_lesson_and_goes_to_the_first_failure(make_app, work
 
     from tui.screens.failure import FailureScreen
 
-    path = start_with(workspace, WRONG)
+    path = start_with(workspace, A1.starter.read_text(encoding="utf-8"))
 
     async def body():
         app = make_app(open_workshop=A1.id)
         async with app.run_test(size=size) as pilot:
-            screen = await wait_for(pilot, lambda: app.screen.query("#lesson") and app.screen, 10, "A1")
+            panel = await wait_for_run(pilot, digest_of(path))
+            screen = app.screen
             viewer = screen.query_one("#lesson", MarkdownViewer)
-            await wait_for(pilot, lambda: app.focused is viewer.document, 5, "the lesson's focus")
+            assert app.focused is viewer.document  # a TODO run leaves the focus on the lesson
             await pilot.press("down", "down", "down")
             await pilot.pause()
             assert viewer.scroll_y > 0  # the arrows scroll the lesson
+            assert "Enter" not in str(screen.query_one("#run-status").render())
+            await save(pilot, path, WRONG)
             panel = await wait_for_run(pilot, digest_of(path))
             await pilot.pause()
             first = next(k for k in panel.planned if panel.records[k["id"]].status == "fail")
@@ -234,7 +237,8 @@ def test_the_results_table_keeps_the_message_column(make_app, workspace, size):
                 cell = str(table.get_cell(panel.cursor_record().id, "message"))
                 assert cell.rstrip("…") in panel.cursor_record().message.replace("\n", " ")
                 if zoomed:
-                    assert widths["message"] > before
+                    # compact already gives the results the whole width
+                    assert widths["message"] > before or (size[0] < 100 and widths["message"] == before)
                     assert table.region.height >= 12  # most of the 11 rows, zoomed
                 before = widths["message"]
                 if not zoomed:

@@ -83,6 +83,7 @@ def course_line(progress: dict) -> Text:
 
 
 NARROW = 120  # columns under which the list drops prerequisite and sessions
+NARROWER = 90  # ... and the device too (the details below name it)
 COLUMNS = (
     ("Level", "level"),
     ("Code", "code"),
@@ -134,12 +135,17 @@ class BrowseScreen(Screen[None]):
         t = self.query_one("#workshops", DataTable)
         t.clear(columns=True)
         for label, key in COLUMNS:
-            if not (self.narrow and key in ("prerequisite", "sessions")):
-                t.add_column(label, key=key)
+            if self.narrow and key in ("prerequisite", "sessions"):
+                continue
+            if key == "device" and self.app.size.width < NARROWER:
+                continue
+            t.add_column(label, key=key)
 
     def on_resize(self, event) -> None:
         narrow = event.size.width < NARROW
-        if narrow != getattr(self, "narrow", narrow) and self.query("#workshops"):
+        device = event.size.width >= NARROWER
+        t = self.query("#workshops")
+        if t and (narrow != self.narrow or device != ("device" in t.first().columns)):
             self.narrow = narrow
             self._columns()
             self.refresh_progress()
@@ -169,7 +175,9 @@ class BrowseScreen(Screen[None]):
         for w in catalog.workshops():
             shown = w.level.capitalize() if w.level != level else ""
             level = w.level
-            cells = [Text(shown, style="bold"), w.code, w.title, w.device]
+            cells = [Text(shown, style="bold"), w.code, w.title]
+            if "device" in t.columns:
+                cells.append(w.device)
             if not self.narrow:
                 cells += [w.prerequisite, w.sessions]
             cells.append(status_text(self.progress.get(w.id), when=not self.narrow))

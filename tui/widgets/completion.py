@@ -40,13 +40,30 @@ def completion_text(workshop, records: list, next_up: list, interpreted: bool, g
 
 
 class CompletionPanel(Static):
+    """Shown whole; a compact terminal gives it two lines, so there it shows the first
+    two lines only (the outcome and the next step), never a cut third."""
+
     def on_mount(self) -> None:
         self.display = False
+        self.said: tuple = ()
 
     def show(self, workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> None:
-        self.update(completion_text(workshop, records, next_up, interpreted, gpu))
+        self.said = (workshop, records, next_up, interpreted, gpu)
+        self._render_said()
         self.display = True
+
+    def _render_said(self) -> None:
+        if not self.said:
+            return
+        text = completion_text(*self.said)
+        if self.screen.has_class("-compact"):
+            text = Text("\n").join(text.split("\n")[:2])
+        self.update(text)
+
+    def on_resize(self, event) -> None:
+        self._render_said()
 
     def hide(self) -> None:
         self.display = False
+        self.said = ()
         self.update("")

@@ -114,7 +114,7 @@ class ResultsPanel(Vertical):
             label_w = want  # room for both, whole
         else:
             label_w = max(10, min(want, max(int(inner * 0.4), inner - said)))
-        label_w = min(label_w, inner - MESSAGE_MIN)
+        label_w = min(label_w, inner - (MESSAGE_MIN if said else len("Message") + 2))
         message_w = inner - label_w
         if (label_w, message_w, show_time) == (self.label_w, self.message_w, self.show_time):
             return
@@ -309,6 +309,8 @@ class ResultsPanel(Vertical):
         for check_id, began in self.running_since.items():
             elapsed = now - began
             self._set(check_id, "time", f"{elapsed:.0f}s")
+            if not self.show_time:  # no Time column: the status cell ticks ("RUN 12s")
+                self._set(check_id, "status", Text(f"RUN {elapsed:.0f}s"[:STATUS_W], style="bold cyan"))
             if elapsed >= longest:
                 longest_id, longest = check_id, elapsed
         if longest >= self.still_after and longest_id is not None:
@@ -323,6 +325,11 @@ class ResultsPanel(Vertical):
 
     # --- helpers ---
     def _add_row(self, key: str, status="", label="") -> None:
+        if key in self.table.rows:  # already there (a rebuild of the columns added it)
+            for column, value in (("status", status), ("label", label)):
+                if value:
+                    self._set(key, column, value)
+            return
         cells = [status, label] + ([""] if self.show_time else []) + [""]
         self.table.add_row(*cells, key=key)
 
