@@ -297,7 +297,7 @@ def run(args, out: Printer) -> int:
         said = set()
 
         def show(rec: Record):
-            if rec.status == "skipped" and rec.message in said:
+            if rec.status in ("skipped", "not run") and rec.message in said:
                 rec = dataclasses.replace(rec, message="")  # the same reason, said once
             said.add(rec.message)
             change = change_since(before.get(rec.id), rec.status)

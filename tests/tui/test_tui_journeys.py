@@ -361,11 +361,12 @@ def test_editor_unset_says_so_and_shows_the_path(make_app, workspace, monkeypatc
 
     async def body():
         app = make_app(open_workshop="A1")
+        toasts = Toasts(app)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for_run(pilot)
             await pilot.press("e")
             await pilot.pause()
-            msgs = [n.message for n in app._notifications]
+            msgs = [m for _, m in toasts.live]
             assert any("$EDITOR is not set" in m and str(workspace / A1.exercise_name) in m for m in msgs), (
                 msgs
             )
@@ -505,6 +506,7 @@ def test_mouse_palette_switch_and_bench_toggle(make_app):
 
     async def body():
         app = make_app(bench=True)
+        toasts = Toasts(app)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             table = app.screen.query_one("#workshops")
@@ -524,7 +526,7 @@ def test_mouse_palette_switch_and_bench_toggle(make_app):
             }
             await pilot.press("b")
             assert app.bench_enabled is True
-            assert not any("Benchmarks" in n.message for n in app._notifications)
+            assert "Benchmarks" not in toasts.said()
             # the palette opens another workshop in place of this one
             other = next(w for w in catalog.workshops() if w.id != A1.id)
             app.open_workshop(other.id)

@@ -120,7 +120,7 @@ class TimingsPanel(Vertical):
         need = {
             key: max([len(header)] + [_cell_len(row[key]) for row in cells]) + 2 for header, key, _ in COLUMNS
         }
-        rank = {key: (1.5 if key == "host" and launch_bound else p) for _, key, p in COLUMNS}
+        rank = {key: (0.5 if key == "host" and launch_bound else p) for _, key, p in COLUMNS}
         keep = [key for _, key, _ in COLUMNS]
         while len(keep) > 3 and sum(need[k] for k in keep) + 2 > width:
             keep.remove(max(keep, key=lambda k: (rank[k], keep.index(k))))
