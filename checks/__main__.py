@@ -24,6 +24,8 @@ from checks.records import (
     UsageParser,
     change_since,
     exit_code,
+    outcome_line,
+    plural,
     progress_of,
     run_header,
     summary_line,
@@ -46,7 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         "3 nothing selected or unavailable, 64 usage error",
     )
     p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
-    p.add_argument("--list", action="store_true", help="list the workshops and their checks")
+    p.add_argument(
+        "--list",
+        action="store_true",
+        help="list the workshops and the ids of their checks (for --check); "
+        "after a workshop's id or code: that workshop's only",
+    )
     p.add_argument(
         "--level",
         choices=("all", "intermediate", "advanced"),
@@ -150,7 +157,7 @@ def run_sanitized(argv: list, out: Printer) -> int:
     m = re.search(r"ERROR SUMMARY: (\d+) error", summary)
     errors = int(m.group(1)) if m else (1 if proc.returncode == 99 else 0)
     if errors:
-        out.line(f"compute-sanitizer found {errors} memory error(s):", "bold red")
+        out.line(f"compute-sanitizer found {plural(errors, 'memory error')}:", "bold red")
         for l in findings[:40]:
             out.line(f"  {l}")
         return 1
@@ -185,23 +192,30 @@ def _target(w, args) -> Path:
 
 
 def cmd_list(args, out: Printer) -> int:
+    """Each workshop with the ids of its checks (what --check takes); a named workshop
+    lists only its own."""
+    from checks.engine import cases_for
+
+    chosen = None
+    if args.exercise not in (None, "all"):
+        chosen = _select(args)[0]
     for level in ("intermediate", "advanced"):
-        if args.level not in ("all", level):
+        if args.level not in ("all", level) or (chosen is not None and chosen.level != level):
             continue
         out.heading(level.capitalize())
         for w in catalog.workshops():
-            if w.level != level:
+            if w.level != level or (chosen is not None and w.id != chosen.id):
                 continue
             out.line(f"  {w.code}  {w.id:<20} {w.title:<26} {w.device}  sessions {w.sessions}")
             out.line(f"      prerequisite: {w.prerequisite}; deliverable: {w.deliverable}")
-            if args.verbose:
-                from checks.engine import cases_for
-
-                try:
-                    for c in cases_for(w.id):
-                        out.line(f"        {c.id:<28} {c.label}")
-                except ImportError as e:
-                    out.line(f"        (checks need {e.name})")
+            try:
+                cases = cases_for(w.id)
+            except ImportError as e:
+                out.line(f"      (its checks cannot be listed here: they need {e.name})")
+                continue
+            out.line(f"      {plural(len(cases), 'check')} (--check ID):")
+            for c in cases:
+                out.line(f"        {c.id:<28} {c.label}")
     return 0
 
 
@@ -283,7 +297,7 @@ def run(args, out: Printer) -> int:
         said = set()
 
         def show(rec: Record):
-            if rec.status == "skipped" and rec.message in said:
+            if rec.status in ("skipped", "not run") and rec.message in said:
                 rec = dataclasses.replace(rec, message="")  # the same reason, said once
             said.add(rec.message)
             change = change_since(before.get(rec.id), rec.status)
@@ -339,13 +353,9 @@ def run(args, out: Printer) -> int:
     out.line()
     if changes_total:
         out.line("Changed since the last run: " + "; ".join(f"{w}:{i} {c}" for w, i, c in changes_total))
-    skipped = sum(r.status == "skipped" for r in all_records)
     code = exit_code(all_records)
-    if skipped and code == 0:
-        out.line(
-            f"Not complete: {skipped} check(s) could not run here (see SKIP lines); "
-            f"run on a CUDA GPU to finish."
-        )
+    line = outcome_line(all_records)
+    out.line(line[0].upper() + line[1:] + ".", "bold")
     out.line(summary_line(all_records))
     if args.json:
         payload = {

@@ -55,7 +55,8 @@ def missed_catches(w, wrong_name: str, records) -> list:
     skipped here, e.g. GPU-only in the interpreter, is not counted as a miss)."""
     wanted = dict(w.wrong_answers).get(wrong_name, ())
     by_id = {r.id: r for r in records}
-    return [i for i in wanted if i in by_id and by_id[i].status not in ("fail", "error", "skipped")]
+    not_a_miss = ("fail", "error", "skipped", "not run")
+    return [i for i in wanted if i in by_id and by_id[i].status not in not_a_miss]
 
 
 def self_check(workshops: list, args, out) -> int:

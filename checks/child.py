@@ -288,7 +288,7 @@ class ChildRun:
                     workshop=self.workshop_id,
                     id=c["id"],
                     label=c["label"],
-                    status="error" if running else "skipped",
+                    status="error" if running else "not run",
                     message=why if running else f"not run: {why.split(':')[0]}",
                     why=c.get("why", ""),
                     section=c.get("section", ""),

@@ -26,6 +26,7 @@ class Status(str, Enum):
     TODO = "todo"  # the learner's own NotImplementedError
     ERROR = "error"  # a crash, a timeout, a file that does not import
     SKIPPED = "skipped"  # cannot run here (no GPU, an interpreter limit): never counted as passed
+    NOT_RUN = "not run"  # planned, but the run ended first (a timeout, a cancel, a crash)
 
     def __str__(self) -> str:
         return self.value
@@ -33,10 +34,85 @@ class Status(str, Enum):
     @property
     def word(self) -> str:
         """How the printout and the app label it."""
-        return "SKIP" if self is Status.SKIPPED else self.value.upper()
+        return {Status.SKIPPED: "SKIP", Status.NOT_RUN: "NOT RUN"}.get(self, self.value.upper())
 
 
 STATUSES = tuple(s.value for s in Status)
+
+
+class Outcome(str, Enum):
+    """What a run (or a workshop) came to, in the words the app, the workshop list, the
+    CLI and the export all use."""
+
+    PASSED = "passed"  # every check ran and passed
+    PASSED_HERE = "passed here"  # every check that can run on this machine passed
+    FAILED = "failed"  # a wrong answer, a crash, a timeout, a file that does not import
+    INCOMPLETE = "incomplete"  # a TODO is left
+    NOT_RUN = "not run"  # the run ended before its checks did (a timeout, a cancel)
+    UNAVAILABLE = "unavailable"  # nothing could run here (every check needs a GPU)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def outcome_of(records: list) -> Outcome:
+    """The one word for a run's records, worst news first."""
+    statuses = {r.status for r in records}
+    if statuses & {"fail", "error"}:
+        return Outcome.FAILED
+    if "todo" in statuses:
+        return Outcome.INCOMPLETE
+    if "not run" in statuses or not statuses:
+        return Outcome.NOT_RUN
+    if "pass" not in statuses:
+        return Outcome.UNAVAILABLE
+    return Outcome.PASSED_HERE if "skipped" in statuses else Outcome.PASSED
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    """'1 check', '2 checks', '1 error' ('many': an irregular plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def unavailable_ids(records: list) -> list:
+    return [r.id for r in records if r.status == "skipped"]
+
+
+def where_they_run(records: list) -> str:
+    """Where the checks that could not run here do run, from their messages."""
+    said = " ".join(r.message for r in records if r.status == "skipped").lower()
+    if "gpu" in said or "cuda" in said or not said:
+        return "a machine with a CUDA GPU"
+    return "a machine that has what they need"
+
+
+def outcome_line(records: list) -> str:
+    """One sentence for a run, opening with its outcome word; 'passed here' names the
+    checks that could not run and where they do."""
+    outcome, n = outcome_of(records), len(records)
+    count = lambda *s: sum(r.status in s for r in records)
+    every = f"all {n} checks" if n != 1 else "the 1 check"
+    if outcome is Outcome.PASSED:
+        return f"passed: {every} ran and passed"
+    if outcome is Outcome.PASSED_HERE:
+        ids = unavailable_ids(records)
+        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        return (
+            f"passed here: {count('pass')} of {plural(n, 'check')} passed; "
+            f"{len(ids)} could not run here ({shown}): they run on {where_they_run(records)}"
+        )
+    if outcome is Outcome.FAILED:
+        errors = count("error")
+        with_errors = f" ({plural(errors, 'error')})" if errors else ""
+        return f"failed: {count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}"
+    if outcome is Outcome.INCOMPLETE:
+        return f"incomplete: {count('todo')} of {plural(n, 'check')} still TODO"
+    if outcome is Outcome.NOT_RUN:
+        if not n:
+            return "not run: no check ran"
+        return f"not run: {count('not run')} of {plural(n, 'check')} never ran (the run ended first)"
+    which = f"none of the {n} checks" if n != 1 else "the 1 check"
+    return f"unavailable: {which} can run on this machine"
 
 
 class Progress(str, Enum):
@@ -94,13 +170,13 @@ class Record:
 
 def exit_code(records: list) -> int:
     """0 every runnable check passed; 1 anything wrong; 2 TODO and nothing wrong;
-    3 nothing ran (nothing selected, or all of it unavailable here)."""
+    3 nothing ran (nothing selected, all of it unavailable here, or never run)."""
     statuses = {r.status for r in records}
     if statuses & {"fail", "error"}:
         return EXIT_WRONG
     if "todo" in statuses:
         return EXIT_TODO
-    if "pass" not in statuses:
+    if "pass" not in statuses or "not run" in statuses:
         return EXIT_UNAVAILABLE
     return EXIT_PASS
 
@@ -130,14 +206,16 @@ def tally(records: list) -> dict:
         "failed": sum(r.status in ("fail", "error") for r in records),
         "incomplete": len(incomplete),
         "unavailable": sum(r.status == "skipped" for r in records),
+        "not_run": sum(r.status == "not run" for r in records),
     }
 
 
 def summary_line(records: list) -> str:
     t = tally(records)
+    not_run = f"; {t['not_run']} not run" if t["not_run"] else ""
     return (
-        f"{t['passed']} checks passed; {t['failed']} failed; "
-        f"{t['incomplete']} exercises incomplete; {t['unavailable']} unavailable."
+        f"{plural(t['passed'], 'check')} passed; {t['failed']} failed; "
+        f"{plural(t['incomplete'], 'exercise')} incomplete; {t['unavailable']} unavailable{not_run}."
     )
 
 

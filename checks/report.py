@@ -15,6 +15,7 @@ STYLE = {
     Status.TODO: "yellow",
     Status.ERROR: "bold red",
     Status.SKIPPED: "dim",
+    Status.NOT_RUN: "dim",
 }
 
 

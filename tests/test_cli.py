@@ -41,7 +41,8 @@ def test_solution_passes_under_python_S():
 def test_starter_is_todo_under_python_S(tmp_path):
     r = cli("online_normalizer", "--workspace", str(tmp_path / "ws"), stdlib_only=True)
     assert r.returncode == 2, r.stdout + r.stderr
-    assert "TODO" in r.stdout and "1 exercises incomplete" in r.stdout
+    assert "TODO" in r.stdout and "1 exercise incomplete" in r.stdout
+    assert "Incomplete: 11 of 11 checks still TODO." in r.stdout
     # the learner's copy was created from the starter, byte for byte
     assert (tmp_path / "ws" / "online_normalizer.py").read_bytes() == (A1 / "starter.py").read_bytes()
 
@@ -174,7 +175,8 @@ def test_load_errors_are_failures_with_a_clear_message(tmp_path, body, needle):
 
 def test_check_selects_one_and_unknown_id_is_usage_error():
     r = cli("online_normalizer", "--solution", "--check", "empty-empty")
-    assert r.returncode == 0 and "1 checks passed" in r.stdout
+    assert r.returncode == 0 and "1 check passed;" in r.stdout and "1 checks" not in r.stdout
+    assert "Passed: the 1 check ran and passed." in r.stdout
     r = cli("online_normalizer", "--solution", "--check", "no-such-check")
     assert r.returncode == EXIT_USAGE and "no-such-check" in r.stderr
 
@@ -201,9 +203,16 @@ def test_json_records_match_the_printout(tmp_path):
     printed = {}
     for line in r.stdout.splitlines():
         parts = line.split()
-        if parts and parts[0] in ("PASS", "FAIL", "TODO", "ERROR", "SKIP"):
+        if parts and parts[0] in ("PASS", "FAIL", "TODO", "ERROR", "SKIP", "NOT"):
             printed[parts[1]] = parts[0]
-    mark = {"pass": "PASS", "fail": "FAIL", "todo": "TODO", "error": "ERROR", "skipped": "SKIP"}
+    mark = {
+        "pass": "PASS",
+        "fail": "FAIL",
+        "todo": "TODO",
+        "error": "ERROR",
+        "skipped": "SKIP",
+        "not run": "NOT",
+    }
     assert {rec["id"]: mark[rec["status"]] for rec in data["records"]} == printed
     assert data["summary"] in r.stdout
     assert not list(out.parent.glob(".*.tmp"))  # atomic write left no temporary file
@@ -215,6 +224,11 @@ def test_timeout_stops_an_infinite_loop(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "timed out" in r.stdout
     assert "PASS  worked-merge" not in r.stdout  # the check that hung is an error, never a pass
+    # the checks the timeout stopped are "not run", not "unavailable" (that is for no GPU)
+    never = [line for line in r.stdout.splitlines() if line.strip().startswith("NOT RUN")]
+    assert never, r.stdout
+    assert "; 0 unavailable; " in r.stdout and f"; {len(never)} not run." in r.stdout
+    assert "Failed:" in r.stdout and "1 error" in r.stdout and "1 errors" not in r.stdout
 
 
 def test_timeout_mode_matches_in_process_verdicts():
@@ -233,10 +247,28 @@ def test_hints_are_tiered():
     assert every.stdout.count("## Hint") >= 3
 
 
-def test_list_shows_the_catalog():
-    r = cli("--list", stdlib_only=True)
+def test_list_shows_the_catalog_and_the_check_ids():
+    from checks.engine import cases_for
+
+    r = cli("--list")
     assert r.returncode == 0
     assert "online_normalizer" in r.stdout and "A1" in r.stdout
+    ids = [c.id for c in cases_for("online_normalizer")]
+    assert "11 checks (--check ID):" in r.stdout
+    for check_id in ids:
+        assert f"        {check_id} " in r.stdout
+    assert "strided_softmax" in r.stdout  # every workshop
+    # one workshop's: by id or code, nothing of the others
+    for name in ("online_normalizer", "A1"):
+        one = cli(name, "--list", stdlib_only=True)
+        assert one.returncode == 0, one.stderr
+        assert all(f" {i} " in one.stdout for i in ids) and "strided_softmax" not in one.stdout
+    assert cli("nope", "--list").returncode == EXIT_USAGE
+
+
+def test_list_without_torch_says_why_a_gpu_workshop_lists_no_ids():
+    r = cli("--list", stdlib_only=True)
+    assert r.returncode == 0 and "they need torch" in r.stdout and "worked-merge" in r.stdout
 
 
 def test_reset_keeps_a_backup(tmp_path):

@@ -25,8 +25,8 @@ def test_status_is_a_string_in_comparisons_and_json_and_rejects_a_typo():
     assert r.status is Status.PASS and r.status == "pass" and f"{r.status}" == "pass"
     assert json.loads(json.dumps(r.to_dict()))["status"] == "pass"
     assert Record.from_dict(r.to_dict()) == r
-    assert [s.word for s in Status] == ["PASS", "FAIL", "TODO", "ERROR", "SKIP"]
-    assert STATUSES == ("pass", "fail", "todo", "error", "skipped")
+    assert [s.word for s in Status] == ["PASS", "FAIL", "TODO", "ERROR", "SKIP", "NOT RUN"]
+    assert STATUSES == ("pass", "fail", "todo", "error", "skipped", "not run")
     with pytest.raises(ValueError, match="status"):
         rec("passed")
 
@@ -39,6 +39,8 @@ def test_status_is_a_string_in_comparisons_and_json_and_rejects_a_typo():
         (["pass", "error"], Progress.FAILING, 1),
         (["pass", "todo", "skipped"], Progress.TODO, 2),
         (["skipped"], Progress.UNAVAILABLE, 3),
+        (["pass", "not run"], Progress.UNAVAILABLE, 3),  # a run cut short is not a pass
+        (["pass", "error", "not run"], Progress.FAILING, 1),
         ([], Progress.UNAVAILABLE, 3),
     ],
 )
@@ -52,3 +54,14 @@ def test_newly_passing_and_newly_failing_only_across_a_pass():
     assert change_since("pass", Status.TODO) == "newly failing"
     assert change_since("fail", Status.ERROR) == change_since(None, Status.PASS) == ""
     assert change_since("pass", Status.PASS) == ""
+
+
+def test_summary_counts_in_good_grammar():
+    from checks.records import summary_line
+
+    one = [rec("pass"), rec("todo", "d")]
+    assert summary_line(one) == "1 check passed; 0 failed; 1 exercise incomplete; 0 unavailable."
+    many = [rec("pass", f"p{i}") for i in range(2)] + [rec("not run", "n")]
+    assert (
+        summary_line(many) == "2 checks passed; 0 failed; 0 exercises incomplete; 0 unavailable; 1 not run."
+    )

@@ -11,7 +11,7 @@ holds rows in ``payload["results"]``, each shaped like::
 (the last six only from a benchmark that measures them; older files lack them).
 
 Committed reference results are shown beside the learner's own rows, labelled
-"reference": the newest file (names sort by date) in ``results/reference/`` or
+"reference": the newest run (by the time it records) in ``results/reference/`` or
 ``results/`` whose rows include the op (a file may hold every op, as ``--op all``
 writes).  A value that is missing is shown as unavailable, never as zero.
 """
@@ -52,26 +52,49 @@ def rows_of(payload) -> list:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
+def recorded_at(payload, path: Path) -> tuple:
+    """When a results file was recorded, for ordering: its ``created`` time, else the
+    date its name starts with; the name breaks ties."""
+    import datetime as dt
+    import re
+
+    created = payload.get("created") if isinstance(payload, dict) else None
+    when = None
+    if isinstance(created, str):
+        try:
+            when = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
+        except ValueError:
+            when = None
+    if when is None:
+        m = re.search(r"\d{4}-\d{2}-\d{2}", path.name)
+        when = dt.datetime.fromisoformat(m.group(0)) if m else dt.datetime.min
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return (when, path.name)
+
+
 def load_reference(op: str, folders=None) -> tuple:
-    """(rows, source file or None): the first file with rows for ``op``, looking in
-    ``folders`` in order (default results/reference/, then results/) and, within one,
-    newest first.  Evidence is append-only, so several files may exist; their names
-    start with the date (or the op, then the date)."""
+    """(rows, source file or None): the newest run with rows for ``op`` -- newest by
+    the time it records (``created``), not by its name -- looking in ``folders`` in
+    order (default results/reference/, then results/).  Evidence is append-only, so
+    several files may exist; two of one day are told apart by their times."""
     folders = (
         REFERENCE_DIRS if folders is None else ([folders] if isinstance(folders, (str, Path)) else folders)
     )
-    candidates = []  # folder by folder, in order; newest name first in each
     for folder in map(Path, folders):
-        if folder.is_dir():
-            candidates += sorted(
-                (p for p in folder.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True
-            )
-    for path in candidates:
-        try:
-            rows = [r for r in rows_of(json.loads(path.read_text(encoding="utf-8"))) if r.get("op", op) == op]
-        except (OSError, ValueError, UnicodeDecodeError):
+        if not folder.is_dir():
             continue
-        if rows:
+        found = []
+        for path in (p for p in folder.glob("*.json") if p.is_file()):
+            try:
+                payload = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, UnicodeDecodeError):
+                continue
+            rows = [r for r in rows_of(payload) if r.get("op", op) == op]
+            if rows:
+                found.append((recorded_at(payload, path), rows, path))
+        if found:
+            _, rows, path = max(found, key=lambda f: f[0])
             return rows, path
     return [], None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from checks import workspace as ws
+from readable_helpers import Toasts
 from tui_helpers import digest_of, save, wait_for, wait_for_run
 from workshops import catalog
 
@@ -32,6 +33,7 @@ def test_newcomer_journey_at_80x24(make_app, workspace):
 
     async def body():
         app = make_app()
+        toasts = Toasts(app)
         async with app.run_test(size=SIZE) as pilot:
             # the list: course progress per level, nothing passed yet
             course = str(app.screen.query_one("#course-progress").render())
@@ -115,8 +117,9 @@ def test_newcomer_journey_at_80x24(make_app, workspace):
             await wait_for(pilot, lambda: done.display, 5, "the completion panel")
             said = str(done.render())
             nxt = screen.next_up[0]
-            assert "Workshop complete" in said and nxt.code in said and A1.code in nxt.prerequisite
-            assert any("Workshop complete" in (n.title or "") for n in app._notifications)
+            assert said.startswith("Passed: A1: all 11 checks ran and passed.")
+            assert nxt.code in said and A1.code in nxt.prerequisite
+            assert [title for title, _ in toasts.live] == ["Passed"]
             assert isinstance(screen.query_one(ResultsPanel), ResultsPanel)
 
             # the next workshop, then back to the list: course progress has moved

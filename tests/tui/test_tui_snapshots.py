@@ -1,5 +1,6 @@
-"""Snapshots of the main screens (pytest-textual-snapshot), the workshop screen at three
-terminal sizes.  Deterministic: a fixed terminal size, a fresh temporary workspace, and
+"""Snapshots of the main screens (pytest-textual-snapshot): the workshop screen at three
+terminal sizes, the failure view, the explanation and a hint with a long code line at
+80x24, and the timings panel.  Deterministic: a fixed terminal size, a fresh temporary workspace, and
 the parts that vary between machines (the workspace path, the per-check times) masked
 before the screenshot.  The README's pictures (tui/screenshots/) are copies of these.
 
@@ -24,8 +25,9 @@ def _mask(screen, panel) -> None:
     screen.query_one("#file-info").update(
         f"Your file: <workspace>/{A1.exercise_name} (checks re-run on every save)"
     )
-    for key in list(panel.table.rows):
-        panel.table.update_cell(key, "time", "-")
+    if "time" in panel.table.columns:
+        for key in list(panel.table.rows):
+            panel.table.update_cell(key, "time", "-")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -92,6 +94,66 @@ def test_failure_view_with_the_map_of_wrong_elements(snap_compare):
     assert snap_compare(MapApp(), terminal_size=(100, 30))
 
 
+def test_explanation_at_80x24(snap_compare, make_app):
+    """The explanation gets the whole width (its contents column folds away)."""
+    from tui.screens.explanation import ExplanationScreen
+
+    async def run_before(pilot):
+        pilot.app.push_screen(ExplanationScreen(catalog.get("strided_softmax")))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ExplanationScreen), 5, "it")
+        await pilot.pause(0.5)
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_hint_with_a_long_code_line_at_80x24(snap_compare, make_app, workspace):
+    """A1's last hint, zoomed: its longest code line continues on the next, marked."""
+    from checks import workspace as ws
+
+    ws.record_hints(A1.id, len(A1.hints), workspace)
+
+    async def run_before(pilot):
+        await wait_for_run(pilot)
+        screen = pilot.app.screen
+        await pilot.press("h", "z")
+        hint = screen.query_one(f"#hint-{len(A1.hints)}")
+        await pilot.pause(0.3)
+        screen.query_one("#hints").scroll_to_widget(hint, top=True, animate=False)
+        pilot.app.clear_notifications()
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(open_workshop=A1.id), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_timings_panel_at_120x40(snap_compare):
+    """Reference rows of one committed run: bars against the slowest at each shape, the
+    baseline's mark where its time falls, the columns that fit 120."""
+    import json
+    from pathlib import Path
+
+    from textual.app import App
+
+    from tui import bench
+    from tui.widgets.timings import TimingsPanel
+
+    source = Path(__file__).resolve().parents[2] / "results" / "2026-12-03-c5ba5ce-h200-both.json"
+    rows = [r for r in bench.rows_of(json.loads(source.read_text())) if r.get("op") == "strided_softmax"]
+
+    class Timings(App):
+        CSS = "TimingsPanel { max-height: 40; } TimingsPanel #timings { max-height: 36; }"
+
+        def compose(self):
+            yield TimingsPanel()
+
+        def on_mount(self) -> None:
+            panel = self.query_one(TimingsPanel)
+            panel.set_status(f"reference from {source.name}")
+            panel.set_results([r for r in rows if r.get("shape") == "1024x1024"])
+            panel.set_reference(rows[:16], source)
+
+    assert snap_compare(Timings(), terminal_size=(120, 40))
+
+
 def test_readme_screenshots_are_the_snapshots():
     """tui/screenshots/*.svg (the README's pictures) are copies of these snapshots."""
     from pathlib import Path
@@ -104,6 +166,9 @@ def test_readme_screenshots_are_the_snapshots():
         "workshop-80x24.svg": "test_workshop_screen_passed[80x24].svg",
         "workshop-200x60.svg": "test_workshop_screen_passed[200x60].svg",
         "failing-check-map.svg": "test_failure_view_with_the_map_of_wrong_elements.svg",
+        "explanation-80x24.svg": "test_explanation_at_80x24.svg",
+        "hint-long-code-80x24.svg": "test_hint_with_a_long_code_line_at_80x24.svg",
+        "timings.svg": "test_timings_panel_at_120x40.svg",
     }
     shots = here.parents[1] / "tui" / "screenshots"
     assert {p.name for p in shots.glob("*.svg")} == set(copies)

@@ -70,8 +70,11 @@ def test_export_outcome_counts_place_and_mode(tmp_path, make_app):
     assert export.outcome_word("done", [rec("pass"), rec("pass")]) == "passed"
     assert export.outcome_word("done", [rec("pass"), rec("fail")]) == "failed"
     assert export.outcome_word("done", [rec("pass"), rec("todo")]) == "incomplete"
-    assert export.outcome_word("timeout", [rec("pass"), rec("error")]) == "error"
-    assert export.outcome_word("done", [rec("error", "load")]) == "error"
+    assert export.outcome_word("timeout", [rec("pass"), rec("error")]) == "failed"
+    assert export.outcome_word("done", [rec("error", "load")]) == "failed"
+    assert export.outcome_word("done", [rec("pass"), rec("skipped")]) == "passed here"
+    assert export.outcome_word("cancelled", [rec("pass"), rec("not run", "d")]) == "not run"
+    assert export.outcome_word("done", [rec("skipped")]) == "unavailable"
     last = {
         "digest": "ab" * 32,
         "outcome": "done",
@@ -79,7 +82,8 @@ def test_export_outcome_counts_place_and_mode(tmp_path, make_app):
     }
     data = export.payload(A1, tmp_path / "x.py", last, {}, False)
     assert data["outcome"] == "failed" and data["run_outcome"] == "done"
-    assert data["counts"] == {"pass": 1, "fail": 1, "todo": 1, "error": 0, "skipped": 0}
+    assert data["counts"] == {"pass": 1, "fail": 1, "todo": 1, "error": 0, "skipped": 0, "not run": 0}
+    assert data["summary"] == "failed: 1 of 3 checks failed"
     path = export.write(tmp_path / "out", data)
     again = export.write(tmp_path / "out", data)
     assert path != again and json.loads(path.read_text())["counts"]["fail"] == 1
@@ -166,14 +170,16 @@ def test_results_panel_hang_place_load_error_and_columns():
             said = str(app.query_one("#run-status").render())
             assert "does not import (line 3)" in said and "none of the 32 checks ran" in said
 
-            # narrow: the message column goes, the label takes the room
+            # narrow: the time column folds away, the message column stays
             await pilot.resize_terminal(60, 30)
             await pilot.pause()
-            assert "message" not in [str(k.value) for k in panel.table.columns]
+            assert [str(k.value) for k in panel.table.columns] == ["status", "label", "message"]
+            cut = str(panel.table.get_cell("load", "message"))
+            assert cut.endswith("…") and load.message.startswith(cut[:-1])  # cut with a sign
             await pilot.resize_terminal(120, 30)
             await pilot.pause()
-            assert "message" in [str(k.value) for k in panel.table.columns]
-            assert "line 3" in str(panel.table.get_cell_at((0, 3)))
+            assert [str(k.value) for k in panel.table.columns] == ["status", "label", "time", "message"]
+            assert "line 3" in str(panel.table.get_cell("load", "message"))
 
     asyncio.run(body())
 

@@ -58,8 +58,10 @@ def test_real_terminal_session(tmp_path, size):
         subprocess.run(["tmux", "send-keys", "-t", session, "e"], check=True)
         pane = _wait(session, "11/11 passed")
         # as a person sees it: the completion, the next workshop's key, PASS rows
-        assert "Workshop complete" in pane and "n opens A2" in pane, pane
-        assert pane.count("PASS") >= 3, pane
+        assert "Passed: A1: all 11 checks ran and passed." in pane and "n opens A2" in pane, pane
+        # the lesson keeps the focus after a pass: on a compact terminal (tmux may draw
+        # the app at its default 80x24) the results are a strip of a few rows
+        assert pane.count("PASS") >= 2, pane
         assert max(len(line) for line in pane.splitlines()) <= size[0]
         assert _tagged(session), "the app and its warm worker should carry the tag"
         subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)

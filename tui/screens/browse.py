@@ -11,34 +11,63 @@ from textual.widgets import DataTable, Footer, Header, Static
 from checks import workspace as ws
 from workshops import catalog
 
+# the progress file's standing -> the outcome words the app, the CLI and the export use
 STATUS_LOOK = {
     "passed": ("passed", "bold green"),
-    "failing": ("failing", "bold red"),
-    "todo": ("TODO", "bold yellow"),
+    "failing": ("failed", "bold red"),
+    "todo": ("incomplete", "bold yellow"),
     "unavailable": ("unavailable here", "dim"),
 }
+
+
+def _counts(entry) -> dict:
+    best = entry.get("best") if isinstance(entry, dict) else None
+    return best if isinstance(best, dict) else {}
+
+
+def outcome_word(entry) -> str:
+    """'passed here' for a pass that left checks which cannot run on this machine
+    (the best result counts them), else the standing's own word."""
+    status = str(entry.get("status"))
+    best = _counts(entry)
+    if (
+        status == "passed"
+        and best.get("status") == "passed"
+        and isinstance(best.get("passed"), int)
+        and isinstance(best.get("total"), int)
+        and best["passed"] < best["total"]
+    ):
+        return "passed here"
+    return STATUS_LOOK.get(status, (status, ""))[0]
 
 
 def status_text(entry, when: bool = True) -> Text:
     if not isinstance(entry, dict) or "status" not in entry:
         return Text("not started", style="dim")
-    word, style = STATUS_LOOK.get(str(entry["status"]), (str(entry["status"]), ""))
-    text = Text(word, style=style)
+    style = STATUS_LOOK.get(str(entry["status"]), ("", ""))[1]
+    text = Text(outcome_word(entry), style=style)
     if when and entry.get("when"):
         text.append(f"  {entry['when']}", style="dim")
-    best = entry.get("best") if isinstance(entry.get("best"), dict) else None
-    if best and best.get("status") == "passed" and entry["status"] != "passed":
+    best = _counts(entry)
+    if best.get("status") == "passed" and entry["status"] != "passed":
         text.append("  (passed before", style="green")
-        text.append(f", {str(best.get('when', ''))[:10]})" if best.get("when") else ")", style="green")
+        text.append(
+            f", {str(best.get('when', ''))[:10]})" if when and best.get("when") else ")", style="green"
+        )
     return text
 
 
 def best_text(entry) -> str:
-    best = entry.get("best") if isinstance(entry, dict) and isinstance(entry.get("best"), dict) else None
+    best = _counts(entry)
     if not best:
         return ""
-    counts = f" {best['passed']}/{best['total']}" if "passed" in best and "total" in best else ""
-    return f"{best.get('status', '?')}{counts} ({best.get('when', '?')})"
+    word = STATUS_LOOK.get(str(best.get("status")), (str(best.get("status", "?")), ""))[0]
+    counts = ""
+    if "passed" in best and "total" in best:
+        if word == "passed" and best["passed"] < best["total"]:
+            word = "passed here"
+        counts = f" {best['passed']}/{best['total']}"
+    return f"{word}{counts} ({best.get('when', '?')})"
 
 
 def course_line(progress: dict) -> Text:
@@ -54,6 +83,7 @@ def course_line(progress: dict) -> Text:
 
 
 NARROW = 120  # columns under which the list drops prerequisite and sessions
+NARROWER = 90  # ... and the device too (the details below name it)
 COLUMNS = (
     ("Level", "level"),
     ("Code", "code"),
@@ -105,12 +135,17 @@ class BrowseScreen(Screen[None]):
         t = self.query_one("#workshops", DataTable)
         t.clear(columns=True)
         for label, key in COLUMNS:
-            if not (self.narrow and key in ("prerequisite", "sessions")):
-                t.add_column(label, key=key)
+            if self.narrow and key in ("prerequisite", "sessions"):
+                continue
+            if key == "device" and self.app.size.width < NARROWER:
+                continue
+            t.add_column(label, key=key)
 
     def on_resize(self, event) -> None:
         narrow = event.size.width < NARROW
-        if narrow != getattr(self, "narrow", narrow) and self.query("#workshops"):
+        device = event.size.width >= NARROWER
+        t = self.query("#workshops")
+        if t and (narrow != self.narrow or device != ("device" in t.first().columns)):
             self.narrow = narrow
             self._columns()
             self.refresh_progress()
@@ -140,7 +175,9 @@ class BrowseScreen(Screen[None]):
         for w in catalog.workshops():
             shown = w.level.capitalize() if w.level != level else ""
             level = w.level
-            cells = [Text(shown, style="bold"), w.code, w.title, w.device]
+            cells = [Text(shown, style="bold"), w.code, w.title]
+            if "device" in t.columns:
+                cells.append(w.device)
             if not self.narrow:
                 cells += [w.prerequisite, w.sessions]
             cells.append(status_text(self.progress.get(w.id), when=not self.narrow))

@@ -1,28 +1,60 @@
-"""The answer's explanation, on its own screen (escape goes back)."""
+"""The answer's explanation, on its own screen (escape goes back).  Its contents column
+shows only where the text keeps room to be read (tui.screens.layout.contents_fits);
+``t`` shows or hides it at any size."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, MarkdownViewer
+from textual.widgets import Footer, Header
+
+from tui.screens import layout
+from tui.widgets.markdown import CourseViewer
 
 
 class ExplanationScreen(Screen[None]):
-    BINDINGS = [Binding("escape,x", "close", "Back", id="explanation-close")]
+    AUTO_FOCUS = "#explanation CourseMarkdown"  # the arrows scroll the text
+    BINDINGS = [
+        Binding("escape,x", "close", "Back", id="explanation-close"),
+        Binding("t", "toggle_contents", "Contents", id="explanation-contents"),
+    ]
 
     def __init__(self, workshop, **kwargs) -> None:
         super().__init__(**kwargs)
         self.workshop = workshop
+        self.toc_choice: bool | None = None  # the learner's t, over the size's default
+        self.toc_width = layout.contents_width(workshop.explanation)
 
     def compose(self) -> ComposeResult:
         yield Header()
         text = self.workshop.explanation or "_This workshop has no explanation yet._"
-        yield MarkdownViewer(text, show_table_of_contents=True, id="explanation")
+        yield CourseViewer(text, show_table_of_contents=False, id="explanation")
         yield Footer()
+
+    @property
+    def viewer(self) -> CourseViewer:
+        return self.query_one("#explanation", CourseViewer)
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.workshop.code} {self.workshop.title}: the answer explained"
+        self.viewer.table_of_contents.styles.width = self.toc_width
+        self.apply_size(self.app.size.width)
+
+    def on_resize(self, event) -> None:
+        self.apply_size(event.size.width)
+
+    def apply_size(self, width: int) -> None:
+        fits = layout.contents_fits(width, self.toc_width)
+        show = self.toc_choice if self.toc_choice is not None else fits
+        if self.viewer.show_table_of_contents != show:
+            self.viewer.show_table_of_contents = show
+
+    def action_toggle_contents(self) -> None:
+        self.toc_choice = not self.viewer.show_table_of_contents
+        self.viewer.show_table_of_contents = self.toc_choice
+        if not self.toc_choice:
+            self.viewer.document.focus(scroll_visible=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,5 +1,5 @@
 """Export of one workshop's last results as JSON (key o): beside the workspace's state
-folder unless --export-dir says otherwise, with counts per status and one outcome word,
+folder unless --export-dir says otherwise, with counts per status and the outcome word,
 written atomically with an ordinary file mode."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 from checks import workspace as ws
-from checks.records import STATUSES, write_json_atomic
+from checks.records import STATUSES, Outcome, outcome_line, outcome_of, write_json_atomic
 
-EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 1
+# version 2: "outcome" in the vocabulary of checks.records.Outcome, "not run" counted
+EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
 
 
 def default_export_dir(workspace: Path) -> Path:
@@ -18,18 +19,13 @@ def default_export_dir(workspace: Path) -> Path:
 
 
 def outcome_word(run_outcome: str, records: list) -> str:
-    """passed / failed / incomplete / error: what the run says, in one word.
-
-    error: the run itself broke (a crash, a timeout, a load error, the app); failed: a
-    check failed; incomplete: TODO or not run here; passed: every runnable check passed."""
-    statuses = {r.status for r in records}
-    if run_outcome not in ("done",) or "error" in statuses:
-        return "error"
-    if "fail" in statuses:
-        return "failed"
-    if "todo" in statuses or "pass" not in statuses:
-        return "incomplete"
-    return "passed"
+    """The run's outcome in the words the app, the list and the CLI use
+    (checks.records.Outcome): passed, passed here, failed, incomplete, not run,
+    unavailable.  A cancelled run that left nothing wrong is not run."""
+    word = outcome_of(records)
+    if run_outcome == "cancelled" and word not in (Outcome.FAILED, Outcome.INCOMPLETE):
+        return str(Outcome.NOT_RUN)
+    return str(word)
 
 
 def counts(records: list) -> dict:
@@ -50,6 +46,7 @@ def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: boo
         "file": str(path),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "outcome": outcome_word(last.get("outcome", ""), records),
+        "summary": outcome_line(records),
         "run_outcome": last.get("outcome"),
         "counts": counts(records),
         "interpreted": interpreted,

@@ -1,4 +1,4 @@
-"""The help screen (``?``): keys and commands, from tui/USAGE.md."""
+"""The help screen (``?``): keys first, then commands and the rest, from tui/USAGE.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
+
+from tui.widgets.markdown import CourseMarkdown
 
 USAGE = Path(__file__).resolve().parent.parent / "USAGE.md"
 
@@ -23,8 +25,11 @@ class HelpScreen(ModalScreen[None]):
             text = "# Help\n\ntui/USAGE.md is missing."
         with Vertical(id="help-box"):
             with VerticalScroll(id="help-text"):
-                yield Markdown(text)
+                yield CourseMarkdown(text)
             yield Static("escape to close", id="help-footer")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-text").focus()  # the arrows scroll it; it opens on the keys
 
     def action_close(self) -> None:
         self.dismiss(None)

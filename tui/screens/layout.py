@@ -39,6 +39,14 @@ def contents_width(markdown: str, cap: int = 60) -> int:
     return max(16, min(need + 4, cap))
 
 
+TEXT_MIN = 72  # columns a document keeps beside its contents column
+
+
+def contents_fits(width: int, contents: int) -> bool:
+    """Whether a contents column of ``contents`` columns leaves the text room to read."""
+    return width - contents >= TEXT_MIN
+
+
 def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -57,3 +65,14 @@ def find_heading(table_of_contents, section: str):
     words = _words(section)
     best = max(table_of_contents, key=lambda t: len(words & _words(str(t[1]))))
     return best[2] if words & _words(str(best[1])) else None
+
+
+def short_path(path) -> str:
+    """A path with the home folder written ``~`` (the workspace line fits 80 columns)."""
+    from pathlib import Path
+
+    path, home = Path(path), Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)

@@ -19,8 +19,9 @@ from tui.widgets.timings import TimingsPanel
 
 class RunLoop:
     """Needs from the screen: workshop, path, controller, interpret, passed, last,
-    bench_rows, runs_started, saves_skipped, watching, _bench_run, and the hooks
-    run_finished(message) (completion, progress) and notify."""
+    bench_rows, runs_started, saves_skipped, watching, run_toasts, _bench_run, and the
+    hooks run_finished(message) (completion, progress), run_replaced() (a new run makes
+    the last one's notices stale) and notify."""
 
     # --- the loop ---
     @work(exclusive=True, group="watch", exit_on_error=False)
@@ -57,6 +58,7 @@ class RunLoop:
         generation = c.begin(digest)
         self.runs_started += 1
         self.passed = False
+        self.run_replaced()
         self.query_one(ResultsPanel).mark_stale(digest)
         self._run_checks(generation, digest)
         return True
@@ -100,6 +102,7 @@ class RunLoop:
         self.passed = message.outcome == "done" and bool(message.records) and exit_code(message.records) == 0
         if message.error and message.outcome != "usage":
             self.notify(message.error.splitlines()[-1], severity="error")
+            self.run_toasts = True
         self.run_finished(message)
         now = self.controller.read_hash()
         if now is not None and self.controller.wants_run(now):
@@ -148,9 +151,10 @@ class RunLoop:
     def _timings_idle(self) -> None:
         t = self.query_one(TimingsPanel)
         w = self.workshop
+        # compact folds the table away: no promise of rows that are not shown
         ref = (
             f" Reference results ({t.reference_source.name}) below."
-            if t.reference and t.reference_source
+            if t.reference and t.reference_source and not self.has_class("-compact")
             else ""
         )
         if not w.gpu:

@@ -29,6 +29,7 @@ from textual.widgets import (
 )
 
 from checks import workspace as ws
+from checks.records import outcome_line
 from tui.runner import CheckController
 from tui.screens import export, layout
 from tui.screens.confirm import ConfirmScreen
@@ -37,15 +38,18 @@ from tui.screens.failure import FailureScreen
 from tui.screens.run_loop import RunLoop
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.hints import HintsPanel
+from tui.widgets.markdown import CourseViewer
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog
 
 BANNER = "No CUDA GPU: running kernels in Triton's interpreter (slow; timings unavailable)"
+BANNER_SHORT = "No CUDA GPU: Triton's interpreter runs the kernels (slow, not timed)"
 EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
 class WorkshopScreen(RunLoop, Screen[None]):
+    AUTO_FOCUS = "#lesson CourseMarkdown"  # arrows scroll the lesson from the start
     BINDINGS = [
         Binding("h", "hint", "Hint", id="hint"),
         Binding("e", "edit", "Edit", id="edit"),
@@ -76,6 +80,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
         self.next_up: list = []  # workshops suggested once every check passes
         self.last_export: Path | None = None
+        self.run_toasts = False  # this run's toasts are on show (a new run clears them)
+        self.was_passed = False  # the last finished run passed (its toast was shown)
 
     # --- layout ---
     def compose(self) -> ComposeResult:
@@ -89,7 +95,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         with Horizontal(id="body"):
             with TabbedContent(id="left", initial="lesson-tab"):
                 with TabPane("Lesson", id="lesson-tab"):
-                    yield MarkdownViewer(
+                    yield CourseViewer(
                         w.lesson or f"# {w.title}\n\n_No lesson yet._",
                         show_table_of_contents=False,
                         id="lesson",
@@ -108,7 +114,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
-            info = f"Your file: {self.path} (checks re-run on every save)"
+            info = f"Your file: {layout.short_path(self.path)} (checks re-run on every save)"
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
@@ -133,12 +139,26 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def apply_size(self, width: int, height: int) -> None:
         size = layout.size_class(width, height)
+        was = self.has_class(size)
         for name in layout.SIZE_CLASSES:
             self.set_class(name == size, name)
+        if not was and self.controller is not None and not self.query_one(TimingsPanel).results:
+            self._timings_idle()  # what it promises depends on the size
+        if self.interpret:
+            self.query_one("#banner", Static).update(BANNER if width >= len(BANNER) + 2 else BANNER_SHORT)
         viewer = self.query_one("#lesson", MarkdownViewer)
-        show = self.toc_choice if self.toc_choice is not None else size == "-wide"
+        fits = size == "-wide" and layout.contents_fits(
+            width * 3 // 5, layout.contents_width(self.workshop.lesson)
+        )
+        show = self.toc_choice if self.toc_choice is not None else fits
         if viewer.show_table_of_contents != show:
             viewer.show_table_of_contents = show
+
+    def on_descendant_focus(self, event) -> None:
+        # compact: the part with the focus gets the room (app.tcss -results-focus)
+        right = self.query_one("#right")
+        focused = self.focused
+        self.set_class(focused is not None and right in focused.ancestors_with_self, "-results-focus")
 
     def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
         # A long document that takes focus keeps its place (Textual would scroll its top
@@ -152,6 +172,9 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def on_screen_suspend(self) -> None:
         self.query("HelpPanel").remove()  # the Keys panel belongs to this screen
+        if self.run_toasts:  # they speak of this workshop's run, not of what comes next
+            self.app.clear_notifications()
+            self.run_toasts = False
 
     def shutdown(self) -> None:
         if self._bench_run is not None:
@@ -162,13 +185,10 @@ class WorkshopScreen(RunLoop, Screen[None]):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
             return self.workshop.gpu  # a CPU workshop has no kernel to time
-        if action == "next_workshop":
-            return self.passed and bool(self.next_up)
         return True
 
     # --- a finished run (called by RunLoop.on_run_finished) ---
     def run_finished(self, message) -> None:
-        was_passed = self.query_one(CompletionPanel).display
         records = list(message.records)
         if message.outcome in ("done", "crashed", "timeout") and records:
             self._record_result(records, message.content_hash)
@@ -176,22 +196,41 @@ class WorkshopScreen(RunLoop, Screen[None]):
         if self.passed:
             progress, _ = ws.load_progress(self.app.workspace)
             self.next_up = ws.next_workshops(self.workshop, catalog.workshops(), progress)
-            panel.show(
-                self.workshop, len(records), self.next_up, interpreted=self.interpret, gpu=self.app.gpu
-            )
-            if not was_passed:
+            panel.show(self.workshop, records, self.next_up, interpreted=self.interpret, gpu=self.app.gpu)
+            if not self.was_passed:
                 nxt = (
                     f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." if self.next_up else ""
                 )
-                self.notify(f"All {len(records)} checks pass.{nxt}", title="Workshop complete", timeout=8)
+                word, _, rest = outcome_line(records).partition(": ")
+                self.notify(f"{rest[0].upper()}{rest[1:]}.{nxt}", title=word.capitalize(), timeout=8)
+                self.run_toasts = True
         else:
             panel.hide()
+            self._focus_first_failure()
+        self.was_passed = self.passed
         self.refresh_bindings()
+
+    def _focus_first_failure(self) -> None:
+        """After a run with a failure: the results table has the focus, on the first
+        failure (ResultsPanel.finish moved the cursor there), so Enter opens it."""
+        table = self.query_one(ResultsPanel).table
+        bad = {"fail", "error"} & set(self.query_one(ResultsPanel).statuses())
+        if bad and self.app.screen is self and self.maximized is None:
+            table.focus(scroll_visible=False)
+
+    def run_replaced(self) -> None:
+        """A new run starts: what the last one said (the completion panel, its toasts)
+        no longer holds."""
+        self.query_one(CompletionPanel).hide()
+        if self.run_toasts:
+            self.app.clear_notifications()
+            self.run_toasts = False
 
     # --- actions ---
     def action_hint(self) -> None:
         hints = self.query_one(HintsPanel)
         self.query_one(TabbedContent).active = "hints-tab"
+        hints.focus(scroll_visible=False)  # the arrows scroll what is shown
         if not hints.reveal_next():
             self.notify("All hints are shown." if hints.tiers else "This workshop has no hints.")
             return
@@ -239,8 +278,22 @@ class WorkshopScreen(RunLoop, Screen[None]):
         return True
 
     def action_next_workshop(self) -> None:
-        if self.next_up:
+        if self.passed and self.next_up:
             self.app.open_workshop(self.next_up[0].id)
+            return
+        last = self.last.get("records") if self.last else None
+        if self.passed:
+            why = "no further workshop is ready yet: the list (escape) shows the course."
+        elif not last:
+            why = "the checks have not finished yet."
+        else:
+            why = f"this file is {outcome_line(last)}."
+        self.notify(
+            f"n opens the next workshop once every check that can run here passes; {why}",
+            title="Not yet",
+            severity="warning",
+        )
+        self.run_toasts = True
 
     def action_edit(self) -> None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")

@@ -1,17 +1,20 @@
-"""The completion moment: every check passes -- say so, suggest the next workshop by
-its prerequisites, and point at the benchmark where there is a GPU to time on."""
+"""The completion moment: every check that can run here passes -- say so in the
+outcome's own words (passed, or passed here and what runs elsewhere), suggest the next
+workshop by its prerequisites, and point at the benchmark where there is a GPU to time on.
+It belongs to the run that made it: a new run hides it (WorkshopScreen.run_replaced)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
 
+from checks.records import outcome_line
 
-def completion_text(workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> Text:
+
+def completion_text(workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> Text:
     """Most important first: a small terminal shows the first two lines only."""
-    text = Text.assemble(
-        ("Workshop complete: ", "bold green"), f"all {n_checks} checks of {workshop.code} pass."
-    )
+    word, _, rest = outcome_line(records).partition(": ")
+    text = Text.assemble((f"{word.capitalize()}: ", "bold green"), f"{workshop.code}: {rest}.")
     if next_up:
         first = next_up[0]
         text.append("\nNext: ")
@@ -37,13 +40,30 @@ def completion_text(workshop, n_checks: int, next_up: list, interpreted: bool, g
 
 
 class CompletionPanel(Static):
+    """Shown whole; a compact terminal gives it two lines, so there it shows the first
+    two lines only (the outcome and the next step), never a cut third."""
+
     def on_mount(self) -> None:
         self.display = False
+        self.said: tuple = ()
 
-    def show(self, workshop, n_checks: int, next_up: list, interpreted: bool, gpu: bool) -> None:
-        self.update(completion_text(workshop, n_checks, next_up, interpreted, gpu))
+    def show(self, workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> None:
+        self.said = (workshop, records, next_up, interpreted, gpu)
+        self._render_said()
         self.display = True
+
+    def _render_said(self) -> None:
+        if not self.said:
+            return
+        text = completion_text(*self.said)
+        if self.screen.has_class("-compact"):
+            text = Text("\n").join(text.split("\n")[:2])
+        self.update(text)
+
+    def on_resize(self, event) -> None:
+        self._render_said()
 
     def hide(self) -> None:
         self.display = False
+        self.said = ()
         self.update("")

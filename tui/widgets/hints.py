@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
+
+from tui.widgets.markdown import CourseMarkdown
 
 
 class HintsPanel(VerticalScroll):
@@ -17,7 +19,7 @@ class HintsPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(self._counter(), id="hint-counter")
         for i in range(self.shown):
-            yield Markdown(self.tiers[i], id=f"hint-{i + 1}", classes="hint")
+            yield CourseMarkdown(self.tiers[i], id=f"hint-{i + 1}", classes="hint")
 
     def _counter(self) -> str:
         n = len(self.tiers)
@@ -38,7 +40,7 @@ class HintsPanel(VerticalScroll):
             return False
         self.shown += 1
         self.query_one("#hint-counter", Static).update(self._counter())
-        block = Markdown(self.tiers[self.shown - 1], id=f"hint-{self.shown}", classes="hint")
+        block = CourseMarkdown(self.tiers[self.shown - 1], id=f"hint-{self.shown}", classes="hint")
         self.mount(block)
         # once laid out: the new tier's top at the top of the panel
         self.call_after_refresh(

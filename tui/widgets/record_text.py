@@ -8,7 +8,7 @@ import re
 
 from rich.text import Text
 
-from checks.records import Status
+from checks.records import Status, outcome_of, plural
 
 _STYLE = {
     Status.PASS: "bold green",
@@ -16,13 +16,13 @@ _STYLE = {
     Status.TODO: "bold yellow",
     Status.ERROR: "bold magenta",
     Status.SKIPPED: "dim",
+    Status.NOT_RUN: "dim",
 }
 # A record's status word and style, and the app's own states of a row not yet finished.
 STATUS_STYLE = {
     **{s.value: (s.word, style) for s, style in _STYLE.items()},
     "pending": ("·", "dim"),
     "running": ("RUN", "bold cyan"),
-    "not run": ("—", "dim"),
 }
 MAP_TITLE = "Where the output is wrong (rows down, columns across; # = wrong, . = right):"
 # facts of checks/tensors.py mismatch_report worth a line of their own, in this order
@@ -53,20 +53,21 @@ def first_line(text: str, width: int) -> str:
 
 
 def tally_line(records: list) -> str:
-    """'9/11 passed, 2 failed' -- the counts of one run, worst news included."""
+    """'failed · 9/11 passed, 1 failed, 1 error' -- the run's outcome word (the one the
+    banner, the list, the CLI and the export use), then its counts, worst news included."""
     n = len(records)
     count = lambda *s: sum(r.status in s for r in records)
     parts = [f"{count('pass')}/{n} passed"]
-    for label, statuses in (
-        ("failed", ("fail",)),
-        ("errors", ("error",)),
-        ("TODO", ("todo",)),
-        ("skipped", ("skipped",)),
+    for k, label in (
+        (count("fail"), "failed"),
+        (count("error"), plural(count("error"), "error").split(" ", 1)[1]),
+        (count("todo"), "TODO"),
+        (count("skipped"), "unavailable here"),
+        (count("not run"), "not run"),
     ):
-        k = count(*statuses)
         if k:
             parts.append(f"{k} {label}")
-    return ", ".join(parts)
+    return f"{outcome_of(records)} · " + ", ".join(parts)
 
 
 def details_of(rec) -> dict:

@@ -26,8 +26,9 @@ from tui.widgets.record_text import (
 )
 
 STILL_RUNNING = 10.0  # seconds on one check before the status line says so
-STATUS_W, TIME_W = 6, 7
-NARROW = 70  # columns under which the table drops its Message column
+STATUS_W, TIME_W = 7, 7
+TIME_FROM = 100  # columns of the panel from which the table shows its Time column
+MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
 
 
 class ResultsPanel(Vertical):
@@ -46,6 +47,8 @@ class ResultsPanel(Vertical):
         self.still_after = STILL_RUNNING
         self.shard_count = 1  # processes the checks are shared among
         self.label_w, self.message_w = 32, 60
+        self.show_time = True
+        self._said = ("waiting for the first run…", "", "")
 
     def compose(self) -> ComposeResult:
         yield Static("waiting for the first run…", id="run-status")
@@ -56,12 +59,16 @@ class ResultsPanel(Vertical):
         yield Static("", id="record-detail")
 
     def on_mount(self) -> None:
+        self._columns()
+        self.set_interval(0.5, self._tick)
+
+    def _columns(self) -> None:
         table = self.query_one("#results", DataTable)
         table.add_column("Status", key="status", width=STATUS_W)
         table.add_column("Check", key="label", width=self.label_w)
-        table.add_column("Time", key="time", width=TIME_W)
+        if self.show_time:
+            table.add_column("Time", key="time", width=TIME_W)
         table.add_column("Message", key="message", width=self.message_w)
-        self.set_interval(0.5, self._tick)
 
     # --- queries, for the screen and for tests ---
     @property
@@ -93,42 +100,53 @@ class ResultsPanel(Vertical):
         self.size_columns(event.size.width)
 
     def size_columns(self, width: int) -> None:
-        """Label and message columns share what Status and Time leave; under
-        NARROW columns the message column goes (the line under the table and the
-        failure view carry it)."""
-        inner = max(width - STATUS_W - TIME_W - 11, 20)  # cell padding, scrollbar
+        """Status (and, from TIME_FROM columns, Time) keep their width; the check's
+        label gets what it needs up to about 40% of the rest, the Message column always
+        keeps at least MESSAGE_MIN and gets the remaining room."""
+        show_time = width >= TIME_FROM
+        inner = max(width - STATUS_W - (TIME_W if show_time else 0) - 2 * (3 + show_time) - 2, 24)
         labels = [len(c.get("label") or c["id"]) for c in self.planned]
         labels += [len(r.label or r.id) for r in self.records.values()]
         want = max(labels, default=20)
         messages = [len(summary(r)) + 16 * bool(self.change_of(r)) for r in self.records.values()]
         said = max(messages, default=0) if self.outcome or self.records else 30
-        if width < NARROW:
-            label_w, message_w = inner, 0
+        if want + said <= inner:
+            label_w = want  # room for both, whole
         else:
-            if want + said <= inner:
-                label_w = want  # room for both, whole
-            else:
-                label_w = max(12, min(want, max(int(inner * 0.45), inner - said)))
-            label_w = min(label_w, inner - 9)  # "Message" keeps its header
-            message_w = inner - label_w
-        if (label_w, message_w) == (self.label_w, self.message_w):
+            label_w = max(10, min(want, max(int(inner * 0.4), inner - said)))
+        label_w = min(label_w, inner - (MESSAGE_MIN if said else len("Message") + 2))
+        message_w = inner - label_w
+        if (label_w, message_w, show_time) == (self.label_w, self.message_w, self.show_time):
             return
-        had_message = self.message_w > 0
-        self.label_w, self.message_w = label_w, message_w
+        rebuild = show_time != self.show_time
+        self.label_w, self.message_w, self.show_time = label_w, message_w, show_time
         t = self.table
-        if had_message and not message_w:
-            t.remove_column("message")
-        elif message_w and not had_message:
-            t.add_column("Message", key="message", width=message_w, default="")
+        if rebuild:
+            row = t.cursor_row
+            t.clear(columns=True)
+            self._columns()
+            for key in self._row_keys():
+                self._add_row(key)
+            if t.row_count:
+                t.move_cursor(row=min(row, t.row_count - 1))
         for key, w in (("label", label_w), ("message", message_w)):
             col = t.columns.get(key)  # type: ignore[call-overload]
-            if col is not None and w:
+            if col is not None:
                 col.width, col.auto_width = w, False
         self._refill()
+
+    def _row_keys(self) -> list:
+        """The table's rows in order: the load error alone, else planned then extra."""
+        if self.load_error is not None:
+            return [self.load_error.id]
+        planned = [c["id"] for c in self.planned]
+        return planned + [k for k in self.records if k not in planned]
 
     def _refill(self) -> None:
         for c in self.planned:
             self._set(c["id"], "label", first_line(c.get("label") or c["id"], self.label_w))
+            if c["id"] not in self.records:
+                self._set(c["id"], "status", status_cell(c.get("_state", "pending")))
         for rec in self.records.values():
             self._cells(rec)
         self.table.refresh()
@@ -198,8 +216,7 @@ class ResultsPanel(Vertical):
         self._set(rec.id, "status", status_cell(rec.status))
         self._set(rec.id, "label", first_line(rec.label or rec.id, self.label_w))
         self._set(rec.id, "time", f"{rec.seconds:.2f}s")
-        if self.message_w:
-            self._set(rec.id, "message", first_line(message, self.message_w))
+        self._set(rec.id, "message", first_line(message, self.message_w))
 
     def _show_load_error(self, rec: Record) -> None:
         """The file did not import: one row that says so, not a row per check."""
@@ -241,17 +258,25 @@ class ResultsPanel(Vertical):
             self._status(
                 f"{digest[:8]}: your file does not import"
                 f"{' (' + where + ')' if where else ''}; "
-                f"{'none of the ' + str(n) + ' checks ran' if n else 'no check ran'}. "
-                "Enter: the whole error",
+                f"{'none of the ' + str(n) + ' checks ran' if n else 'no check ran'}.",
                 "bad",
+                " Enter: the whole error",
             )
             return
         line = tally_line(list(self.records.values()))
         extra = {"timeout": " (timed out)", "crashed": " (crashed)", "error": " (app error)"}.get(outcome, "")
         statuses = {r.status for r in self.records.values()}
-        cls = "good" if statuses == {"pass"} else ("bad" if statuses & {"fail", "error"} else "todo")
+        cls = "good" if statuses <= {"pass", "skipped"} and "pass" in statuses else "todo"
+        cls = "bad" if statuses & {"fail", "error"} else cls
         tail = "  Enter on a row: the whole story" if cls == "bad" else ""
-        self._status(f"{digest[:8]}: {line}{extra}{tail}", cls)
+        self._status(f"{digest[:8]} {line}{extra}", cls, tail)
+
+    # --- the status line names Enter only while Enter works: the table has the focus ---
+    def on_descendant_focus(self, event) -> None:
+        self._status(*self._said)
+
+    def on_descendant_blur(self, event) -> None:
+        self.call_after_refresh(lambda: self._status(*self._said))
 
     def show_detail(self, check_id: str) -> None:
         """One line under the table about the highlighted row (Enter shows everything)."""
@@ -263,7 +288,7 @@ class ResultsPanel(Vertical):
         word, style = STATUS_STYLE.get(rec.status, (rec.status, ""))
         text = Text.assemble((word, style), " ", (rec.label or rec.id, "bold"), "  ")
         text.append(summary(rec))
-        if rec.status != "pass":
+        if rec.status != "pass" and self.table.has_focus:
             text.append("  (Enter: details)", style="dim")
         self._detail(text)
 
@@ -284,6 +309,8 @@ class ResultsPanel(Vertical):
         for check_id, began in self.running_since.items():
             elapsed = now - began
             self._set(check_id, "time", f"{elapsed:.0f}s")
+            if not self.show_time:  # no Time column: the status cell ticks ("RUN 12s")
+                self._set(check_id, "status", Text(f"RUN {elapsed:.0f}s"[:STATUS_W], style="bold cyan"))
             if elapsed >= longest:
                 longest_id, longest = check_id, elapsed
         if longest >= self.still_after and longest_id is not None:
@@ -298,11 +325,16 @@ class ResultsPanel(Vertical):
 
     # --- helpers ---
     def _add_row(self, key: str, status="", label="") -> None:
-        cells = [status, label, ""] + ([""] if self.message_w else [])
+        if key in self.table.rows:  # already there (a rebuild of the columns added it)
+            for column, value in (("status", status), ("label", label)):
+                if value:
+                    self._set(key, column, value)
+            return
+        cells = [status, label] + ([""] if self.show_time else []) + [""]
         self.table.add_row(*cells, key=key)
 
     def _set(self, row: str, column: str, value) -> None:
-        if row in self.table.rows:
+        if row in self.table.rows and column in self.table.columns:
             self.table.update_cell(row, column, value)
 
     def _progress(self) -> None:
@@ -314,7 +346,9 @@ class ResultsPanel(Vertical):
     def _detail(self, text) -> None:
         self.query_one("#record-detail", Static).update(text)
 
-    def _status(self, text: str, cls: str) -> None:
+    def _status(self, text: str, cls: str, keys: str = "") -> None:
+        """The status line; ``keys`` (what Enter does) only while the table has the focus."""
+        self._said = (text, cls, keys)
         st = self.query_one("#run-status", Static)
         st.set_classes(cls)
-        st.update(text)
+        st.update(text + (keys if keys and self.table.has_focus else ""))

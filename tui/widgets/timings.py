@@ -1,9 +1,12 @@
 """Timings: the learner's benchmark rows beside the committed reference rows.
 
 Each row's time is a bar in the table itself, drawn against what it should be compared
-with, on one scale (the slowest time shown): ``R`` the reference answer's time for the
-same variant, ``B`` the PyTorch baseline's, ``|`` the roofline floor (the ceiling: no
-kernel can be faster).  Beside it: the spread, per-call time and host overhead (marked
+with, on one scale: the share of the slowest time at the same shape and dtype (rows of
+one shape are compared; a 1000x larger shape does not flatten the small ones): ``R``
+the reference answer's time for the same variant, ``B`` the PyTorch baseline's, ``|``
+the roofline floor (the ceiling: no kernel can be faster).  The columns that do not
+fit the panel's width fold away, least telling first (COLUMNS).  Beside it: the
+spread, per-call time and host overhead (marked
 launch-bound when the call is mostly host time), speedup, achieved throughput, fraction
 of the ceiling and the first Triton kernel's registers, spills, warps, stages and shared
 memory.  Compact: at most 8 lines tall; the table scrolls inside."""
@@ -22,8 +25,30 @@ from tui import bench
 
 BAR_WIDTH = 16
 MAX_LINES = 8  # the whole panel, so results and timings fit 80x24 together
-LEGEND = "bar: time, shorter is faster · R reference · B baseline · | ceiling (roofline floor)"
+LEGEND = (
+    "bar: time against the slowest at that shape, shorter is faster · R reference · "
+    "B baseline · | ceiling (roofline floor)"
+)
+# (header, key, priority): the columns in order; the lowest priority folds away first
+COLUMNS = (
+    ("Run", "run", 0),
+    ("Variant", "variant", 0),
+    ("Shape", "shape", 1),
+    ("Median µs", "median", 0),
+    ("", "bar", 0),
+    ("p20/p80 µs", "spread", 6),
+    ("Speedup", "speedup", 2),
+    ("Throughput", "rate", 4),
+    ("Of ceiling", "fraction", 3),
+    ("Per call µs", "per_call", 7),
+    ("Host µs", "host", 8),
+    ("Kernel", "kernel", 5),
+)
 MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
+
+
+def _cell_len(cell) -> int:
+    return BAR_WIDTH if isinstance(cell, MarkedBar) else len(str(cell))
 
 
 class MarkedBar(Bar):
@@ -82,23 +107,24 @@ class TimingsPanel(Vertical):
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        t = self.query_one("#timings", DataTable)
-        for label, key in (
-            ("Run", "run"),
-            ("Variant", "variant"),
-            ("Shape", "shape"),
-            ("Median µs", "median"),
-            ("", "bar"),
-            ("p20/p80 µs", "spread"),
-            ("Speedup", "speedup"),
-            ("Throughput", "rate"),
-            ("Of ceiling", "fraction"),
-            ("Per call µs", "per_call"),
-            ("Host µs", "host"),
-            ("Kernel", "kernel"),
-        ):
-            t.add_column(label, key=key, width=BAR_WIDTH if key == "bar" else None)
         self._render_rows()
+
+    def on_resize(self, event) -> None:
+        self._render_rows()
+
+    def fitting_columns(self, cells: list, width: int) -> list:
+        """The column keys that fit ``width``, in display order: each column's width is
+        its widest cell or header; the lowest priority goes first (Host is kept early
+        when a row is launch-bound: then it says the most)."""
+        launch_bound = any("launch-bound" in str(row["host"]) for row in cells)
+        need = {
+            key: max([len(header)] + [_cell_len(row[key]) for row in cells]) + 2 for header, key, _ in COLUMNS
+        }
+        rank = {key: (0.5 if key == "host" and launch_bound else p) for _, key, p in COLUMNS}
+        keep = [key for _, key, _ in COLUMNS]
+        while len(keep) > 3 and sum(need[k] for k in keep) + 2 > width:
+            keep.remove(max(keep, key=lambda k: (rank[k], keep.index(k))))
+        return keep
 
     def set_status(self, text: str, cls: str = "") -> None:
         st = self.query_one("#timings-status", Static)
@@ -107,8 +133,7 @@ class TimingsPanel(Vertical):
 
     def set_reference(self, rows: list, source=None) -> None:
         self.reference, self.reference_source = list(rows), source
-        if self.is_mounted:
-            self._render_rows()
+        self._render_rows()
 
     def set_results(self, rows: list) -> None:
         self.results = list(rows)
@@ -118,8 +143,9 @@ class TimingsPanel(Vertical):
         return [("yours", r) for r in self.results] + [("reference", r) for r in self.reference]
 
     def _render_rows(self) -> None:
+        if not self.is_mounted:
+            return
         t = self.query_one("#timings", DataTable)
-        t.clear()
         rows = self._labelled()
         self.set_class(not rows, "empty")
         marks = {
@@ -130,35 +156,47 @@ class TimingsPanel(Vertical):
             )
             for i, (who, r) in enumerate(rows)
         }
-        times = [m for m in (bench.median(r) for _, r in rows) if m is not None]
-        times += [v for m in marks.values() for v in m.values()]
-        top = max(times, default=None)
+        tops: dict = {}  # (shape, dtype) -> the slowest time shown at it
+        for i, (_, r) in enumerate(rows):
+            case = (r.get("shape"), r.get("dtype"))
+            times = [v for v in [bench.median(r), *marks[i].values()] if v is not None]
+            tops[case] = max(times + [tops.get(case, 0.0)])
+        cells = []
         for i, (who, r) in enumerate(rows):
             shape = " ".join(str(x) for x in (r.get("shape", ""), r.get("dtype", "")) if x)
             variant = str(r.get("variant", "?"))
             if r.get("role"):
                 variant += f" ({r['role']})"
             host = bench.fmt_host(r)
-            t.add_row(
-                Text(who, style="bold" if who == "yours" else "dim"),
-                variant,
-                shape,
-                bench.fmt_median(r),
-                self.bar(bench.median(r), top, who, marks[i]),
-                bench.fmt_spread(r),
-                bench.fmt_speedup(r.get("speedup")),
-                bench.fmt_rate(r),
-                bench.fmt_fraction(r.get("fraction_of_ceiling")),
-                bench.fmt_per_call(r),
-                Text(host, style="yellow" if "launch-bound" in host else ""),
-                bench.fmt_kernel(r),
-                key=f"{who}-{i}",
+            top = tops.get((r.get("shape"), r.get("dtype")))
+            cells.append(
+                {
+                    "run": Text(who, style="bold" if who == "yours" else "dim"),
+                    "variant": variant,
+                    "shape": shape,
+                    "median": bench.fmt_median(r),
+                    "bar": self.bar(bench.median(r), top, who, marks[i]),
+                    "spread": bench.fmt_spread(r),
+                    "speedup": bench.fmt_speedup(r.get("speedup")),
+                    "rate": bench.fmt_rate(r),
+                    "fraction": bench.fmt_fraction(r.get("fraction_of_ceiling")),
+                    "per_call": bench.fmt_per_call(r),
+                    "host": Text(host, style="yellow" if "launch-bound" in host else ""),
+                    "kernel": bench.fmt_kernel(r),
+                }
             )
+        keep = self.fitting_columns(cells, self.size.width or 80)
+        t.clear(columns=True)
+        for header, key, _ in COLUMNS:
+            if key in keep:
+                t.add_column(header, key=key, width=BAR_WIDTH if key == "bar" else None)
+        for i, row in enumerate(cells):
+            t.add_row(*(row[k] for k in keep), key=f"{rows[i][0]}-{i}")
 
     @staticmethod
     def bar(value, top, who: str = "yours", marks=None):
-        """The median as a bar with its comparison marks, scaled to the slowest time
-        shown (shorter is faster)."""
+        """The median as a bar with its comparison marks, scaled to ``top``: the
+        slowest time shown at the row's shape and dtype (shorter is faster)."""
         if value is None or not top:
             return Text("unavailable", style="dim")
         return MarkedBar(
