@@ -270,3 +270,23 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     w2 = Worker(preload="none")
     rows, error, _ = bench.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=w2).run()
     assert rows == [] and "unavailable here" in error
+
+
+def test_the_controller_says_which_workers_it_uses(tmp_path):
+    from tui.runner import CheckController
+    from workshops import catalog
+
+    w = catalog.get("strided_softmax")
+    path = tmp_path / "strided_softmax.py"
+    path.write_text("", encoding="utf-8")
+    shared = types.SimpleNamespace(size=5, cancel=lambda: None, close=lambda: None)
+    c = CheckController(w, path, workspace=tmp_path, interpret=False, compile_pool=shared)
+    assert c.settings() == {"check_workers": 1, "compile_workers": 5}  # one GPU process
+    assert c.workers_note() == "5 compile workers"
+    c.close()
+    sharded = CheckController(w, path, workspace=tmp_path, interpret=False, compilers=0, pool_size=3)
+    assert sharded.workers_note() == "3 check workers"
+    sharded.close()
+    cpu = CheckController(catalog.get("online_normalizer"), path, workspace=tmp_path, interpret=False)
+    assert cpu.settings() == {"check_workers": 1, "compile_workers": 0} and cpu.workers_note() == ""
+    cpu.close()

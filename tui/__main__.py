@@ -57,6 +57,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.timeout is not None and not args.timeout > 0:
         parser.error("--timeout: must be a positive number of seconds")
+    from checks.compile_pool import SettingError, compile_workers
+    from checks.pool import pool_size
+
+    try:  # read again by every workshop screen: a bad value is an error here, named
+        compile_workers()
+        pool_size()
+    except SettingError as e:
+        parser.error(str(e))
     from workshops import catalog
 
     if args.open_workshop:

@@ -56,10 +56,24 @@ class CourseApp(App[None]):
             Path(results_dir).expanduser().resolve() if results_dir else default_export_dir(self.workspace)
         )
         self.check_timeout = check_timeout
+        self._compile_pool = None  # started with the first GPU workshop, shared by all
 
     @property
     def gpu(self) -> bool:
         return self._gpu
+
+    def compile_pool(self):
+        """The app's compile workers (checks/compile_pool.py), one pool for every
+        workshop screen: started the first time a GPU workshop opens on a GPU, so
+        opening another workshop does not start them again.  None: no GPU, or
+        ``KERNEL_COURSE_COMPILERS=0``."""
+        if self._compile_pool is None and self._gpu:
+            from checks.compile_pool import CompilePool, compile_workers
+
+            n = compile_workers()
+            if n > 0:
+                self._compile_pool = CompilePool(n)
+        return self._compile_pool
 
     def get_default_screen(self) -> BrowseScreen:
         return BrowseScreen(id="browse")
@@ -101,3 +115,5 @@ class CourseApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, WorkshopScreen):
                 screen.shutdown()
+        if self._compile_pool is not None:
+            self._compile_pool.close()

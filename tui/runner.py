@@ -175,8 +175,17 @@ class CheckController:
         shutil.rmtree(predicted["folder"], ignore_errors=True)
 
     def settings(self) -> dict:
-        """What the status line shows: check workers and compile workers."""
+        """Check workers and compile workers of this workshop's runs."""
         return {"check_workers": self.pool_size, "compile_workers": self.compilers}
+
+    def workers_note(self) -> str:
+        """The status line's words for them ("" for one worker and no compile pool)."""
+        parts = []
+        if self.compilers:
+            parts.append(f"{self.compilers} compile workers")
+        if self.pool_size > 1:
+            parts.append(f"{self.pool_size} check workers")
+        return ", ".join(parts)
 
     # --- on the event loop ---
     def read_hash(self) -> Optional[str]:

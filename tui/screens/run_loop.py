@@ -73,7 +73,7 @@ class RunLoop:
     def on_check_planned(self, message: CheckPlanned) -> None:
         if self._current(message):
             panel = self.query_one(ResultsPanel)
-            panel.shard_count = getattr(self.controller, "pool_size", 1) or 1  # shards in parallel
+            panel.workers_note = self.controller.workers_note()
             panel.start(message.cases, message.content_hash)
 
     def on_check_started(self, message: CheckStarted) -> None:
@@ -194,7 +194,8 @@ class RunLoop:
 
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
     def _bench_worker(self, generation: int, digest: str) -> None:
-        run = bench.BenchmarkRun(self.workshop.id, self.app.workspace, file=self.path)
+        warm = self.controller.benchmark_worker() if self.controller is not None else None
+        run = bench.BenchmarkRun(self.workshop.id, self.app.workspace, file=self.path, worker=warm)
         self._bench_run = run
         try:
             rows, error, output = run.run()

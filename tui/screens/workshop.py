@@ -126,8 +126,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
         toc.styles.width = layout.contents_width(w.lesson)
         self.apply_size(self.app.size.width, self.app.size.height)
         self.controller = CheckController(
-            w, self.path, workspace=app.workspace, interpret=self.interpret, timeout=app.check_timeout
+            w,
+            self.path,
+            workspace=app.workspace,
+            interpret=self.interpret,
+            timeout=app.check_timeout,
+            compile_pool=app.compile_pool() if (w.gpu and not self.interpret) else None,
         )
+        self.controller.benchmarks = app.bench_enabled
         if w.gpu:
             self._load_reference()
         self._timings_idle()
@@ -373,6 +379,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
             return
         app.bench_enabled = not app.bench_enabled
+        if self.controller is not None:
+            self.controller.benchmarks = app.bench_enabled
         self.notify(f"Benchmarks {'on' if app.bench_enabled else 'off'}")
         if not app.bench_enabled:
             self._cancel_bench()

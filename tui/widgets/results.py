@@ -45,7 +45,7 @@ class ResultsPanel(Vertical):
         self.load_error = None  # the record of a file that did not import
         self.timeout = 120.0  # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
-        self.shard_count = 1  # processes the checks are shared among
+        self.workers_note = ""  # the processes a run uses, when more than one
         self.label_w, self.message_w = 32, 60
         self.show_time = True
         self._said = ("waiting for the first run…", "", "")
@@ -175,7 +175,7 @@ class ResultsPanel(Vertical):
             )
         self._detail("")
         self._progress()
-        shared = f" ({self.shard_count} workers in parallel)" if self.shard_count > 1 else ""
+        shared = f" ({self.workers_note})" if self.workers_note else ""
         self._status(f"checking {digest[:8]}…{shared}", "running")
 
     def started(self, check_id: str) -> None:
