@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from checks.case import CheckFailed
-from checks.stored import StoreLog, stored_problem
+from checks.stored import StoreLog, interpreting, stored_problem
 
 # aten op names (overload packets) that move no values through arithmetic.
 ALLOWED_OPS = frozenset(
@@ -357,15 +357,6 @@ def _handle_recorder():
     return HandleRecorder()
 
 
-def _interpreting() -> bool:
-    try:
-        import triton
-
-        return bool(triton.knobs.runtime.interpret)
-    except (ImportError, AttributeError):
-        return False
-
-
 def _tensors_in(value, out: list) -> list:
     if isinstance(value, (tuple, list)):
         for v in value:
@@ -449,7 +440,7 @@ def witnessing(path, allowed: Optional[frozenset] = None):
     _state.witness, _state.launch_depth, _state.own_launch = w, 0, False
     try:
         with contextlib.ExitStack() as stack:
-            if _interpreting():  # stores are seen only in the interpreter
+            if interpreting():  # stores are seen only in the interpreter
                 from checks import oob
 
                 w.stores = StoreLog()

@@ -94,6 +94,16 @@ class StoreLog:
         return Gaps(total=n, never_stored=never, overwritten=int((~same).sum()) - never, first=first)
 
 
+def interpreting() -> bool:
+    """Whether Triton runs kernels in its interpreter (where every store is seen)."""
+    try:
+        import triton
+
+        return bool(triton.knobs.runtime.interpret)
+    except (ImportError, AttributeError):
+        return False
+
+
 def _byte_dtype():
     import torch
 
