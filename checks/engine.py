@@ -323,6 +323,10 @@ def run_checks(
             oob.install()  # every load and store is checked against the launch's tensors
         except ImportError as e:
             problem = f"torch and triton are needed for the GPU workshops ({e})"
+    if w.gpu and problem is None:
+        from workshops import contract
+
+        contract.set_interpret(interpret)  # the wrappers' device rules follow the run's mode
     device = "cuda" if (w.gpu and not interpret) else "cpu"
 
     cases = cases_for(workshop_id) if problem is None or not w.gpu else _plain_cases(workshop_id)
