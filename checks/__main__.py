@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from checks.records import (
+from checks.judging.records import (
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
     Record,
@@ -31,7 +31,7 @@ from checks.records import (
     summary_line,
     write_json_atomic,
 )
-from checks.report import Printer
+from checks.judging.report import Printer
 from workshops import catalog
 
 
@@ -194,7 +194,7 @@ def _target(w, args) -> Path:
 def cmd_list(args, out: Printer) -> int:
     """Each workshop with the ids of its checks (what --check takes); a named workshop
     lists only its own."""
-    from checks.engine import cases_for
+    from checks.judging.engine import cases_for
 
     chosen = None
     if args.exercise not in (None, "all"):
@@ -268,7 +268,7 @@ def run(args, out: Printer) -> int:
                 "--no-interpret refuses instead."
             )
     if args.interpret:
-        from checks.engine import use_interpreter
+        from checks.judging.engine import use_interpreter
 
         use_interpreter()  # before anything imports triton
     if not selected:
@@ -307,8 +307,8 @@ def run(args, out: Printer) -> int:
 
         try:
             if args.timeout:
-                from checks.child import ChildRun
-                from checks.events import RecordEvent
+                from checks.running.child import ChildRun
+                from checks.running.events import RecordEvent
 
                 runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check, timeout=args.timeout)
                 records = []
@@ -319,7 +319,7 @@ def run(args, out: Printer) -> int:
                 if runner.outcome == "usage":
                     raise UsageError(runner.usage_error)
             else:
-                from checks.engine import run_checks
+                from checks.judging.engine import run_checks
 
                 records = run_checks(w.id, path, interpret=args.interpret, only=args.check, on_record=show)
         except KeyError as e:
@@ -376,7 +376,7 @@ def main(argv=None) -> int:
         if args.timeout is not None and not args.timeout > 0:
             raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
         if args.seed is not None:
-            from checks.case import SEED_ENV, parse_seed
+            from checks.judging.case import SEED_ENV, parse_seed
 
             try:
                 os.environ[SEED_ENV] = str(parse_seed(args.seed))  # child processes inherit it

@@ -8,8 +8,8 @@ checks its ``meta.json`` names."""
 from __future__ import annotations
 
 
-from checks.engine import cases_for
-from checks.records import EXIT_UNAVAILABLE, exit_code, run_header, write_json_atomic
+from checks.judging.engine import cases_for
+from checks.judging.records import EXIT_UNAVAILABLE, exit_code, run_header, write_json_atomic
 
 REQUIRED_FILES = ("meta.json", "lesson.md", "hints.md", "explanation.md", "starter.py", "solution.py")
 
@@ -65,12 +65,12 @@ def self_check(workshops: list, args, out) -> int:
     in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
     the next worker starts importing while the current one runs.  A kept wrong answer
     runs only the checks its meta.json names: each of them must reject it."""
-    from checks.child import ChildRun, WarmPool, preload_for
+    from checks.running import ChildRun, WorkerPool, preload_for
 
     folder_issues = [p for w in workshops for p in folder_problems(w)]
     for p in folder_issues:
         out.line(f"  BAD {p}", "bold red")
-    pool = WarmPool()
+    pool = WorkerPool(1)  # one warm worker ahead of the file that runs
     expected = []
     for w in workshops:
         expected.append((w, w.solution, {0}, "answer passes", None))
@@ -81,7 +81,7 @@ def self_check(workshops: list, args, out) -> int:
     problems, files = 0, []
     for w, path, want, what, only in expected:
         preload = preload_for(w.gpu, args.interpret)
-        worker = pool.take(preload)
+        worker = pool.take(preload)[0]
         pool.prime(preload)
         records = ChildRun(
             w.id, path, interpret=args.interpret, worker=worker, only=only, timeout=args.timeout or 600

@@ -235,7 +235,7 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
             if "judged" in how:
                 lines += [
                     "Targets are judged by `checks/benchmark/targets.py` with the "
-                    "definitions in each op's spec module (`checks/benchmarks/<op>.py`), "
+                    "definitions in each op's spec module (`checks/benchmark/shapes/<op>.py`), "
                     "on each file's own rows"
                     + (
                         "; files it could not judge show the verdicts they recorded"

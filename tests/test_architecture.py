@@ -10,6 +10,8 @@ workshops/, checks/ and tui/; nothing is imported).
 """
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,9 +22,9 @@ GPU_LIBRARIES = ("torch", "triton")
 # tui modules allowed to import torch or triton (none: the app never does).
 TUI_MAY_IMPORT_GPU_LIBRARIES: frozenset = frozenset()
 CPU_PATH = (
-    "checks/case.py",
-    "checks/engine.py",
-    "checks/cases/online_normalizer.py",
+    "checks/judging/case.py",
+    "checks/judging/engine.py",
+    "checks/judging/cases/online_normalizer.py",
     "workshops/catalog.py",
     "workshops/online_normalizer/*.py",
 )
@@ -131,3 +133,31 @@ def test_the_cpu_path_imports_no_gpu_library_at_top_level(pattern):
     assert files, f"nothing matches {pattern}"
     bad = violations(files, set(GPU_LIBRARIES), top_level_only=True)
     assert not bad, "the CPU workshop must run without torch or triton:\n" + "\n".join(bad)
+
+
+def test_results_never_import_the_app():
+    files = sorted((REPO / "results").glob("*.py"))
+    bad = violations(files, {"tui"})
+    assert not bad, "results/ reads evidence; it does not import the app:\n" + "\n".join(bad)
+
+
+def test_the_apps_process_loads_neither_torch_nor_triton():
+    """At run time: the app's modules, the controller and the compile pool's parent side
+    import no GPU library (the engine imports them lazily, in child processes)."""
+    code = (
+        "import sys\n"
+        "import tui.app, tui.runner, tui.screens.workshop, tui.latency\n"
+        "import checks.running, checks.judging\n"
+        "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_import_contracts():
+    """The layers and front doors of pyproject.toml's [tool.importlinter] contracts."""
+    exe = Path(sys.executable).with_name("lint-imports")
+    r = subprocess.run([str(exe)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout

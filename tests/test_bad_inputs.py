@@ -13,7 +13,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks.engine import load_exercise
+from checks.judging.engine import load_exercise
 from workshops import catalog
 
 TRIED = {"n": 0}

@@ -26,7 +26,7 @@ from checks.benchmark import (
     tables,
     targets,
 )
-from checks.records import EXIT_USAGE
+from checks.judging.records import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "results" / "schema" / "benchmark.schema.json").read_text())
@@ -151,7 +151,7 @@ def learner(tmp_path):
 
 
 def run_fake(learner, spec=None, **kw):
-    from checks.engine import load_exercise
+    from checks.judging.engine import load_exercise
 
     spec = spec or make_spec()
     kw.setdefault("dtypes", ["fp32"])
@@ -541,9 +541,9 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
 
 def _real_spec(op):
     try:
-        return importlib.import_module(f"checks.benchmarks.{op}")
+        return importlib.import_module(f"checks.benchmark.shapes.{op}")
     except ModuleNotFoundError:
-        pytest.skip(f"checks/benchmarks/{op}.py is not written yet")
+        pytest.skip(f"checks/benchmark/shapes/{op}.py is not written yet")
 
 
 @pytest.mark.parametrize("op", specs.benchmarked_ops())
@@ -576,7 +576,7 @@ def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
         pytest.skip(f"workshop {op} is not written yet")
     if not w.solution.exists():
         pytest.skip(f"{op} has no solution yet")
-    from checks.engine import load_exercise
+    from checks.judging.engine import load_exercise
 
     # The interpreter runs one program at a time: fewer rows, and only the first
     # candidate beside the baselines and peers, keep this to a second or two.
@@ -735,7 +735,7 @@ GPU_SCRIPT = """
 import json, sys, types, torch
 sys.path.insert(0, sys.argv[1])
 from checks.benchmark import runner, timing, kernels
-from checks.engine import load_exercise
+from checks.judging.engine import load_exercise
 path = sys.argv[2]
 timing_mode, cache, with_crash = sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 mod = load_exercise(path)

@@ -173,7 +173,7 @@ def learner(tmp_path):
 
 
 def run(path, **kw):
-    from checks.engine import load_exercise
+    from checks.judging.engine import load_exercise
 
     timers = {"graph": lambda fn: [0.002, 0.002], "events": lambda fn: [0.010, 0.012]}
     return runner.run_op(
@@ -220,9 +220,9 @@ def test_runner_with_both_timers_and_kernel_facts(learner):
 
 
 def fake_provenance(monkeypatch, refuse: bool):
-    from checks.case import CheckFailed
+    from checks.judging.case import CheckFailed
 
-    mod = types.ModuleType("checks.provenance")
+    mod = types.ModuleType("checks.judging.provenance")
     calls = []
 
     class NotOwnKernel(CheckFailed):
@@ -236,7 +236,7 @@ def fake_provenance(monkeypatch, refuse: bool):
         return out
 
     mod.NotOwnKernel, mod.witnessed_call = NotOwnKernel, witnessed_call
-    monkeypatch.setitem(sys.modules, "checks.provenance", mod)
+    monkeypatch.setitem(sys.modules, "checks.judging.provenance", mod)
     import checks
 
     monkeypatch.setattr(checks, "provenance", mod, raising=False)
@@ -251,7 +251,7 @@ def test_a_learner_candidate_that_is_not_its_own_kernel_is_refused_and_not_timed
         for r in runner.run_op(
             "fake",
             spec_module(),
-            __import__("checks.engine").engine.load_exercise(learner),
+            __import__("checks.judging.engine").engine.load_exercise(learner),
             learner,
             dtypes=["fp32"],
             timers={"graph": lambda fn: timed.append(fn) or [0.001]},

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from checks.benchmark import runner, statistics
-from checks.engine import load_exercise
+from checks.judging.engine import load_exercise
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -212,7 +212,7 @@ GPU_SCRIPT = """
 import json, sys, types, torch
 sys.path.insert(0, sys.argv[1])
 from checks.benchmark import runner, timing
-from checks.engine import load_exercise
+from checks.judging.engine import load_exercise
 path, mode = sys.argv[2], sys.argv[3]
 spec = types.ModuleType("s")
 spec.SHAPES = [dict(name="4M", role="comparison", n=1 << 22)]

@@ -214,7 +214,7 @@ GPU_SCRIPT = """
 import sys, torch
 sys.path.insert(0, sys.argv[1])
 from checks.benchmark import kernels
-from checks.engine import load_exercise
+from checks.judging.engine import load_exercise
 from workshops import catalog
 mod = load_exercise(catalog.get("strided_softmax").solution)
 x = torch.randn(512, 300, device="cuda").t()  # the tiled path

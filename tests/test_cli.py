@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.records import EXIT_USAGE
+from checks.judging.records import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
 A1 = REPO / "workshops" / "online_normalizer"
@@ -248,7 +248,7 @@ def test_hints_are_tiered():
 
 
 def test_list_shows_the_catalog_and_the_check_ids():
-    from checks.engine import cases_for
+    from checks.judging.engine import cases_for
 
     r = cli("--list")
     assert r.returncode == 0

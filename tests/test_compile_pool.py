@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from checks import compile_pool, variants
-from checks.compile_pool import CompilePool, SettingError, compile_workers, env_count
-from checks.pool import pool_size
+from checks.running import compile_pool, variants
+from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
+from checks.running.pool import pool_size
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = ("cuda", 90, 32)
@@ -41,7 +41,7 @@ print("an exercise that prints while it is imported")
 
 
 def _variant(block: int, qualname: str = "double_kernel") -> dict:
-    from checks import warmup
+    from checks.running import warmup
 
     data = json.loads(warmup.warm_variant(TARGET))
     data["name"] = f"some_module.{qualname}"
@@ -113,7 +113,8 @@ def test_variants_compile_once_into_tritons_cache(pool, tmp_path):
     # The check worker's Triton finds them: the same variant, compiled here, is a cache hit.
     code = (
         "import json, sys, triton.knobs as knobs\n"
-        "from checks import engine, variants\n"
+        "from checks.judging import engine\n"
+        "from checks.running import variants\n"
         "hits = []\n"
         "knobs.compilation.listener = lambda **kw: hits.append(kw['cache_hit'])\n"
         f"mod = engine.load_exercise({str(exercise)!r})\n"
@@ -226,7 +227,8 @@ def test_warm_up_goes_through_the_witness():
     code = (
         "import os; os.environ['TRITON_INTERPRET'] = '1'\n"
         "import sys\n"
-        "from checks import provenance, warmup\n"
+        "from checks.judging import provenance\n"
+        "from checks.running import warmup\n"
         "calls = []\n"
         "real = provenance.witnessed_call\n"
         "provenance.witnessed_call = lambda *a, **k: calls.append(a[1].__name__) or real(*a, **k)\n"
@@ -239,7 +241,7 @@ def test_warm_up_goes_through_the_witness():
 
 
 def test_a_sharded_runs_variants_come_in_check_order_once():
-    from checks.pool import ShardedRun
+    from checks.running.pool import ShardedRun
 
     a = {"qualname": "k", "data": "a"}
     b = {"qualname": "k", "data": "b"}
@@ -257,7 +259,7 @@ def test_a_sharded_runs_variants_come_in_check_order_once():
 def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     """The app's timings run in a warm worker: its exit code and output come back, and
     the worker is gone afterwards (on this machine: no CUDA GPU, exit code 3)."""
-    from checks.child import Worker, run_benchmark
+    from checks.running.child import Worker, run_benchmark
     from tui import bench
 
     w = Worker(preload="none")

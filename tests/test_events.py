@@ -1,11 +1,11 @@
-"""The worker's messages are typed (checks.events): each JSON line is checked against
+"""The worker's messages are typed (checks.running.events): each JSON line is checked against
 its dataclass when it is read, and a run yields those dataclasses in order."""
 
 import pytest
 
-from checks import events
-from checks.child import ChildRun
-from checks.records import Record
+from checks.running import events
+from checks.running.child import ChildRun
+from checks.judging.records import Record
 from workshops import catalog
 
 REC = {"workshop": "w", "id": "c", "label": "l", "status": "pass"}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.child import ChildRun
+from checks.running.child import ChildRun
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = (REPO / "workshops" / "online_normalizer" / "solution.py").read_text()

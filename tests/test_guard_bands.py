@@ -7,8 +7,8 @@ import textwrap
 
 import torch
 
-from checks.engine import run_checks
-from checks.tensors import GUARD_ELEMENTS, guard_intact, guarded
+from checks.judging.engine import run_checks
+from checks.judging.tensors import GUARD_ELEMENTS, guard_intact, guarded
 
 
 def test_guarded_copy_keeps_values_strides_and_alignment():

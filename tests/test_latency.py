@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.child import ChildRun
+from checks.running.child import ChildRun
 from tui import latency
 from workshops import catalog
 

@@ -2,7 +2,7 @@
 its file and line (the app shows it as one panel), and an error inside a kernel names
 the kernel's own line, not the line that launched it."""
 
-from checks.engine import run_checks
+from checks.judging.engine import run_checks
 
 
 def test_a_syntax_error_is_one_record_with_its_line(tmp_path):
@@ -55,7 +55,7 @@ def test_a_triton_compilation_error_is_placed_on_the_kernels_line(tmp_path):
 
     from triton.compiler.errors import CompilationError
 
-    from checks.engine import _where
+    from checks.judging.engine import _where
 
     p = tmp_path / "ex.py"
     p.write_text(KERNEL_FILE)

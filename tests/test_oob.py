@@ -1,11 +1,11 @@
-"""The interpreter's out-of-bounds detector (checks/oob.py)."""
+"""The interpreter's out-of-bounds detector (checks/judging/oob.py)."""
 
 import pytest
 import torch
 import triton
 import triton.language as tl
 
-from checks import oob
+from checks.judging import oob
 
 oob.install()
 

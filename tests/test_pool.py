@@ -9,9 +9,9 @@ import threading
 import time
 
 
-from checks import engine
-from checks.child import ChildRun, Worker
-from checks.pool import pool_size, split
+from checks.judging import engine
+from checks.running.child import ChildRun, Worker
+from checks.running.pool import pool_size, split
 from tui.runner import CheckController
 from workshops import catalog
 
@@ -101,9 +101,9 @@ def test_newer_save_cancels_every_shard(tmp_path, monkeypatch):
             super().__init__(*a, **k)
             made.append(self)
 
-    import checks.pool
+    import checks.running.pool
 
-    monkeypatch.setattr(checks.pool, "Worker", Tracked)
+    monkeypatch.setattr(checks.running.pool, "Worker", Tracked)
     c = controller(tmp_path, HANGS, 3)
     messages = []
     digest = c.read_hash()

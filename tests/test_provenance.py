@@ -1,4 +1,4 @@
-"""The learner's own kernel must do the work: unit tests of checks.provenance and of the
+"""The learner's own kernel must do the work: unit tests of checks.judging.provenance and of the
 base seed, in Triton's interpreter (tests/conftest.py sets TRITON_INTERPRET)."""
 
 import textwrap
@@ -6,9 +6,9 @@ import textwrap
 import pytest
 import torch
 
-from checks import provenance
-from checks.case import Context, parse_seed, seed_for
-from checks.engine import base_seed, load_exercise, run_checks
+from checks.judging import provenance
+from checks.judging.case import Context, parse_seed, seed_for
+from checks.judging.engine import base_seed, load_exercise, run_checks
 
 KERNEL = """
 import torch

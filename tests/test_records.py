@@ -1,11 +1,11 @@
 """One vocabulary: a check's status, a workshop's progress and "newly passing" are
-defined once (checks.records) and read the same way by the CLI, the app and the JSON."""
+defined once (checks.judging.records) and read the same way by the CLI, the app and the JSON."""
 
 import json
 
 import pytest
 
-from checks.records import (
+from checks.judging.records import (
     STATUSES,
     Progress,
     Record,
@@ -57,7 +57,7 @@ def test_newly_passing_and_newly_failing_only_across_a_pass():
 
 
 def test_summary_counts_in_good_grammar():
-    from checks.records import summary_line
+    from checks.judging.records import summary_line
 
     one = [rec("pass"), rec("todo", "d")]
     assert summary_line(one) == "1 check passed; 0 failed; 1 exercise incomplete; 0 unavailable."

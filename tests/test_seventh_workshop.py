@@ -33,10 +33,10 @@ def course(tmp_path_factory):
         p.write_text(p.read_text().replace("workshops.strided_softmax.", f"workshops.{NEW}."))
     # its checks: every check of strided softmax (all its parts), under the new id
     (root / "checks" / "cases" / f"{NEW}.py").write_text(
-        'from checks.engine import cases_for\n\nCASES = cases_for("strided_softmax")\n'
+        'from checks.judging.engine import cases_for\n\nCASES = cases_for("strided_softmax")\n'
     )
     (root / "checks" / "benchmarks" / f"{NEW}.py").write_text(
-        "from checks.benchmarks.strided_softmax import *  # noqa: F401,F403\n"
+        "from checks.benchmark.shapes.strided_softmax import *  # noqa: F401,F403\n"
     )
     return root
 
@@ -76,7 +76,7 @@ def test_the_new_workshop_passes_the_authors_self_check(course):
         "-c",
         f"""
 from checks.authoring import folder_problems, missed_catches
-from checks.engine import run_checks, use_interpreter
+from checks.judging.engine import run_checks, use_interpreter
 from workshops import catalog
 use_interpreter()
 w = catalog.get("{NEW}")

@@ -10,7 +10,7 @@ import itertools
 import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise
+from checks.judging.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "fused_gemm"
@@ -79,7 +79,7 @@ def test_fixed_group_size_loses_tiles_exactly_when_the_last_group_is_short():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_exact_epilogue_values_separate_one_and_two_roundings(dtype):
-    cases = importlib.import_module("checks.cases.fused_gemm")
+    cases = importlib.import_module("checks.judging.cases.fused_gemm")
     ctx = type("Ctx", (), {"device": "cpu"})()
     a, b, bias = cases._exact_epilogue_operands(ctx, dtype)
     acc = a.double() @ b.double()  # exact: small integers times 1
@@ -107,7 +107,7 @@ def test_solution_k_zero_is_relu_of_bias_and_fresh():
 
 
 def test_benchmark_spec():
-    spec = importlib.import_module("checks.benchmarks.fused_gemm")
+    spec = importlib.import_module("checks.benchmark.shapes.fused_gemm")
     assert [s["name"] for s in spec.SHAPES] == ["127x65x33", "512x512x512", "4096x4096x4096"]
     assert [s["role"] for s in spec.SHAPES] == ["comparison", "comparison", "roofline"]
     assert all(s["name"] == f"{s['M']}x{s['N']}x{s['K']}" for s in spec.SHAPES)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from checks.engine import cases_for, load_exercise
+from checks.judging.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "softmax_backward"
@@ -41,7 +41,7 @@ def test_hints_have_four_tiers():
 
 
 def test_oracle_worked_example_and_dense_jacobian():
-    cases = importlib.import_module("checks.cases.softmax_backward")
+    cases = importlib.import_module("checks.judging.cases.softmax_backward")
     y = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
     g = torch.tensor([[2.0, -1.0]], dtype=torch.float64)
     assert torch.allclose(cases._vjp64(y, g), torch.tensor([[0.5625, -0.5625]], dtype=torch.float64))
@@ -54,9 +54,9 @@ def test_oracle_worked_example_and_dense_jacobian():
 
 
 def test_draw_gives_independent_y_and_g():
-    from checks.case import Context
+    from checks.judging.case import Context
 
-    cases = importlib.import_module("checks.cases.softmax_backward")
+    cases = importlib.import_module("checks.judging.cases.softmax_backward")
     y, g = cases._draw(Context(case_id="x"), (3, 5))
     assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64))
     logits_like = torch.log(y) - torch.log(y).mean(-1, keepdim=True)
@@ -75,7 +75,7 @@ def test_rows_per_program_packs_only_narrow_rows():
 
 
 def test_benchmark_spec_interface():
-    spec = importlib.import_module("checks.benchmarks.softmax_backward")
+    spec = importlib.import_module("checks.benchmark.shapes.softmax_backward")
     assert [s["name"] for s in spec.SHAPES] == ["256x1025", "1024x4097", "16384x8192"]
     assert [s["role"] for s in spec.SHAPES] == ["comparison", "comparison", "roofline"]
     assert spec.DTYPES == ["fp16", "fp32", "bf16"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise
+from checks.judging.engine import cases_for, load_exercise
 from workshops import catalog
 
 WID = "split_softmax"
@@ -86,7 +86,7 @@ def test_worked_scratch_answer(solution):
 
 
 def test_three_ordered_launches(solution):
-    from checks.provenance import witnessing
+    from checks.judging.provenance import witnessing
 
     x = torch.randn(4, 32769)
     with witnessing(solution.__file__) as w:
@@ -133,7 +133,7 @@ def test_lesson_table_numbers():
 
 
 def test_benchmark_spec(solution):
-    spec = importlib.import_module("checks.benchmarks.split_softmax")
+    spec = importlib.import_module("checks.benchmark.shapes.split_softmax")
     names = {s["name"]: s["role"] for s in spec.SHAPES}
     assert names == {
         "4x32769": "comparison",

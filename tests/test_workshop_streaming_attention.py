@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from checks.case import Context
-from checks.engine import load_exercise, run_checks
-from checks.tensors import tolerance
+from checks.judging.case import Context
+from checks.judging.engine import load_exercise, run_checks
+from checks.judging.tensors import tolerance
 from workshops import catalog
 
 WID = "streaming_attention"
@@ -107,7 +107,7 @@ def _emulate(q, k, v, causal, block_n, block_m=64):
 def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
     """The bf16 checks cannot run in the interpreter; emulate their inputs here and make
     sure the kernel's own rounding uses well under the course tolerance."""
-    from checks.cases import streaming_attention as C
+    from checks.judging.cases import streaming_attention as C
 
     tol = tolerance(dtype)
     inputs = [C._qkv(Context(case_id="bf16-basic"), n, d, dtype) for n, d in ((100, 64), (129, 16))]
@@ -124,7 +124,7 @@ def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
 
 
 def test_extreme_inputs_reach_plus_minus_1000_and_rise_along_the_sequence():
-    from checks.cases import streaming_attention as C
+    from checks.judging.cases import streaming_attention as C
 
     q, k, v = C._extreme_inputs(Context(case_id="extreme-logits"), 130, 32, torch.float16)
     s = q.double() @ k.double().T / math.sqrt(32)
@@ -150,7 +150,7 @@ def test_causal_future_keys_change_nothing_bit_for_bit_either_way():
 
 
 def test_benchmark_spec_describes_the_work():
-    from checks.benchmarks import streaming_attention as B
+    from checks.benchmark.shapes import streaming_attention as B
 
     names = [s["name"] for s in B.SHAPES]
     assert names == [
@@ -178,7 +178,7 @@ def test_benchmark_spec_describes_the_work():
 def test_benchmark_variants_match_the_oracle(shape_index):
     from checks.benchmark.rows import tolerance
     from checks.benchmark.runner import compare
-    from checks.benchmarks import streaming_attention as B
+    from checks.benchmark.shapes import streaming_attention as B
 
     shape = B.SHAPES[shape_index]
     mod = load_exercise(W.solution)
@@ -195,7 +195,7 @@ def test_benchmark_variants_match_the_oracle(shape_index):
 
 
 def test_benchmark_variants_work_without_the_skip_option():
-    from checks.benchmarks import streaming_attention as B
+    from checks.benchmark.shapes import streaming_attention as B
 
     calls = []
     learner = SimpleNamespace(

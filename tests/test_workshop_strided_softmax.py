@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.engine import cases_for, load_exercise, run_checks
+from checks.judging.engine import cases_for, load_exercise, run_checks
 from workshops import catalog
 
 WID = "strided_softmax"
@@ -150,7 +150,7 @@ def test_meta_lesson_hints_and_sections():
 
 
 def test_benchmark_spec():
-    spec = importlib.import_module("checks.benchmarks.strided_softmax")
+    spec = importlib.import_module("checks.benchmark.shapes.strided_softmax")
     assert [s["name"] for s in spec.SHAPES] == ["256x257", "1024x1024", "16384x8192", "16384x8192-t"]
     assert spec.DTYPES[0] == "fp32"
     mod = load_exercise(FOLDER / "solution.py")
@@ -172,7 +172,7 @@ def test_benchmark_spec():
 def test_the_transpose_checks_reason_speaks_of_the_load_and_the_store():
     # the case reads a transposed input and writes a contiguous output: a failure can
     # be either side's, so its reason must not blame the loads alone
-    from checks.engine import cases_for
+    from checks.judging.engine import cases_for
 
     (case,) = [c for c in cases_for("strided_softmax") if c.id == "transpose"]
     assert "load" in case.why and "store" in case.why and "(n_cols, 1)" in case.why

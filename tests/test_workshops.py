@@ -10,7 +10,7 @@ import functools
 
 import pytest
 
-from checks.engine import cases_for, run_checks
+from checks.judging.engine import cases_for, run_checks
 from workshops import catalog
 
 WORKSHOPS = catalog.workshops()

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from checks.records import EXIT_USAGE as USAGE_ERROR, UsageParser
+from checks.judging import EXIT_USAGE as USAGE_ERROR, UsageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,8 +57,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.timeout is not None and not args.timeout > 0:
         parser.error("--timeout: must be a positive number of seconds")
-    from checks.compile_pool import SettingError, compile_workers
-    from checks.pool import pool_size
+    from checks.running import SettingError, compile_workers
+    from checks.running import pool_size
 
     try:  # read again by every workshop screen: a bad value is an error here, named
         compile_workers()

@@ -1,7 +1,7 @@
 """The kernel course's terminal app.
 
 Imports only the engine's standard-library modules (workshops.catalog,
-checks.workspace, checks.child, checks.records) plus Textual, Rich and watchfiles:
+checks.workspace, checks.running.child, checks.judging.records) plus Textual, Rich and watchfiles:
 never torch or triton, so it starts at once and a crashing kernel cannot take it down.
 """
 
@@ -63,12 +63,12 @@ class CourseApp(App[None]):
         return self._gpu
 
     def compile_pool(self):
-        """The app's compile workers (checks/compile_pool.py), one pool for every
+        """The app's compile workers (checks/running/compile_pool.py), one pool for every
         workshop screen: started the first time a GPU workshop opens on a GPU, so
         opening another workshop does not start them again.  None: no GPU, or
         ``KERNEL_COURSE_COMPILERS=0``."""
         if self._compile_pool is None and self._gpu:
-            from checks.compile_pool import CompilePool, compile_workers
+            from checks.running import CompilePool, compile_workers
 
             n = compile_workers()
             if n > 0:

@@ -102,7 +102,7 @@ def load_reference(op: str, folders=None) -> tuple:
 class BenchmarkRun:
     """One ``python -m checks.benchmark --op ID --output TMP`` run; cancellable.
 
-    With ``worker`` (a warm ``checks.child.Worker``: torch and triton imported, CUDA
+    With ``worker`` (a warm ``checks.running.child.Worker``: torch and triton imported, CUDA
     started) it runs in that process, so the timings do not wait for a new process's
     imports; without one, in a new child process."""
 
@@ -123,7 +123,7 @@ class BenchmarkRun:
 
     def _in_worker(self, out: str) -> tuple:
         """(exit code, output tail) of the benchmark run in the warm worker."""
-        from checks.child import run_benchmark
+        from checks.running import run_benchmark
 
         argv = self.command(out)[3:]  # without "python -m checks.benchmark"
         code, tail = run_benchmark(self.worker, argv, self.timeout, self._cancelled.is_set)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from checks.records import Record
+from checks.judging import Record
 
 
 class RunMessage(Message):

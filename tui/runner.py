@@ -3,7 +3,7 @@ stale-run cancellation.
 
 A GPU workshop's run (on a GPU) has two parts that start the moment a save lands:
 
-* the compile pool (checks/compile_pool.py) compiles every kernel variant the last run
+* the compile pool (checks/running/compile_pool.py) compiles every kernel variant the last run
   of this workshop needed, each once, across the machine's cores, first-needed first;
 * one warm check worker (torch and triton imported, CUDA and the witness warmed up)
   runs the checks in order and finds those variants compiled, waiting for one that
@@ -34,13 +34,13 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks import events
+from checks.running import events
 from checks import workspace as ws
-from checks.child import ChildRun, preload_for
-from checks.compile_pool import CompilePool, compile_workers, env_count
-from checks.pool import ShardedRun, WorkerPool, split
-from checks.pool import pool_size as machine_pool_size
-from checks.records import progress_of, write_json_atomic
+from checks.running import ChildRun, preload_for
+from checks.running import CompilePool, compile_workers, env_count
+from checks.running import ShardedRun, WorkerPool, split
+from checks.running import pool_size as machine_pool_size
+from checks.judging import progress_of, write_json_atomic
 
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished

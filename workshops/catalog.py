@@ -30,7 +30,7 @@ class Workshop:
     functions: tuple  # the contract's public functions, e.g. ("softmax",)
     folder: Path
     # PyTorch ops (aten names) the lesson allows inside the learner's functions, beyond
-    # allocation, views and layout copies (checks.provenance.ALLOWED_OPS).
+    # allocation, views and layout copies (checks.judging.provenance.ALLOWED_OPS).
     allowed_torch_ops: tuple = ()
     # Each kept wrong answer (file name in wrong/) -> the check ids that must reject it.
     wrong_answers: tuple = ()

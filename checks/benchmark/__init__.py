@@ -5,7 +5,7 @@
     python -m checks.benchmark --op all --solution --timing events --dtype all
 
 The ops are the GPU workshops of the catalog that have a spec module
-``checks/benchmarks/<op>.py`` (SHAPES, DTYPES, make_inputs, oracle, work, variants, and
+``checks/benchmark/shapes/<op>.py`` (SHAPES, DTYPES, make_inputs, oracle, work, variants, and
 the op's tolerance scale and speed targets).  For every selected shape and dtype, every
 variant (the learner's candidates, the PyTorch baseline, peers) is first run once and
 compared with the spec's float64 oracle -- a learner's candidate must also show that its

@@ -19,7 +19,7 @@ from typing import Optional
 from checks.benchmark import payload as evidence
 from checks.benchmark import specs, tables, targets
 from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
-from checks.records import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, write_json_atomic
+from checks.judging.records import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, write_json_atomic
 
 # Where inputs live and kernels run; the tests set "cpu" to drive the whole command
 # with a fake spec and a fake timer.
@@ -205,7 +205,7 @@ def run(args, argv: list) -> int:
 
     from checks.benchmark import kernels, timing
     from checks.benchmark.runner import run_op
-    from checks.engine import LoadError, load_exercise
+    from checks.judging.engine import LoadError, load_exercise
 
     t_start = time.perf_counter()
     sync = torch.cuda.synchronize if DEVICE == "cuda" else (lambda: None)

@@ -76,7 +76,7 @@ def compare(out, ref, dtype: str, tol: float) -> tuple:
 def classify(exc: BaseException, path: Optional[Path]) -> tuple:
     """(status, message) for an exception a variant raised: the learner's own
     NotImplementedError is a TODO; anything else is a failure."""
-    from checks.engine import _raised_in, _where
+    from checks.judging.engine import _raised_in, _where
 
     where = _where(exc, path) if path else ""
     if isinstance(exc, NotImplementedError) and path is not None and _raised_in(exc, path):
@@ -91,11 +91,11 @@ def stable_seed(op: str, shape: str, dtype: str, base: int = 0) -> int:
 
 
 class _Witness:
-    """The correctness call of a learner's candidate, through checks.provenance (imported
+    """The correctness call of a learner's candidate, through checks.judging.provenance (imported
     only when a learner's file is benchmarked)."""
 
     def __init__(self, path: Path, allowed_ops=()):
-        from checks import provenance
+        from checks.judging import provenance
 
         self.provenance, self.path = provenance, str(path)
         params = inspect.signature(provenance.witnessed_call).parameters

@@ -2,7 +2,7 @@
 
 An operation is benchmarked when its workshop is in the catalog
 (``workshops.catalog.workshops()``), runs on the GPU, and has a spec module
-``checks/benchmarks/<workshop id>.py``.  Nothing else lists them: a new GPU workshop
+``checks/benchmark/shapes/<workshop id>.py``.  Nothing else lists them: a new GPU workshop
 with a spec is benchmarked, in catalog order, with no change here.
 
 A spec module describes one op's work; the harness does the timing.  It must define
@@ -28,8 +28,8 @@ import importlib
 from pathlib import Path
 from typing import Optional
 
-PACKAGE = "checks.benchmarks"
-FOLDER = Path(__file__).resolve().parent.parent / "benchmarks"
+PACKAGE = "checks.benchmark.shapes"
+FOLDER = Path(__file__).resolve().parent / "shapes"
 REQUIRED = ("SHAPES", "DTYPES", "make_inputs", "oracle", "work", "variants")
 
 
@@ -42,7 +42,7 @@ def benchmarked_ops(folder: Optional[Path] = None) -> list:
 
 
 def load_spec(op: str):
-    """The op's spec module, ``checks/benchmarks/<op>.py``."""
+    """The op's spec module, ``checks/benchmark/shapes/<op>.py``."""
     return importlib.import_module(f"{PACKAGE}.{op}")
 
 
@@ -52,7 +52,7 @@ def spec_problem(op: str, loader=None) -> Optional[str]:
         spec = (loader or load_spec)(op)
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith(PACKAGE):
-            return f"no benchmark spec yet (checks/benchmarks/{op}.py)"
+            return f"no benchmark spec yet (checks/benchmark/shapes/{op}.py)"
         return f"its spec cannot be imported ({e})"
     except Exception as e:  # noqa: BLE001
         return f"its spec cannot be imported ({type(e).__name__}: {e})"

@@ -1,6 +1,6 @@
 """Verdicts of the speed targets on a run's rows.
 
-The targets themselves live in each op's spec module (``checks/benchmarks/<op>.py``):
+The targets themselves live in each op's spec module (``checks/benchmark/shapes/<op>.py``):
 
 * ``TARGETS``: dicts with ``shape``, ``dtype``, ``kind``, ``target`` and ``what``, and
   ``causal`` where an attention shape comes in both flavours.  kind ``"fraction"`` =

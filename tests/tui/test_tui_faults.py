@@ -79,7 +79,7 @@ FAULTS = {
 @pytest.fixture
 def workers(monkeypatch):
     """Every check worker process the app starts (warm or not), in order."""
-    import checks.child as child
+    import checks.running.child as child
 
     made = []
 
@@ -90,7 +90,7 @@ def workers(monkeypatch):
 
     monkeypatch.setattr(child, "Worker", Tracked)
     try:  # the sharding pool, where it exists, names it too
-        import checks.pool as pool
+        import checks.running.pool as pool
 
         monkeypatch.setattr(pool, "Worker", Tracked)
     except ImportError:

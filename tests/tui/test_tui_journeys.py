@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from checks import workspace as ws
-from checks.records import Record
+from checks.judging.records import Record
 from readable_helpers import Toasts
 from tui_helpers import digest_of, ready_workers, save, wait_for, wait_for_run
 from workshops import catalog

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from checks import workspace as ws
-from checks.records import Outcome, Record, outcome_line, outcome_of
+from checks.judging.records import Outcome, Record, outcome_line, outcome_of
 from readable_helpers import SIZE_IDS, SIZES, Toasts, drawn
 from tui_helpers import digest_of, wait_for, wait_for_run
 from workshops import catalog

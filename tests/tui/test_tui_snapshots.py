@@ -52,12 +52,12 @@ def test_workshop_screen_passed(snap_compare, make_app, workspace, size):
 
 def test_failure_view_with_the_map_of_wrong_elements(snap_compare):
     """Enter on a failing row: the whole message, the map of where the output is wrong
-    (checks/tensors.py error_map), why it matters, and the lesson section's key."""
+    (checks/judging/tensors.py error_map), why it matters, and the lesson section's key."""
     import torch
     from textual.app import App, ComposeResult
 
-    from checks.records import Record
-    from checks.tensors import mismatch_report
+    from checks.judging.records import Record
+    from checks.judging.tensors import mismatch_report
     from tui.screens.failure import FailureScreen
     from tui.widgets.results import ResultsPanel
 

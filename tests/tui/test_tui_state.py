@@ -11,7 +11,7 @@ import os
 import stat
 
 from checks import workspace as ws
-from checks.records import Record
+from checks.judging.records import Record
 from tui.screens import export
 from workshops import catalog
 

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 from checks import workspace as ws
-from checks.records import STATUSES, Outcome, outcome_line, outcome_of, write_json_atomic
+from checks.judging import STATUSES, Outcome, outcome_line, outcome_of, write_json_atomic
 
-# version 2: "outcome" in the vocabulary of checks.records.Outcome, "not run" counted
+# version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
 
 
@@ -20,7 +20,7 @@ def default_export_dir(workspace: Path) -> Path:
 
 def outcome_word(run_outcome: str, records: list) -> str:
     """The run's outcome in the words the app, the list and the CLI use
-    (checks.records.Outcome): passed, passed here, failed, incomplete, not run,
+    (checks.judging.records.Outcome): passed, passed here, failed, incomplete, not run,
     unavailable.  A cancelled run that left nothing wrong is not run."""
     word = outcome_of(records)
     if run_outcome == "cancelled" and word not in (Outcome.FAILED, Outcome.INCOMPLETE):

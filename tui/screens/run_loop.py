@@ -10,7 +10,7 @@ from textual import work
 from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
-from checks.records import exit_code
+from checks.judging import exit_code
 from tui import bench
 from tui.messages import BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived, RunFinished
 from tui.widgets.results import ResultsPanel

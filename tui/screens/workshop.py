@@ -29,7 +29,7 @@ from textual.widgets import (
 )
 
 from checks import workspace as ws
-from checks.records import outcome_line
+from checks.judging import outcome_line
 from tui.runner import CheckController
 from tui.screens import export, layout
 from tui.screens.confirm import ConfirmScreen

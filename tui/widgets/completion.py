@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from checks.records import outcome_line
+from checks.judging import outcome_line
 
 
 def completion_text(workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> Text:

@@ -8,7 +8,7 @@ import re
 
 from rich.text import Text
 
-from checks.records import Status, outcome_of, plural
+from checks.judging import Status, outcome_of, plural
 
 _STYLE = {
     Status.PASS: "bold green",
@@ -25,7 +25,7 @@ STATUS_STYLE = {
     "running": ("RUN", "bold cyan"),
 }
 MAP_TITLE = "Where the output is wrong (rows down, columns across; # = wrong, . = right):"
-# facts of checks/tensors.py mismatch_report worth a line of their own, in this order
+# facts of checks/judging/tensors.py mismatch_report worth a line of their own, in this order
 FACTS = (
     ("mismatched", "wrong elements"),
     ("total", "elements in all"),

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
-from checks.records import Record, change_since
+from checks.judging import Record, change_since
 from tui.widgets.record_text import (
     STATUS_STYLE,
     first_line,

@@ -1,0 +1,47 @@
+"""Judging: is the learner's answer right, and did their own kernel compute it?
+
+    case.py        a named check: id, label, inputs from its own seed, oracle, tolerance
+    cases/         each workshop's checks (``<workshop>.py`` and its parts)
+    tensors.py     comparing tensors with a float64 oracle; the map of wrong elements
+    provenance.py  the witness: which kernels ran, which PyTorch ops computed values
+    stored.py      in the interpreter: which output bytes the learner's kernels stored
+    oob.py         in the interpreter: loads and stores outside the tensors they belong to
+    engine.py      load an exercise, run its workshop's checks, one record per check
+    records.py     the record of one check, the run's outcome, exit codes, the JSON writer
+    report.py      the printout of a run
+
+Standard library at import time: torch and triton are imported by the checks that
+need them, so the CPU workshop runs with the standard library alone.
+"""
+
+from checks.judging.records import (
+    EXIT_USAGE,
+    STATUSES,
+    Outcome,
+    Record,
+    Status,
+    UsageParser,
+    change_since,
+    exit_code,
+    outcome_line,
+    outcome_of,
+    plural,
+    progress_of,
+    write_json_atomic,
+)
+
+__all__ = [
+    "EXIT_USAGE",
+    "STATUSES",
+    "Outcome",
+    "Record",
+    "Status",
+    "UsageParser",
+    "change_since",
+    "exit_code",
+    "outcome_line",
+    "outcome_of",
+    "plural",
+    "progress_of",
+    "write_json_atomic",
+]

@@ -1,0 +1,98 @@
+"""The checks of fused_gemm that need a CUDA GPU (bf16 tl.dot, CUDA streams): skipped,
+with the reason, in Triton's interpreter.  The engine finds this module beside
+checks/judging/cases/fused_gemm.py."""
+
+import torch
+
+from checks.judging.case import check, collect
+from checks.judging.cases.fused_gemm import (
+    BF16,
+    BF16_REASON,
+    GROUPS,
+    TILES,
+    _check_exact_epilogue,
+    _expect,
+    _operands,
+    _run,
+)
+
+
+@check(
+    "bf16-basic",
+    "bf16: ragged shapes and every group_m / tile_m",
+    why="bf16 has 8 significant bits: a tolerance or cast tuned only on fp16 hides bugs",
+    section="The operation and its contract",
+    cost=3,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
+def bf16_basic(mod, ctx):
+    ctx.require_gpu(BF16_REASON)
+    for M, N, K in ((127, 65, 33), (1, 1, 1), (33, 17, 70), (5, 40, 0)):
+        _run(ctx, mod, M, N, K, BF16)
+    for tile_m in TILES:
+        for group_m in GROUPS:
+            _run(ctx, mod, 91, 150, 24, BF16, tile_m=tile_m, group_m=group_m)
+
+
+@check(
+    "bf16-epilogue-one-rounding",
+    "bf16: bias added in fp32, ONE cast at the end (exact)",
+    why="casting a bf16 accumulator early loses 256 + 1 = 257 to 256 before the bias",
+    section="The epilogue: one rounding",
+    cost=1,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
+def bf16_epilogue_one_rounding(mod, ctx):
+    ctx.require_gpu(BF16_REASON)
+    _check_exact_epilogue(ctx, mod, BF16)
+
+
+@check(
+    "bf16-wide-tiles",
+    "bf16: 1024x768x1000 with the widest tile, group 8, and a partial group",
+    why="the wide Hopper tile (wgmma) path must mask the K tail and the last super-row too",
+    section="Measure it",
+    cost=4,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+)
+def bf16_wide_tiles(mod, ctx):
+    ctx.require_gpu(BF16_REASON)
+    tile_m = 64
+    try:
+        mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1, BF16), tile_m=128)
+        tile_m = 128
+    except (TypeError, ValueError):
+        pass
+    _run(ctx, mod, 1024, 768, 1000, BF16, tile_m=tile_m, group_m=8)
+    _run(ctx, mod, 1100, 700, 520, BF16, tile_m=tile_m, group_m=4)  # 9 tile rows of 128: a short last group
+
+
+@check(
+    "cuda-stream",
+    "runs on the caller's current (non-default) CUDA stream",
+    why="a launch on the default stream races with inputs still being produced on the caller's stream",
+    section="The wrapper",
+    cost=2,
+    interpreter=False,
+    interpreter_reason="needs a CUDA GPU: the interpreter has no streams",
+)
+def cuda_stream(mod, ctx):
+    ctx.require_gpu("needs a CUDA GPU: the interpreter has no streams")
+    M, N, K = 256, 192, 320
+    a0, b0, bias0 = _operands(ctx, M, N, K)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        sleep = getattr(torch.cuda, "_sleep", None)
+        if sleep is not None:
+            sleep(20_000_000)  # keep the side stream busy for a while
+        a, b, bias = a0 * 1, b0 * 1, bias0 * 1  # produced on the side stream, after the sleep
+        got = mod.matmul_bias_relu(a, b, bias)
+    side.synchronize()  # wait for the side stream only
+    _expect(ctx, got, a0, b0, bias0, "inputs produced and consumed on a side stream")
+
+
+CASES = collect(globals())

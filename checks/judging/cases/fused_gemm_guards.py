@@ -1,0 +1,103 @@
+"""Guard checks for I3, GEMM with bias and ReLU: the learner's own kernel did the work,
+with several tiles in every dimension, and in the value ranges where fp16 and bf16
+differ (see checks.judging.cases.guards)."""
+
+import torch
+
+from checks.judging.case import check, collect
+from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, _oracle, _run
+from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative
+from checks.judging.tensors import assert_close
+
+SECTION_TILES = "Who owns which tile"
+SECTION_EPILOGUE = "The epilogue: one rounding"
+SECTION_K = "The K loop and its masks"
+
+
+@check(
+    "own-kernel",
+    "the output is written by a @triton.jit kernel of your file",
+    why=OWN_KERNEL_WHY,
+    section=SECTION_OWN,
+    cost=0,
+)
+def own_kernel(mod, ctx):
+    # One small call, so the first verdict comes at once; every other check's calls
+    # are witnessed the same way.
+    _run(ctx, mod, 20, 24, 16)
+
+
+@check(
+    "many-tiles",
+    "many tiles in every dimension, with tails (interpreted 530x450x40, 272 tiles; GPU 4100x4000x72)",
+    why="a grid capped at a constant number of programs, or a grouped order that assumes "
+    "few tiles, leaves tiles unwritten; tails in M, N and K at once catch a mask "
+    "missing from any one of them",
+    section=SECTION_TILES,
+    cost=4,
+)
+def many_tiles(mod, ctx):
+    if ctx.device == "cuda":
+        _run(ctx, mod, 4100, 4000, 72, group_m=8, tile_m=64)
+        _run(ctx, mod, 4100, 4000, 72, group_m=1, tile_m=16)
+    else:
+        _run(ctx, mod, 530, 450, 40, group_m=4, tile_m=16)
+
+
+@check(
+    "fp16-partial-sums",
+    "fp16 partial sums past 65,504 that cancel to a small answer",
+    why="products of 250 x 250 summed over 32 steps reach 2,000,000 before the second half "
+    "of K cancels them: an fp32 accumulator gets the exact answer, an fp16 one (or an "
+    "fp16 dot) overflows to inf and returns NaN",
+    section=SECTION_K,
+    cost=2,
+)
+def fp16_partial_sums(mod, ctx):
+    M, N, K = 24, 20, 64
+    sign = torch.where(torch.arange(K) < K // 2, 1.0, -1.0).to(torch.float64)
+    a = torch.full((M, K), 250.0, dtype=torch.float64)
+    b = 250.0 * sign[:, None].expand(K, N).clone()
+    b[K // 2 - 1, :] += 2.0  # leaves 500 after the cancellation
+    bias = torch.linspace(-1.0, 1.0, N, dtype=torch.float64)
+    a, b, bias = (t.to(FP16).to(ctx.device) for t in (a, b, bias))
+    got = mod.matmul_bias_relu(a, b, bias)
+    assert_close(got, _oracle(a, b, bias), dtype=FP16, name="24x20x64 fp16, partial sums of 2e6")
+
+
+@check(
+    "bf16-beyond-fp16",
+    "bf16 outputs past fp16's largest value, and outputs below 6e-5",
+    why="bf16 reaches 3e38 and keeps 8 bits far below 6.1e-5, fp16 does neither: a kernel "
+    "that rounds its result through fp16 before the store returns inf for the large "
+    "outputs and coarse or zero values for the small ones",
+    section=SECTION_EPILOGUE,
+    interpreter=False,
+    interpreter_reason=BF16_REASON,
+    cost=2,
+)
+def bf16_beyond_fp16(mod, ctx):
+    M, N, K = 40, 48, 32
+    g = ctx.torch_generator()
+    a = torch.rand(M, K, generator=g, dtype=torch.float64) * 100 + 20
+    b = torch.rand(K, N, generator=g, dtype=torch.float64) * 100 + 20
+    bias = torch.rand(N, generator=g, dtype=torch.float64) * 1000
+    a, b, bias = (t.to(BF16).to(ctx.device) for t in (a, b, bias))
+    got = mod.matmul_bias_relu(a, b, bias)
+    expected = _oracle(a, b, bias)
+    if float(expected.min()) <= FP16_MAX:
+        raise RuntimeError("the large-output operands do not exceed fp16's range")
+    assert_close(got, expected, dtype=BF16, name=f"{M}x{N}x{K} bf16, outputs 3e4..3e5")
+    small_a, small_b = (t * 2.0**-16 for t in (a, b))  # outputs about 3e-6 to 1e-4
+    small_bias = torch.zeros_like(bias)
+    got = mod.matmul_bias_relu(small_a, small_b, small_bias)
+    assert_close_relative(
+        got,
+        _oracle(small_a, small_b, small_bias),
+        dtype=BF16,
+        name=f"{M}x{N}x{K} bf16, outputs below 6e-5, relative",
+        device=ctx.device,
+    )
+
+
+CASES = collect(globals())

@@ -1,0 +1,66 @@
+"""Guard checks for A2, wide-row split softmax: the learner's own kernels did the work,
+with many programs on both grid axes (rows and chunks), and in the value ranges where
+fp16 and bf16 differ (see checks.judging.cases.guards)."""
+
+from checks.judging.case import check, collect
+from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, fp16_fine_steps, many
+from checks.judging.cases.split_softmax import _expect_softmax
+from checks.judging.tensors import randn
+
+SECTION_TILES = "Tile ownership and masks"
+SECTION_NUMERICS = "Kernel 2: the rescaled merge"
+
+
+@check(
+    "own-kernel",
+    "the output is written by @triton.jit kernels of your file",
+    why=OWN_KERNEL_WHY,
+    section=SECTION_OWN,
+    cost=0,
+)
+def own_kernel(mod, ctx):
+    _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
+
+
+@check(
+    "many-programs",
+    "many programs on both grid axes: hundreds of rows, and hundreds of chunks in one row",
+    why="a grid capped at a constant on either axis (rows or chunks) leaves rows or chunks "
+    "unwritten and merges too few partial results; on a GPU 70,000 rows also pass "
+    "65,535, the limit of a CUDA grid's second and third axes",
+    section=SECTION_TILES,
+    cost=4,
+)
+def many_programs(mod, ctx):
+    _expect_softmax(mod, randn((many(ctx), 40), ctx=ctx), ctx, chunk_size=256)
+    cols = 131072 if ctx.device == "cuda" else 256 * 260 + 7  # 512 or 261 chunks
+    _expect_softmax(mod, randn((3 if ctx.device == "cuda" else 1, cols), ctx=ctx), ctx, chunk_size=256)
+
+
+@check(
+    "bf16-beyond-fp16",
+    "bf16 logits near +/-70,000, past fp16's largest value (65,504)",
+    why="bf16 reaches 3e38 while fp16 stops at 65,504: a kernel that converts bf16 through "
+    "fp16 (in its scratch or its loads) turns these logits into inf and the row into NaN",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
+def bf16_beyond_fp16(mod, ctx):
+    x = beyond_fp16((3, 1300), ctx=ctx)
+    _expect_softmax(mod, x, ctx, chunk_size=256)
+    _expect_softmax(mod, -x, ctx, chunk_size=1024)
+
+
+@check(
+    "fp16-fine-steps",
+    "fp16 logits near 1,500 one apart (bf16 cannot tell them apart)",
+    why="fp16 keeps 11 bits of mantissa, bf16 8: a kernel that converts fp16 through bf16 "
+    "merges neighbouring logits and gets the probabilities wrong",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
+def fp16_fine(mod, ctx):
+    _expect_softmax(mod, fp16_fine_steps((3, 1300), ctx=ctx), ctx, chunk_size=256)
+
+
+CASES = collect(globals())

@@ -1,0 +1,159 @@
+"""Named checks for A3's batched form: ``attention(q, k, v)`` with q, k, v of shape
+[B, H, N, D] (any nonnegative strides) computes every head independently.
+
+The oracle is the single-head float64 oracle of ``checks.judging.cases.streaming_attention``,
+applied head by head.  Shapes stay tiny (B * H <= 6, N <= 70, D = 16) so that each check
+takes well under a second in Triton's interpreter.
+"""
+
+import torch
+
+from checks.judging.case import CheckFailed, check, collect
+from checks.judging.tensors import assert_close, randn
+
+FP16 = torch.float16
+SECTION = "Batched heads"
+
+
+def _oracle(q, k, v, causal):
+    from checks.judging.cases.streaming_attention import _oracle as one_head
+
+    out = torch.empty(q.shape, dtype=torch.float64)
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            out[b, h] = one_head(q[b, h], k[b, h], v[b, h], causal)
+    return out
+
+
+def _bhnd(ctx, b, h, n, d, dtype=FP16):
+    """A contiguous [B, H, N, D] tensor."""
+    return randn((b, h, n, d), ctx=ctx, dtype=torch.float64).to(dtype)
+
+
+def _bnhd_view(ctx, b, h, n, d, dtype=FP16):
+    """[B, H, N, D] as a transpose of a contiguous [B, N, H, D] tensor (a projection's layout)."""
+    return randn((b, n, h, d), ctx=ctx, dtype=torch.float64).to(dtype).transpose(1, 2)
+
+
+def _run(mod, q, k, v, *, causal, block_n=32, what=""):
+    got = mod.attention(q, k, v, causal=causal, block_n=block_n)
+    if tuple(got.shape) != tuple(q.shape) or got.dtype != q.dtype:
+        raise CheckFailed(
+            f"{what}: expected shape {tuple(q.shape)} {q.dtype}, got {tuple(got.shape)} {got.dtype}"
+        )
+    if not got.is_contiguous():
+        raise CheckFailed(f"{what}: the output must be a fresh contiguous tensor, got strides {got.stride()}")
+    assert_close(
+        got,
+        _oracle(q, k, v, causal),
+        dtype=q.dtype,
+        name=f"{what}attention(B={q.shape[0]}, H={q.shape[1]}, N={q.shape[2]}, "
+        f"D={q.shape[3]}, causal={causal}, block_n={block_n})",
+    )
+    return got
+
+
+@check(
+    "heads-contiguous",
+    "[B, H, N, D] contiguous, B=2 H=3 N=40: every head matches its own oracle",
+    why="each program must find its head's rows through the batch and head strides",
+    section=SECTION,
+    cost=2,
+)
+def heads_contiguous(mod, ctx):
+    q, k, v = (_bhnd(ctx, 2, 3, 40, 16) for _ in range(3))
+    for causal in (False, True):
+        _run(mod, q, k, v, causal=causal)
+
+
+@check(
+    "heads-transposed-view",
+    "q, k, v are [B, N, H, D] tensors transposed to [B, H, N, D]",
+    why="a view's strides are not those of a contiguous tensor: rows of one head are H*D apart",
+    section=SECTION,
+    cost=2,
+)
+def heads_transposed_view(mod, ctx):
+    q, k, v = (_bnhd_view(ctx, 2, 3, 33, 16) for _ in range(3))
+    for causal in (False, True):
+        _run(mod, q, k, v, causal=causal, block_n=64)
+
+
+@check(
+    "heads-mixed-strides",
+    "q contiguous, k a transposed view, v shared by every head (stride 0)",
+    why="each tensor has its own strides; one set of strides for all three is a bug",
+    section=SECTION,
+    cost=2,
+)
+def heads_mixed_strides(mod, ctx):
+    q = _bhnd(ctx, 1, 4, 24, 16)
+    k = _bnhd_view(ctx, 1, 4, 24, 16)
+    v = _bhnd(ctx, 1, 1, 24, 16).expand(1, 4, 24, 16)
+    _run(mod, q, k, v, causal=False)
+
+
+@check(
+    "heads-independent",
+    "changing one head's keys and values changes only that head's output",
+    why="a head offset computed wrongly (b*H + h swapped, or missing) mixes heads",
+    section=SECTION,
+    cost=2,
+)
+def heads_independent(mod, ctx):
+    q, k, v = (_bhnd(ctx, 2, 2, 24, 16) for _ in range(3))
+    a = mod.attention(q, k, v)
+    k2, v2 = k.clone(), v.clone()
+    k2[1, 0] = -k2[1, 0]
+    v2[1, 0] = v2[1, 0] * 3
+    b = mod.attention(q, k2, v2)
+    for bi in range(2):
+        for hi in range(2):
+            same = torch.equal(a[bi, hi], b[bi, hi])
+            if (bi, hi) == (1, 0) and same:
+                raise CheckFailed("head (1, 0) got new keys and values but its output did not change")
+            if (bi, hi) != (1, 0) and not same:
+                raise CheckFailed(
+                    f"head ({bi}, {hi}) changed when only head (1, 0)'s keys and "
+                    f"values did: heads are not independent"
+                )
+
+
+@check(
+    "heads-causal-per-head",
+    "causal with ragged N=65: each head's row i sees its own keys 0..i",
+    why="the causal mask and the future-tile skip apply within a head, at every head",
+    section=SECTION,
+    cost=3,
+)
+def heads_causal_per_head(mod, ctx):
+    q, k, v = (_bnhd_view(ctx, 1, 2, 65, 16) for _ in range(3))
+    for block_n in (32, 64):
+        a = _run(mod, q, k, v, causal=True, block_n=block_n)
+        k2, v2 = k.clone(), v.clone()  # clone keeps the transposed strides
+        k2[:, :, 50:] = 7.0  # every head's keys after row 49
+        v2[:, :, 50:] = -7.0
+        b = mod.attention(q, k2, v2, causal=True, block_n=block_n)
+        if not torch.equal(a[:, :, :50], b[:, :, :50]):
+            raise CheckFailed(
+                f"block_n={block_n}: rows 0..49 changed when only keys 50.. changed: "
+                f"a head's row sees future keys"
+            )
+
+
+@check(
+    "heads-empty",
+    "B=0, H=0 or N=0: an empty output of q's shape, nothing launched",
+    why="a grid with zero programs is an error on some launches",
+    section=SECTION,
+    cost=1,
+)
+def heads_empty(mod, ctx):
+    for shape in ((0, 2, 8, 16), (2, 0, 8, 16), (2, 3, 0, 16)):
+        q = torch.empty(shape, dtype=FP16, device=ctx.device)
+        got = mod.attention(q, q, q)
+        if tuple(got.shape) != shape:
+            raise CheckFailed(f"q of shape {shape}: got shape {tuple(got.shape)}")
+
+
+CASES = collect(globals())

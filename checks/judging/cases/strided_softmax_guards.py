@@ -1,0 +1,67 @@
+"""Guard checks for I1, strided softmax: the learner's own kernel did the work, at
+hundreds or tens of thousands of row programs, and in the value ranges where fp16 and
+bf16 differ (see checks.judging.cases.guards)."""
+
+from checks.judging.case import check, collect
+from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, fp16_fine_steps, many
+from checks.judging.cases.strided_softmax import SECTION_EDGES, SECTION_NUMERICS, _expect, _transposed
+from checks.judging.tensors import randn
+
+
+@check(
+    "own-kernel",
+    "the output is written by a @triton.jit kernel of your file",
+    why=OWN_KERNEL_WHY,
+    section=SECTION_OWN,
+    cost=0,
+)
+def own_kernel(mod, ctx):
+    # One small call, so the first verdict comes at once.  Every call of every other
+    # check is witnessed the same way (other layouts, dtypes and paths included).
+    _expect(mod, randn((5, 33), ctx=ctx), "x")
+
+
+@check(
+    "many-rows",
+    "more row programs than a grid could be capped at (300 interpreted; 70,000 on a GPU)",
+    why="a grid capped at a constant (min(rows, 256), or a fixed persistent count that "
+    "forgets its loop) leaves the later rows unwritten; 70,000 rows also pass 65,535, "
+    "the limit of a CUDA grid's second and third axes",
+    section=SECTION_EDGES,
+    cost=3,
+)
+def many_rows(mod, ctx):
+    rows = many(ctx)
+    _expect(mod, randn((rows, 3), ctx=ctx), "x")
+    _expect(mod, _transposed(rows, 5, ctx=ctx), "x.t()")
+
+
+@check(
+    "bf16-beyond-fp16",
+    "bf16 logits near +/-70,000, past fp16's largest value (65,504)",
+    why="bf16 reaches 3e38 while fp16 stops at 65,504: a kernel that converts bf16 through "
+    "fp16 turns these logits into inf and the row into NaN",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
+def bf16_beyond_fp16(mod, ctx):
+    x = beyond_fp16((6, 40), ctx=ctx)
+    _expect(mod, x, "x")
+    _expect(mod, -x, "-x")
+    _expect(mod, beyond_fp16((40, 6), ctx=ctx).t(), "x.t()")
+
+
+@check(
+    "fp16-fine-steps",
+    "fp16 logits near 1,500 one apart (bf16 cannot tell them apart)",
+    why="fp16 keeps 11 bits of mantissa, bf16 8: a kernel that converts fp16 through bf16 "
+    "merges neighbouring logits and gets the probabilities wrong",
+    section=SECTION_NUMERICS,
+    cost=2,
+)
+def fp16_fine(mod, ctx):
+    _expect(mod, fp16_fine_steps((6, 50), ctx=ctx), "x")
+    _expect(mod, fp16_fine_steps((50, 6), ctx=ctx).t(), "x.t()")
+
+
+CASES = collect(globals())

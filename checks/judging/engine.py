@@ -1,0 +1,401 @@
+"""Run a workshop's named checks against one exercise file, in this process.
+
+Standard library only at import time: torch and triton are imported by the case
+modules and the exercise itself, and only for GPU workshops.  Set
+``TRITON_INTERPRET=1`` (see :func:`use_interpreter`) before a GPU exercise is
+imported, because Triton reads it when a kernel is decorated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import itertools
+import linecache
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
+from checks.judging.records import Record
+from workshops import catalog
+
+_module_counter = itertools.count()
+
+
+def use_interpreter() -> None:
+    """Select Triton's interpreter (kernels run on the CPU with numpy).
+
+    Must run before triton decorates a kernel; harmless to call twice.  If triton is
+    already imported, its kernels were decorated without the interpreter, which is
+    why the CLI and the worker call this first thing."""
+    os.environ["TRITON_INTERPRET"] = "1"
+
+
+def case_modules(workshop_id: str) -> list:
+    """The modules holding a workshop's checks: ``checks/judging/cases/<id>.py`` and any
+    ``checks/judging/cases/<id>_<part>.py`` beside it (e.g. ``<id>_guards.py``), by name."""
+    folder = Path(__file__).resolve().parent / "cases"
+    others = {w.id for w in catalog.workshops()}  # "a_b.py" is workshop a_b's, not a's part
+    names = [workshop_id] + sorted(p.stem for p in folder.glob(f"{workshop_id}_*.py") if p.stem not in others)
+    return [importlib.import_module(f"checks.judging.cases.{name}") for name in names]
+
+
+def cases_for(workshop_id: str) -> list:
+    """The workshop's cases, cheapest first (stable within equal cost)."""
+    cases, seen = [], {}
+    for mod in case_modules(workshop_id):
+        for case in mod.CASES:
+            if case.id in seen:
+                if seen[case.id] is case:
+                    continue  # a module that re-exports another's cases
+                raise RuntimeError(f"{workshop_id}: two checks named {case.id!r}")
+            seen[case.id] = case
+            cases.append(case)
+    return sorted(cases, key=lambda c: c.cost)
+
+
+def gpu_problem() -> Optional[str]:
+    """Why GPU workshops cannot run natively here, or None when they can."""
+    try:
+        import torch
+        import triton  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - report any import failure plainly
+        return (
+            f"torch and triton are needed for the GPU workshops ({type(e).__name__}: {e}); "
+            f"install the project (see README) and run with the project's .venv"
+        )
+    if not torch.cuda.is_available():
+        return (
+            "no CUDA GPU is available here; add --interpret to run the kernels in Triton's "
+            "interpreter on the CPU (slow, but checks correctness)"
+        )
+    return None
+
+
+class LoadError(Exception):
+    """The exercise file could not be imported; the message says where and why, and
+    ``file``/``line`` say it again for a program (the app shows the line)."""
+
+    def __init__(self, message: str, file: str = "", line: Optional[int] = None):
+        super().__init__(message)
+        self.file, self.line = file, line
+
+
+def _learner_frame(tb, path: Path):
+    """The deepest traceback frame inside the learner's file, or None."""
+    found = None
+    target = os.path.realpath(path)
+    for frame, lineno in traceback.walk_tb(tb):
+        if os.path.realpath(frame.f_code.co_filename) == target:
+            found = (frame, lineno)
+    return found
+
+
+def _raised_in(exc: BaseException, path: Path) -> bool:
+    """True when the innermost frame of the traceback is in the learner's file: the
+    NotImplementedError is the starter's own TODO, not a library's."""
+    last = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        last = frame
+    return last is not None and os.path.realpath(last.f_code.co_filename) == os.path.realpath(path)
+
+
+def _chain(exc: BaseException) -> list:
+    """``exc`` and the exceptions it was raised from, outermost first."""
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        out.append(exc)
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _kernel_line(exc: BaseException, path: Path) -> Optional[tuple]:
+    """(line, function) in the learner's file of a Triton compilation error: the
+    error carries the kernel's source and the AST node that failed (line numbers from
+    the kernel's ``def``), not the file's line, so the ``def`` is found in the file."""
+    for e in reversed(_chain(exc)):  # innermost first: the node that really failed
+        src, node = getattr(e, "src", None), getattr(e, "node", None)
+        if not isinstance(src, str) or not hasattr(node, "lineno"):
+            continue
+        head = src.lstrip().splitlines()[0].strip() if src.strip() else ""
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        for i, line in enumerate(lines):
+            if head and line.strip() == head:
+                name = head.split("(")[0].replace("def", "").strip()
+                return i + node.lineno, name
+    return None
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """Where in the learner's file ``exc`` happened: a kernel's own line when Triton
+    says which (its compiler, or the interpreter running the kernel), else the
+    deepest frame of the learner's file."""
+    kernel = _kernel_line(exc, path)
+    if kernel is not None:
+        return f" ({Path(path).name}, line {kernel[0]}, in kernel {kernel[1]})"
+    for e in reversed(_chain(exc)):  # the interpreter raises a kernel's error from inside it
+        hit = _learner_frame(e.__traceback__, path)
+        if hit is not None:
+            frame, lineno = hit
+            return f" ({Path(path).name}, line {lineno}, in {frame.f_code.co_name})"
+    return ""
+
+
+def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None):
+    """Import ``path`` as a fresh module (never cached), with clear load errors.
+
+    The file is read ONCE and exactly those bytes are compiled (and served to
+    ``inspect``/``linecache``, which Triton reads kernels through): never a cached
+    .pyc, which Python trusts when the source's size and whole-second mtime match, so
+    two saves of equal size within a second would run the older code.
+    ``on_loaded(sha256 hex of the bytes)`` says which content the checks run on: the
+    file may have changed since the caller hashed it."""
+    path = Path(path)
+    if not path.is_file():
+        raise LoadError(f"exercise file not found: {path}")
+    name = f"_exercise_{path.stem}_{next(_module_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"cannot import {path}: not a Python file")
+    try:
+        source = path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"cannot read {path}: {e}") from None
+    if on_loaded is not None:
+        on_loaded(hashlib.sha256(source).hexdigest())  # as checks.workspace.content_hash
+    mod = importlib.util.module_from_spec(spec)
+    # Registered under its unique name, as an import would: dataclasses with string
+    # annotations, pickling and typing look the module up in sys.modules.
+    sys.modules[name] = mod
+    try:
+        text = importlib.util.decode_source(source)
+        linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
+        exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)
+    except SyntaxError as e:
+        raise LoadError(
+            f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
+            + (f"\n    {e.text.rstrip()}" if e.text else ""),
+            str(e.filename or path),
+            e.lineno,
+        ) from None
+    except SystemExit as e:
+        raise LoadError(f"the exercise called sys.exit({e.code!r}) while being imported") from None
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        hit = _learner_frame(e.__traceback__, path)
+        raise LoadError(
+            f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}",
+            str(path),
+            hit[1] if hit else None,
+        ) from None
+    return mod
+
+
+def _jsonable(d: dict) -> dict:
+    return json.loads(json.dumps(d, default=str))
+
+
+def base_seed(seed: Optional[int] = None) -> int:
+    """The run's base seed: ``seed`` when given, else $KERNEL_COURSE_SEED, else 0."""
+    if seed is not None:
+        return parse_seed(seed)
+    env = os.environ.get(SEED_ENV, "").strip()
+    return parse_seed(env, f"${SEED_ENV}") if env else 0
+
+
+def witnessed(mod, path: Path, w) -> object:
+    """The learner's module as GPU checks see it: each call of a contract function is
+    watched, and a tensor it returns must have been written by a kernel of ``path``
+    (see checks.judging.provenance)."""
+    from checks.judging import provenance
+
+    allowed = provenance.allowed_ops(w.allowed_torch_ops)
+    return provenance.WitnessedModule(mod, path, w.functions, allowed)
+
+
+def run_case(
+    case: Case, mod, path: Path, *, workshop_id: str, device: str, interpret: bool, seed: int = 0
+) -> Record:
+    rec = Record(
+        workshop=workshop_id,
+        id=case.id,
+        label=case.label,
+        status="pass",
+        why=case.why,
+        section=case.section,
+        seed=seed,
+    )
+    if interpret and not case.interpreter:
+        rec.status = "skipped"
+        rec.message = case.interpreter_reason or "needs a CUDA GPU; not run in the interpreter"
+        return rec
+    ctx = Context(case_id=case.id, device=device, interpret=interpret, base_seed=seed)
+    t0 = time.perf_counter()
+    try:
+        msg = case.fn(mod, ctx)
+        if device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()  # surface asynchronous kernel errors inside this check
+        rec.message = msg or ""
+        rec.details = _jsonable(ctx.details)
+    except Unavailable as e:
+        rec.status, rec.message = "skipped", str(e)
+    except NotImplementedError as e:
+        if _raised_in(e, path):
+            rec.status = "todo"
+            rec.message = str(e) or "not implemented yet"
+        else:
+            rec.status = "error"
+            rec.message = f"NotImplementedError raised by a library, not your TODO: {e}"
+    except CheckFailed as e:
+        rec.status, rec.message, rec.details = "fail", e.message, _jsonable(e.details)
+    except AssertionError as e:
+        rec.status, rec.message = "fail", str(e) or "assertion failed"
+    except SystemExit as e:
+        rec.status, rec.message = "error", f"your code called sys.exit({e.code!r})"
+    except RecursionError as e:
+        rec.status, rec.message = "error", f"RecursionError{_where(e, path)}: {e}"
+    except MemoryError:
+        rec.status, rec.message = "error", "MemoryError: your code asked for more memory than there is"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
+        wrapped = cause_of_type(e, CheckFailed)  # e.g. an out-of-bounds access in the interpreter
+        if wrapped is not None:
+            rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
+        elif isinstance(e, AttributeError) and getattr(e, "obj", None) is mod:
+            rec.status = "fail"
+            rec.message = (
+                f"your file does not define {e.name!r}; the workshop's contract "
+                f"asks for it (see the starter's outline)"
+            )
+        else:
+            rec.status = "error"
+            rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
+            rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
+    rec.seconds = round(time.perf_counter() - t0, 4)
+    return rec
+
+
+def run_checks(
+    workshop_id: str,
+    path: Path,
+    *,
+    interpret: bool = False,
+    only: Optional[Iterable[str]] = None,
+    on_plan: Optional[Callable[[list], None]] = None,
+    on_begin: Optional[Callable[[Case], None]] = None,
+    on_record: Optional[Callable[[Record], None]] = None,
+    on_loaded: Optional[Callable[[str], None]] = None,
+    seed: Optional[int] = None,
+) -> list:
+    """Run the named checks of ``workshop_id`` against the file at ``path``.
+
+    ``only``: check ids to run (unknown ids raise KeyError naming them).  For a GPU
+    workshop without a GPU and without ``interpret``, every selected check is
+    recorded as skipped with the reason (exit code 3).  ``seed``: the base seed mixed
+    into every case's inputs (default $KERNEL_COURSE_SEED, else 0); a bad value raises
+    ValueError naming it."""
+    w = catalog.get(workshop_id)
+    seed = base_seed(seed)
+    path = Path(path)
+    if w.gpu and interpret:
+        use_interpreter()
+    problem = gpu_problem() if (w.gpu and not interpret) else None
+    if w.gpu and interpret:
+        try:
+            import torch  # noqa: F401
+            import triton  # noqa: F401
+            from checks.judging import oob
+
+            oob.install()  # every load and store is checked against the launch's tensors
+        except ImportError as e:
+            problem = f"torch and triton are needed for the GPU workshops ({e})"
+    if w.gpu and problem is None:
+        from workshops import contract
+
+        contract.set_interpret(interpret)  # the wrappers' device rules follow the run's mode
+    device = "cuda" if (w.gpu and not interpret) else "cpu"
+
+    cases = cases_for(workshop_id) if problem is None or not w.gpu else _plain_cases(workshop_id)
+    if only:
+        only = list(only)
+        known = {c.id for c in cases}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise KeyError(
+                f"unknown check id(s) for {workshop_id}: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        cases = [c for c in cases if c.id in only]
+    if on_plan:
+        on_plan(cases)
+
+    def emit(rec):
+        if on_record:
+            on_record(rec)
+        return rec
+
+    if problem is not None:
+        return [
+            emit(
+                Record(
+                    workshop=w.id,
+                    id=c.id,
+                    label=c.label,
+                    status="skipped",
+                    message=problem,
+                    why=c.why,
+                    section=c.section,
+                    seed=seed,
+                )
+            )
+            for c in cases
+        ]
+    try:
+        mod = load_exercise(path, on_loaded)
+    except LoadError as e:
+        return [
+            emit(
+                Record(
+                    workshop=w.id,
+                    id="load",
+                    label=f"import {path.name}",
+                    status="error",
+                    message=str(e),
+                    seed=seed,
+                    details={"file": e.file or str(path), "line": e.line},
+                )
+            )
+        ]
+    if w.gpu:
+        mod = witnessed(mod, path, w)
+    records = []
+    for case in cases:
+        if on_begin:
+            on_begin(case)
+        records.append(
+            emit(run_case(case, mod, path, workshop_id=w.id, device=device, interpret=interpret, seed=seed))
+        )
+    return records
+
+
+def _plain_cases(workshop_id: str) -> list:
+    """Case ids and labels without importing torch (when torch itself is missing)."""
+    try:
+        return cases_for(workshop_id)
+    except Exception:  # noqa: BLE001 - the case module needs torch; list the workshop as one item
+        w = catalog.get(workshop_id)
+        return [Case(id="workshop", label=w.title, fn=lambda m, c: None)]

@@ -1,0 +1,270 @@
+"""Tensor helpers for the GPU workshops' checks: tolerances, poison, mismatch reports.
+
+Imported only by GPU cases (it imports torch).  Tolerances live here and only here;
+the lessons explain them:
+
+* fp32: the kernel computes in fp32 with a different summation order than the
+  float64 oracle, so a few ulps of relative error per element are expected.
+* fp16 / bf16: the result is rounded once to 11 / 8 significant bits, so the error
+  is dominated by that final rounding (2^-11 ~ 4.9e-4, 2^-8 ~ 3.9e-3) plus the fp32
+  work before it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+import torch
+
+from checks.judging.case import CheckFailed
+
+TOLERANCES = {
+    torch.float32: dict(atol=1e-5, rtol=1e-4),
+    torch.float16: dict(atol=1e-3, rtol=1e-2),
+    torch.bfloat16: dict(atol=8e-3, rtol=2e-2),
+    torch.float64: dict(atol=1e-10, rtol=1e-9),
+}
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+# A value no correct kernel produces for these ops; outputs are pre-filled with it so an
+# element that was never written stands out.  Finite, so it survives every dtype.
+POISON = -12345.0
+
+
+def tolerance(dtype: torch.dtype, scale: float = 1.0) -> dict:
+    t = TOLERANCES[dtype]
+    return dict(atol=t["atol"] * scale, rtol=t["rtol"] * scale)
+
+
+def randn(shape, *, ctx, dtype=torch.float32, scale: float = 1.0, offset: float = 0.0) -> torch.Tensor:
+    """Seeded normal values drawn on the CPU (same numbers everywhere), moved to ctx.device.
+
+    On a GPU the tensor sits inside a guard band of NaN (see :func:`guarded`), so a
+    kernel that reads past its input pulls NaN into its output and fails the check.
+    (In the interpreter the out-of-bounds detector does this job exactly.)"""
+    x = torch.randn(*shape, generator=ctx.torch_generator(), dtype=torch.float64) * scale + offset
+    x = x.to(dtype).to(ctx.device)
+    return guarded(x) if guard_bands_on(ctx) else x
+
+
+GUARD_ELEMENTS = 4096  # per side; a multiple of 128 keeps every dtype's 16-byte alignment
+
+
+def guard_bands_on(ctx) -> bool:
+    return ctx.device == "cuda" or os.environ.get("CHECKS_GUARD_BANDS") == "1"
+
+
+def guarded(t: torch.Tensor, sentinel: float = float("nan")) -> torch.Tensor:
+    """A copy of ``t`` (same shape, strides and values) placed in the middle of a larger
+    buffer whose other elements hold ``sentinel``."""
+    if t.numel() == 0:
+        return t
+    span = sum((n - 1) * st for n, st in zip(t.shape, t.stride())) + 1
+    buf = torch.full((GUARD_ELEMENTS + span + GUARD_ELEMENTS,), sentinel, dtype=t.dtype, device=t.device)
+    view = buf.as_strided(t.shape, t.stride(), GUARD_ELEMENTS)
+    view.copy_(t)
+    return view
+
+
+def guard_intact(t: torch.Tensor) -> bool:
+    """True when the guard band around a :func:`guarded` tensor still holds only NaN
+    (a kernel wrote nothing past either end of its input)."""
+    storage = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage())
+    head, tail = storage[:GUARD_ELEMENTS], storage[-GUARD_ELEMENTS:]
+    return bool(torch.isnan(head).all() and torch.isnan(tail).all())
+
+
+def poisoned_allocator(shape, dtype, device: str) -> None:
+    """Leave a block of poison where the caching allocator will look next: allocate a
+    tensor of the output's size filled with POISON and free it.  On CUDA the next
+    allocation of that size usually gets the same block back, so elements a kernel
+    never writes still hold the poison and are reported as never written."""
+    numel = math.prod(shape)
+    if numel:
+        torch.full((numel,), POISON, dtype=dtype, device=device)  # freed at once
+
+
+def _fmt(v: float) -> str:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return str(v)
+    return f"{v:.6g}"
+
+
+def _ranges(idx: list, limit: int = 4) -> str:
+    """[0,1,2,5,7,8] -> '0-2, 5, 7-8'."""
+    if not idx:
+        return ""
+    out, start, prev = [], idx[0], idx[0]
+    for i in idx[1:] + [None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    more = f" (+{len(out) - limit} more)" if len(out) > limit else ""
+    return ", ".join(out[:limit]) + more
+
+
+def mismatch_report(
+    got: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float, max_listed: int = 5
+) -> Optional[dict]:
+    """None when ``got`` matches ``expected`` within tolerance, else a dict of facts.
+
+    ``expected`` is the float64 oracle.  The facts: count and fraction of mismatches,
+    the worst absolute and relative error with index and values, the first few
+    mismatches, NaN/Inf counts, elements left at the poison value, and (for 2D) the
+    rows and columns affected.
+    """
+    # The poison as the output's dtype stores it (-12345 is -12344 in fp16, -12352 in bf16).
+    poison = float(torch.tensor(POISON, dtype=got.dtype)) if got.dtype.is_floating_point else POISON
+    g = got.detach().to("cpu", torch.float64)
+    e = expected.detach().to("cpu", torch.float64)
+    diff = (g - e).abs()
+    bad = ~(diff <= atol + rtol * e.abs())  # NaN compares False, so NaN is bad
+    n_bad = int(bad.sum())
+    if n_bad == 0:
+        return None
+    numel = g.numel()
+    finite = torch.where(torch.isfinite(diff), diff, torch.zeros_like(diff))
+    flat_worst = int(torch.argmax(torch.where(bad, finite, torch.zeros_like(finite)).reshape(-1)))
+    worst_idx = list(torch.unravel_index(torch.tensor(flat_worst), g.shape)) if g.dim() else []
+    worst_idx = [int(i) for i in worst_idx]
+    rel = finite / e.abs().clamp_min(1e-30)
+    bad_positions = bad.nonzero().tolist()
+    facts = {
+        "mismatched": n_bad,
+        "total": numel,
+        "fraction": n_bad / max(numel, 1),
+        "max_abs_error": float(finite.max()),
+        "max_rel_error": float(torch.where(bad, rel, torch.zeros_like(rel)).max()),
+        "worst_index": worst_idx,
+        "worst_got": float(g.reshape(-1)[flat_worst]),
+        "worst_expected": float(e.reshape(-1)[flat_worst]),
+        "first_mismatches": [
+            {"index": p, "got": float(g[tuple(p)]), "expected": float(e[tuple(p)])}
+            for p in bad_positions[:max_listed]
+        ],
+        "nan": int(torch.isnan(g).sum()),
+        "inf": int(torch.isinf(g).sum()),
+        "unwritten": int((g == poison).sum()),
+        "atol": atol,
+        "rtol": rtol,
+    }
+    if g.dim() == 2:
+        rows = bad.any(dim=1).nonzero().flatten().tolist()
+        cols = bad.any(dim=0).nonzero().flatten().tolist()
+        facts["rows_affected"] = _ranges(rows)
+        facts["cols_affected"] = _ranges(cols)
+        facts["n_rows_affected"] = len(rows)
+        facts["n_cols_affected"] = len(cols)
+        facts["map"] = error_map(bad)
+    return facts
+
+
+def error_map(bad: torch.Tensor, rows: int = 8, cols: int = 32) -> list:
+    """A downsampled picture of where a 2D output is wrong: one string per row band,
+    '#' where any element in the cell is wrong, '.' where all are right."""
+    R, C = bad.shape
+    r_edges = [round(i * R / min(rows, R)) for i in range(min(rows, R) + 1)]
+    c_edges = [round(j * C / min(cols, C)) for j in range(min(cols, C) + 1)]
+    out = []
+    for i in range(len(r_edges) - 1):
+        band = bad[r_edges[i] : r_edges[i + 1]]
+        line = "".join(
+            "#" if bool(band[:, c_edges[j] : c_edges[j + 1]].any()) else "." for j in range(len(c_edges) - 1)
+        )
+        out.append(line)
+    return out
+
+
+def describe(facts: dict) -> str:
+    """One or two lines a learner can act on."""
+    parts = [f"{facts['mismatched']} of {facts['total']} elements wrong ({100 * facts['fraction']:.1f}%)"]
+    if facts.get("unwritten"):
+        parts.append(f"{facts['unwritten']} never written (still hold the poison {POISON:g})")
+    if facts.get("nan") or facts.get("inf"):
+        parts.append(f"{facts['nan']} NaN, {facts['inf']} Inf")
+    if "rows_affected" in facts:
+        parts.append(f"rows {facts['rows_affected']}; cols {facts['cols_affected']}")
+    parts.append(
+        f"worst at {facts['worst_index']}: got {_fmt(facts['worst_got'])}, "
+        f"expected {_fmt(facts['worst_expected'])} "
+        f"(abs err {_fmt(facts['max_abs_error'])}, tol atol={facts['atol']:.1e} rtol={facts['rtol']:.1e})"
+    )
+    return "; ".join(parts)
+
+
+def expect_tensor(got, *, shape, dtype, device: str, name: str = "output", contiguous: bool = True):
+    """Fail with a clear message when metadata is wrong (before comparing values)."""
+    if not isinstance(got, torch.Tensor):
+        raise CheckFailed(f"{name} should be a torch.Tensor, got {type(got).__name__}")
+    if tuple(got.shape) != tuple(shape):
+        raise CheckFailed(
+            f"{name} has shape {tuple(got.shape)}, expected {tuple(shape)}",
+            {"got_shape": list(got.shape), "expected_shape": list(shape)},
+        )
+    if got.dtype != dtype:
+        raise CheckFailed(f"{name} has dtype {got.dtype}, expected {dtype}")
+    if got.device.type != device:
+        raise CheckFailed(f"{name} is on {got.device}, expected a {device} tensor")
+    if contiguous and not got.is_contiguous():
+        raise CheckFailed(
+            f"{name} has strides {tuple(got.stride())}; the contract says a fresh contiguous output"
+        )
+
+
+def assert_close(
+    got,
+    expected64: torch.Tensor,
+    *,
+    dtype: torch.dtype,
+    name: str = "output",
+    scale: float = 1.0,
+    device: Optional[str] = None,
+):
+    """Compare with the float64 oracle using the dtype's tolerance; metadata first."""
+    expect_tensor(
+        got,
+        shape=expected64.shape,
+        dtype=dtype,
+        device=device or got.device.type if isinstance(got, torch.Tensor) else "cpu",
+        name=name,
+    )
+    tol = tolerance(dtype, scale)
+    facts = mismatch_report(got, expected64, **tol)
+    if facts is not None:
+        raise CheckFailed(f"{name}: {describe(facts)}", facts)
+
+
+def assert_not_alias(out: torch.Tensor, *inputs: torch.Tensor):
+    for i, t in enumerate(inputs):
+        if t.numel() and out.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
+            raise CheckFailed(
+                f"the output shares memory with input {i}; the contract asks for a fresh output"
+            )
+
+
+def expect_rejects(fn, exc_types, words, what: str):
+    """Call fn(); it must raise one of exc_types whose message mentions one of words."""
+    try:
+        fn()
+    except exc_types as e:
+        msg = str(e).lower()
+        if words and not any(w.lower() in msg for w in words):
+            raise CheckFailed(
+                f"{what}: raised {type(e).__name__} ({e}) but the message does not "
+                f"name the argument ({' or '.join(words)})"
+            ) from None
+        return f"rejected with {type(e).__name__}"
+    except NotImplementedError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any other error is a wrong rejection
+        raise CheckFailed(
+            f"{what}: expected {'/'.join(t.__name__ for t in exc_types)}, got {type(e).__name__}: {e}"
+        ) from None
+    raise CheckFailed(f"{what}: accepted without an error; the contract says it must be rejected")

@@ -1,0 +1,482 @@
+"""Run checks in a child process: time limits, crash reports, cancellation, warm workers.
+
+Standard library only, and no torch: the app imports this module.
+
+    run = ChildRun("online_normalizer", path, interpret=False, timeout=10)
+    for event in run.events():       # checks.running.events: Plan, Loaded, Begin, RecordEvent ..., End
+        ...
+    run.records                      # every selected check has exactly one record
+
+A crash (segfault, ``os._exit``), a timeout or a cancel still yields one record per
+planned check: the running check gets an ``error`` saying what happened (with the
+tail of stderr), the checks that never ran are ``skipped`` -- never ``pass``.
+
+Platform differences (process groups, the record channel) live in this module only.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Optional
+
+from checks.running import events
+from checks.judging.records import Record
+
+REPO = Path(__file__).resolve().parents[2]
+POSIX = os.name == "posix"
+TAIL_BYTES = 64 * 1024
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except (ValueError, AttributeError):
+        return f"signal {-code}"
+
+
+class _Tail:
+    """Drain a stream continuously (a learner printing megabytes must not block on a
+    full pipe) and keep only its last bytes."""
+
+    def __init__(self, stream):
+        self.buf = collections.deque()
+        self.size = 0
+        self.total = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream):
+        for chunk in iter(lambda: stream.read1(8192) if hasattr(stream, "read1") else stream.read(8192), b""):
+            with self.lock:
+                self.buf.append(chunk)
+                self.size += len(chunk)
+                self.total += len(chunk)
+                while self.size > TAIL_BYTES and len(self.buf) > 1:
+                    self.size -= len(self.buf.popleft())
+
+    def text(self, limit: int = 1500) -> str:
+        self.thread.join(timeout=0.5)
+        with self.lock:
+            data = b"".join(self.buf)
+        return data.decode("utf-8", "replace")[-limit:]
+
+
+class Worker:
+    """A started ``python -m checks.running.worker`` process waiting for one job."""
+
+    def __init__(self, preload: str = "none", env: Optional[dict] = None, warm: str = ""):
+        self.preload = preload
+        self.warm = warm
+        # the ready event (pid, the warmed workshop's cases, the GPU's target); {} before
+        self.ready_info: "events.Ready | dict" = {}
+        self.events: "queue.Queue" = queue.Queue()
+        child_env = dict(os.environ if env is None else env)
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        if preload == "interpret":
+            child_env["TRITON_INTERPRET"] = "1"
+        args = (
+            [sys.executable]
+            + (["-S"] if sys.flags.no_site else [])
+            + ["-m", "checks.running.worker", "--preload", preload]
+        )
+        if warm:
+            args += ["--warm", warm]
+        fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
+        os.close(fd)
+        args += ["--stack-file", self._stack_file]
+        kwargs = dict(
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=str(REPO),
+            env=child_env,
+        )
+        self._record_file = None
+        if POSIX:
+            r, w = os.pipe()
+            args += ["--record-fd", str(w)]
+            kwargs.update(pass_fds=(w,), start_new_session=True)
+        else:  # Windows: no fd passing; the worker appends to a file we tail
+            fd, self._record_file = tempfile.mkstemp(prefix="checks-records-", suffix=".jsonl")
+            os.close(fd)
+            args += ["--record-file", self._record_file]
+            kwargs.update(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(args, **kwargs)
+        self.stdout = _Tail(self.proc.stdout)
+        self.stderr = _Tail(self.proc.stderr)
+        if POSIX:
+            os.close(w)
+            threading.Thread(target=self._read_pipe, args=(r,), daemon=True).start()
+        else:
+            threading.Thread(target=self._read_file, daemon=True).start()
+        self.ready_at: Optional[float] = None
+
+    # --- the record channel ---
+    def _put_line(self, line: str):
+        line = line.strip()
+        if not line:
+            return
+        try:
+            self.events.put(events.from_wire(json.loads(line)))
+        except ValueError:
+            pass  # only the worker writes here; a line that is no worker message is ignored
+
+    def _read_pipe(self, fd: int):
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                self._put_line(line)
+        self.events.put(events.Eof())
+
+    def _read_file(self):
+        pos = 0
+        while True:
+            with open(self._record_file, encoding="utf-8", errors="replace") as f:
+                f.seek(pos)
+                while True:
+                    line = f.readline()
+                    if not line.endswith("\n"):
+                        break
+                    pos = f.tell()
+                    self._put_line(line)
+            if self.proc.poll() is not None:
+                self.events.put(events.Eof())
+                return
+            time.sleep(0.02)
+
+    def wait_ready(self, timeout: float = 120.0) -> bool:
+        """Block until the worker has finished its imports (or died)."""
+        if self.ready_at is not None:
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ev = self.events.get(timeout=0.05)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    return False
+                continue
+            if isinstance(ev, events.Ready):
+                self.ready_at = time.monotonic()
+                self.ready_info = ev
+                return True
+            self.events.put(ev)
+            return False
+        return False
+
+    def send_job(self, job: dict) -> None:
+        self.proc.stdin.write((json.dumps(job) + "\n").encode())
+        self.proc.stdin.flush()
+        self.proc.stdin.close()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def dump_stack(self, wait: float = 1.0) -> str:
+        """Ask the running worker for the Python stack of its threads (POSIX: SIGUSR1,
+        answered by faulthandler even inside an endless loop) and return the text."""
+        if POSIX and self.alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline, size = time.monotonic() + wait, -1
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                now = os.path.getsize(self._stack_file)
+            except OSError:
+                return ""
+            if now and now == size:
+                break  # written and no longer growing
+            size = now
+        try:
+            with open(self._stack_file, encoding="utf-8", errors="replace") as f:
+                return f.read()[-20000:]
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its whole process group)."""
+        if POSIX:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        else:
+            try:
+                subprocess.run(
+                    ["taskkill", "/F", "/T", "/PID", str(self.proc.pid)], capture_output=True, check=False
+                )
+            except OSError:
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for leftover in (self._record_file, self._stack_file):
+            if leftover:
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
+
+
+class ChildRun:
+    """One run of a workshop's checks in a worker process."""
+
+    def __init__(
+        self,
+        workshop_id: str,
+        path,
+        *,
+        interpret: bool = False,
+        only=None,
+        timeout: Optional[float] = None,
+        worker: Optional[Worker] = None,
+    ):
+        self.workshop_id = workshop_id
+        self.path = Path(path).resolve()
+        self.interpret = interpret
+        self.only = list(only) if only else None
+        self.timeout = timeout
+        self.worker = worker
+        self.records: list = []
+        self.plan: list = []
+        self.current: Optional[str] = None
+        self.outcome = "running"  # done / crashed / timeout / cancelled / usage
+        self.usage_error = ""
+        self.content_hash: Optional[str] = None  # of the bytes the worker imported
+        self.options: dict = {}  # extra run_checks keywords (e.g. seed), passed through
+        # per check id: seconds (the engine's), compile_s, compiles, transfer_s (worker
+        # to here), began / arrived (monotonic, this process)
+        self.timings: dict = {}
+        # kernel variants of the learner's file, in the order the checks compiled them
+        # (checks.running.variants): what the compile pool compiles ahead after the next save
+        self.variants: list = []
+        self._began: dict = {}
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop the run now (safe from any thread); events() ends with outcome 'cancelled'."""
+        self._cancel.set()
+        if self.worker is not None:
+            self.worker.kill()
+
+    def _synthesize(self, why: str, details: dict, seconds: float = 0.0) -> list:
+        """Records for the planned checks that produced none."""
+        done = {r.id for r in self.records}
+        out = []
+        for c in self.plan:
+            if c["id"] in done:
+                continue
+            running = c["id"] == self.current
+            out.append(
+                Record(
+                    workshop=self.workshop_id,
+                    id=c["id"],
+                    label=c["label"],
+                    status="error" if running else "not run",
+                    message=why if running else f"not run: {why.split(':')[0]}",
+                    why=c.get("why", ""),
+                    section=c.get("section", ""),
+                    details=details if running else {},
+                    seconds=round(seconds, 3) if running else 0.0,
+                )
+            )
+        if self.current is None:
+            # Died outside any check: while importing the exercise (or between checks).
+            out.insert(
+                0,
+                Record(
+                    workshop=self.workshop_id,
+                    id="load" if not self.records else "run",
+                    label=f"import {self.path.name}" if not self.records else "the run",
+                    status="error",
+                    message=why,
+                    details=details,
+                    seconds=round(seconds, 3),
+                ),
+            )
+        return out
+
+    def events(self) -> Iterator[dict]:
+        if self.worker is None:
+            self.worker = Worker(preload="none")
+        w = self.worker
+        started = time.monotonic()
+        try:
+            w.send_job(
+                {
+                    **self.options,
+                    "workshop": self.workshop_id,
+                    "file": str(self.path),
+                    "interpret": self.interpret,
+                    "only": self.only,
+                    "timeout": self.timeout,
+                }
+            )
+        except (BrokenPipeError, OSError):
+            pass  # the worker died before the job; reported below as a crash
+        deadline = started + self.timeout if self.timeout else None
+        finished = False
+        while not finished:
+            if self._cancel.is_set():
+                self.outcome = "cancelled"
+                break
+            wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            try:
+                ev = w.events.get(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.outcome = "timeout"
+                    break
+                continue
+            if isinstance(ev, events.Ready):  # not yet read by anyone: note when it came
+                if w.ready_at is None:
+                    w.ready_at, w.ready_info = time.monotonic(), ev
+            elif isinstance(ev, events.Plan):
+                self.plan = ev.cases
+                yield ev
+            elif isinstance(ev, events.Loaded):
+                self.content_hash = ev.content_hash
+                yield ev
+            elif isinstance(ev, events.Begin):
+                self.current = ev.id
+                self._began[ev.id] = time.monotonic()
+                yield ev
+            elif isinstance(ev, events.RecordEvent):
+                rec = ev.record
+                self.records.append(rec)
+                self.variants += [dict(v, check=rec.id) for v in ev.variants or ()]
+                self.current = None
+                self.timings[rec.id] = {
+                    "seconds": rec.seconds,
+                    "compile_s": ev.compile_s,
+                    "compiles": ev.compiles,
+                    "wait_s": ev.wait_s,
+                    "variants": len(ev.variants or ()),
+                    "arrived": time.monotonic(),
+                    "began": self._began.get(rec.id),
+                    "transfer_s": (round(max(0.0, time.time() - ev.t), 4) if ev.t is not None else None),
+                }
+                yield ev
+            elif isinstance(ev, events.Usage):
+                self.outcome, self.usage_error = "usage", ev.message
+            elif isinstance(ev, events.Done):
+                self.outcome = "done"
+                finished = True
+            elif isinstance(ev, events.Eof):
+                try:
+                    w.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    pass
+                # A cancel kills the worker, which closes the pipe: that is not a crash.
+                self.outcome = "cancelled" if self._cancel.is_set() else "crashed"
+                finished = True
+        stack = w.dump_stack() if self.outcome == "timeout" else ""
+        w.kill()  # the job is over: nothing the exercise started may survive it
+        elapsed = time.monotonic() - started
+        if self.outcome in ("crashed", "timeout"):
+            ran = elapsed
+            if self.current is not None and self.current in self._began:
+                ran = time.monotonic() - self._began[self.current]
+            if self.outcome == "timeout":
+                why = f"timed out: stopped after {self.timeout:g} s (an infinite loop, or far too slow)"
+                details = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
+                stuck = stuck_at(stack, self.path)
+                if stuck is not None:
+                    details["stuck_at"] = stuck
+                    why += (
+                        f"; stuck at {Path(stuck['file']).name}, line {stuck['line']}, in {stuck['function']}"
+                    )
+                if stack.strip():
+                    details["stack"] = stack[-4000:]
+            else:
+                code = w.proc.returncode
+                how = _signal_name(code) if code is not None and code < 0 else f"exit code {code}"
+                why = f"crashed: the process running your code died ({how})"
+                details = {"returncode": code}
+            err = w.stderr.text()
+            if err.strip():
+                why += f"; last stderr:\n{err.strip()}"
+                details["stderr_tail"] = err
+            out_tail = w.stdout.text(500)
+            if out_tail.strip():
+                details["stdout_tail"] = out_tail
+            for rec in self._synthesize(why, details, ran):
+                self.records.append(rec)
+                yield events.RecordEvent(record=rec)
+        yield events.End(outcome=self.outcome, seconds=round(elapsed, 3), stdout_bytes=w.stdout.total)
+
+    def run(self) -> list:
+        for _ in self.events():
+            pass
+        return self.records
+
+
+def run_benchmark(worker: Worker, argv: list, timeout: float, cancelled=lambda: False) -> tuple:
+    """Run ``python -m checks.benchmark ARGV`` in the warm ``worker``: (exit code, or
+    None when it crashed, timed out or was cancelled; the tail of its output).  The
+    worker is killed afterwards, as after a check run."""
+    try:
+        worker.send_job({"benchmark": list(argv)})
+    except (BrokenPipeError, OSError):
+        pass
+    deadline = time.monotonic() + timeout
+    code = None
+    while time.monotonic() < deadline and not cancelled():
+        try:
+            ev = worker.events.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if isinstance(ev, events.Done):
+            code = ev.code
+            break
+        if isinstance(ev, events.Eof):
+            break
+    worker.kill()
+    return code, (worker.stdout.text(3000) + worker.stderr.text(1500)).strip()
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
+
+
+def stuck_at(stack: str, path) -> Optional[dict]:
+    """The most recent frame in ``path`` in a faulthandler stack dump: where the
+    learner's code was when it was stopped ({"file", "line", "function"}), else None.
+    The thread that took the dump ("Current thread") is searched first."""
+    target = os.path.realpath(str(path))
+    blocks, block = [], None
+    for line in stack.splitlines():
+        if line.startswith(("Current thread", "Thread ", "Stack (most recent")):
+            block = [line.startswith("Current thread"), []]
+            blocks.append(block)
+        elif block is not None:
+            m = _FRAME.match(line)
+            if m:
+                block[1].append(m)
+    blocks.sort(key=lambda b: not b[0])
+    for _, frames in blocks:
+        for m in frames:  # most recent call first
+            if os.path.realpath(m["file"]) == target:
+                return {"file": m["file"], "line": int(m["line"]), "function": m["function"]}
+    return None
+
+
+def preload_for(gpu_workshop: bool, interpret: bool) -> str:
+    if not gpu_workshop:
+        return "cpu"
+    return "interpret" if interpret else "gpu"

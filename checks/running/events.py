@@ -1,0 +1,165 @@
+"""What a check worker says while it runs, typed: one dataclass per message.
+
+A worker (``python -m checks.running.worker``) writes one JSON object per line; the parent
+reads each with :func:`from_wire`, which checks it against the message's dataclass (an
+unknown ``type`` or a missing field is a ``ValueError``), and a run
+(:class:`checks.running.child.ChildRun`, :class:`checks.running.pool.ShardedRun`) yields these objects
+to its reader in order::
+
+    Ready -> Plan -> Loaded -> (Begin -> RecordEvent)* -> Done      (the worker's lines)
+    Plan, Loaded, Begin, RecordEvent ..., End                       (what a run yields)
+
+Each event also reads like the dict it was, ``ev["type"]`` and ``ev.get("seconds")``,
+so a reader can match on ``ev.type`` or on the class.  Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar, Optional
+
+from checks.judging.records import Record
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    type: ClassVar[str] = ""
+    t: Optional[float] = None  # the worker's clock when it wrote the line (transfer time)
+
+    def __getitem__(self, key: str):
+        if key == "type":
+            return self.type
+        if key in {f.name for f in fields(self)}:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key: str, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def to_wire(self) -> dict:
+        """The JSON object a worker writes (``None`` fields left out)."""
+        out = {"type": self.type}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Record):
+                value = value.to_dict()
+            if value is not None:
+                out[f.name] = value
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ready(Event):
+    """The worker's imports (and warm-up) are done; ``cases`` when it was warmed for a
+    workshop, ``warm_error`` when the warm-up failed (a slower first check, not a fault)."""
+
+    type: ClassVar[str] = "ready"
+    pid: int
+    cases: Optional[list] = None
+    warm_error: Optional[str] = None
+    target: Optional[list] = None  # the GPU's compile target: backend, arch, warp size
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan(Event):
+    """The checks this run will report, in order: dicts of id, label, why, section."""
+
+    type: ClassVar[str] = "plan"
+    cases: list
+
+
+@dataclass(frozen=True, kw_only=True)
+class Loaded(Event):
+    """The exercise file was imported; the sha256 of exactly the bytes the checks run on."""
+
+    type: ClassVar[str] = "loaded"
+    content_hash: Optional[str] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Begin(Event):
+    type: ClassVar[str] = "begin"
+    id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordEvent(Event):
+    """One check's verdict.  ``compile_s``/``compiles``/``cache_hits``: Triton compiling
+    during it, where the worker can tell; ``variants``: the kernel variants of the
+    learner's file it compiled first (see checks.running.variants); ``wait_s``: the seconds it
+    waited for the compile pool."""
+
+    type: ClassVar[str] = "record"
+    record: Record
+    compile_s: Optional[float] = None
+    compiles: Optional[int] = None
+    cache_hits: Optional[int] = None
+    variants: Optional[list] = None
+    wait_s: Optional[float] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage(Event):
+    """The job itself was wrong (an unknown check id): a usage error, not a verdict."""
+
+    type: ClassVar[str] = "usage"
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Done(Event):
+    """The job is over; ``code``: a benchmark job's exit code."""
+
+    type: ClassVar[str] = "done"
+    code: Optional[int] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Eof(Event):
+    """The worker's channel closed (it exited, crashed or was killed)."""
+
+    type: ClassVar[str] = "eof"
+
+
+@dataclass(frozen=True, kw_only=True)
+class End(Event):
+    """A run is over: how (done / crashed / timeout / cancelled / usage) and how long."""
+
+    type: ClassVar[str] = "end"
+    outcome: str
+    seconds: float = 0.0
+    stdout_bytes: int = 0
+    shards: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failure(Event):
+    """A shard's reader raised: re-raised by the merged run once every shard ended."""
+
+    type: ClassVar[str] = "error"
+    error: BaseException
+
+
+WIRE = {cls.type: cls for cls in (Ready, Plan, Loaded, Begin, RecordEvent, Usage, Done)}
+
+
+def from_wire(message: dict) -> Event:
+    """The typed event for one JSON object a worker wrote; ``ValueError`` when it is not
+    one (unknown type, missing or unknown fields, a record that is not a record)."""
+    if not isinstance(message, dict):
+        raise ValueError(f"a worker message is a JSON object, not {type(message).__name__}")
+    cls = WIRE.get(message.get("type"))
+    if cls is None:
+        raise ValueError(f"unknown worker message type {message.get('type')!r}")
+    body = {k: v for k, v in message.items() if k != "type"}
+    if cls is RecordEvent:
+        if not isinstance(body.get("record"), dict):
+            raise ValueError("a record message carries its record as an object")
+        body["record"] = Record.from_dict(body["record"])
+    try:
+        return cls(**body)
+    except TypeError as e:
+        raise ValueError(f"{cls.type} message: {e}") from None

@@ -1,0 +1,281 @@
+"""The child process that runs one job of checks: ``python -m checks.running.worker``.
+
+Protocol (see checks/running/child.py for the parent side):
+
+* The parent passes a record channel: ``--record-fd N`` (a pipe, POSIX) or
+  ``--record-file PATH`` (a file the parent tails, Windows).  Only this process
+  writes JSON lines there; the learner's prints go to stdout, which the parent
+  keeps only as a tail for crash reports and never parses.
+* With ``--preload`` the worker imports torch and triton first (and initialises
+  CUDA and launches a tiny kernel when there is a GPU: see checks/running/warmup.py), then
+  says ``{"type": "ready"}``: a warm worker.  With ``--warm WORKSHOP`` it also imports
+  that workshop's checks and lists them in the ready event (``cases``: id, label,
+  why, section, cost, in run order), so the parent can split them between workers.
+* With ``--stack-file PATH`` the worker writes the Python stack of every thread to
+  PATH when it receives SIGUSR1 (POSIX; elsewhere shortly before the job's
+  ``timeout``): the parent asks for it before it stops a run that timed out.
+* It reads ONE job from stdin as a JSON line: {"workshop", "file", "interpret",
+  "only", "timeout"}; any other key is passed to ``engine.run_checks`` when it
+  accepts that keyword (e.g. ``seed``) and ignored otherwise.  It replaces stdin
+  with an empty stream (so ``input()`` in the exercise cannot hang), then streams
+  ``plan``, ``loaded``, ``begin`` and ``record`` events and ends with ``done``.
+  Every event carries ``t`` (the sender's wall clock, for transfer times); a
+  ``record`` event also carries ``compile_s`` and ``compiles``: the seconds Triton
+  spent compiling during that check and how many kernels it compiled.
+* A job ``{"benchmark": [ARG, ...]}`` instead runs ``python -m checks.benchmark ARG ...``
+  in this warm process (its output goes to stdout, its JSON where its arguments say)
+  and ends with ``done`` carrying the exit code: the app's timings start without a new
+  process's imports and CUDA start.
+* It exits right after the job, so no state leaks from one run into the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import inspect
+import json
+import os
+import signal
+import sys
+import time
+
+from checks.running import events
+
+PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted", "benchmark"}
+
+
+def _channel(args):
+    if args.record_fd is not None:
+        f = os.fdopen(args.record_fd, "w", encoding="utf-8", buffering=1)
+    else:
+        f = open(args.record_file, "a", encoding="utf-8", buffering=1)
+
+    def send(event) -> None:
+        """Write one typed event (checks.running.events) as a JSON line, stamped with the time."""
+        message = event.to_wire()
+        message["t"] = time.time()
+        f.write(json.dumps(message, default=str) + "\n")
+        f.flush()
+
+    return send
+
+
+def _limit_memory() -> None:
+    """Cap the address space of CPU-only runs so a runaway allocation becomes a
+    MemoryError instead of taking the machine down.  CUDA reserves huge virtual
+    ranges, so GPU runs are left alone."""
+    try:
+        import resource
+
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        cap = int(total * 0.6)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError, AttributeError):
+        pass
+
+
+class _CompileClock:
+    """Seconds Triton spends compiling (cache misses), through its compilation
+    listener where this Triton version has one."""
+
+    def __init__(self):
+        self.seconds, self.count, self.hits = 0.0, 0, 0
+        try:
+            import triton.knobs as knobs
+
+            knobs.compilation.listener = self._heard
+        except Exception:  # noqa: BLE001 - an older Triton: no split, nothing else lost
+            pass
+
+    def _heard(self, *, times=None, cache_hit=False, **_):
+        if cache_hit:
+            self.hits += 1
+            return
+        self.count += 1
+        try:
+            self.seconds += times.total / 1e6
+        except AttributeError:
+            pass
+
+    def take(self) -> dict:
+        out = {"compile_s": round(self.seconds, 4), "compiles": self.count, "cache_hits": self.hits}
+        self.seconds, self.count, self.hits = 0.0, 0, 0
+        return out
+
+
+def _stack_dump(path, timeout) -> None:
+    """Arrange for the stack of every thread to be written to ``path`` on request."""
+    if not path:
+        return
+    f = open(path, "w", encoding="utf-8")  # kept open for the life of the process
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=f, all_threads=True, chain=False)
+    elif timeout:
+        faulthandler.dump_traceback_later(max(0.5, float(timeout) - 0.5), file=f)
+
+
+def _record_variants(job: dict):
+    """Install :class:`checks.running.variants.Recorder` as Triton's JIT cache hook: it lists
+    the variants of the learner's kernels each check compiled, and waits for the ones
+    the compile pool is compiling (``job["predicted"]``: folder and identities)."""
+    try:
+        import triton.knobs as knobs
+
+        from checks.running import variants
+    except ImportError:
+        return None
+    predicted = job.get("predicted") or {}
+    recorder = variants.Recorder(
+        job["file"],
+        predicted.get("ids") or (),
+        predicted.get("folder"),
+        wait_limit=float(predicted.get("wait_limit", 60.0)),
+    )
+    knobs.runtime.jit_cache_hook = recorder
+    return recorder
+
+
+def _benchmark(argv: list) -> int:
+    """``python -m checks.benchmark`` with ``argv``, here; its exit code."""
+    try:
+        from checks.benchmark.cli import main as benchmark_main
+
+        return int(benchmark_main(argv) or 0)
+    except SystemExit as e:  # argparse's own exits
+        return e.code if isinstance(e.code, int) else 1
+    except Exception:  # noqa: BLE001 - reported as the benchmark's own crash, with its trace
+        import traceback
+
+        traceback.print_exc()
+        return 1
+
+
+def _accepted(fn, options: dict) -> dict:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    return {k: v for k, v in options.items() if k in params}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m checks.running.worker")
+    p.add_argument("--record-fd", type=int)
+    p.add_argument("--record-file")
+    p.add_argument("--preload", choices=("none", "cpu", "interpret", "gpu"), default="none")
+    p.add_argument("--warm", default="", help="workshop whose checks to import while warming up")
+    p.add_argument("--stack-file", default="")
+    args = p.parse_args(argv)
+    send = _channel(args)
+    faulthandler.enable()  # a segfault prints the Python stack to stderr
+    if hasattr(signal, "SIGUSR1"):
+        _stack_dump(args.stack_file, None)
+
+    if args.preload == "interpret":
+        os.environ["TRITON_INTERPRET"] = "1"
+    from checks.judging import engine
+
+    ready: dict = {"pid": os.getpid()}
+    clock = None
+    if args.preload in ("interpret", "gpu"):
+        import torch
+        import triton
+
+        clock = _CompileClock()
+        try:
+            from checks.running import warmup
+
+            device = "cuda" if args.preload == "gpu" and torch.cuda.is_available() else "cpu"
+            warmup.warm(device, interpret=args.preload == "interpret")  # checks imported below
+            if device == "cuda":  # what the compile workers compile for
+                target = triton.runtime.driver.active.get_current_target()
+                ready["target"] = [target.backend, target.arch, target.warp_size]
+        except Exception as e:  # noqa: BLE001 - a slower first check, not a failure
+            ready["warm_error"] = f"{type(e).__name__}: {e}"
+        clock.take()
+    if args.warm:
+        try:
+            ready["cases"] = [
+                {"id": c.id, "label": c.label, "why": c.why, "section": c.section, "cost": c.cost}
+                for c in engine.cases_for(args.warm)
+            ]
+        except Exception as e:  # noqa: BLE001 - the job reports it properly
+            ready["warm_error"] = f"{type(e).__name__}: {e}"
+    send(events.Ready(**ready))
+
+    line = sys.stdin.readline()
+    if not line:
+        return 0  # the parent closed the pipe: a warm worker never used
+    job = json.loads(line)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    if not hasattr(signal, "SIGUSR1"):
+        _stack_dump(args.stack_file, job.get("timeout"))
+
+    if isinstance(job.get("benchmark"), list):
+        send(events.Done(code=_benchmark([str(a) for a in job["benchmark"]])))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    if job.get("interpret"):
+        os.environ["TRITON_INTERPRET"] = "1"
+    if args.preload != "gpu":
+        _limit_memory()
+
+    from checks.judging import engine
+    from checks.judging.records import Record
+
+    recorder = None
+    if args.preload == "gpu" and not job.get("interpret"):
+        recorder = _record_variants(job)
+
+    def on_plan(cases):
+        send(
+            events.Plan(
+                cases=[{"id": c.id, "label": c.label, "why": c.why, "section": c.section} for c in cases]
+            )
+        )
+
+    def on_begin(case):
+        if clock is not None:
+            clock.take()
+        send(events.Begin(id=case.id))
+
+    def on_record(rec: Record):
+        extra = recorder.take() if recorder is not None else {}
+        send(events.RecordEvent(record=rec, **(clock.take() if clock else {}), **extra))
+
+    def on_loaded(content_hash: str):
+        send(events.Loaded(content_hash=content_hash))
+
+    extra = _accepted(engine.run_checks, {k: v for k, v in job.items() if k not in PROTOCOL_KEYS})
+    try:
+        engine.run_checks(
+            job["workshop"],
+            job["file"],
+            interpret=bool(job.get("interpret")),
+            only=job.get("only"),
+            on_plan=on_plan,
+            on_begin=on_begin,
+            on_record=on_record,
+            on_loaded=on_loaded,
+            **extra,
+        )
+    except KeyError as e:
+        send(events.Usage(message=str(e).strip("'\"")))
+    send(events.Done())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter shutdown: atexit hooks or threads left by the exercise must not
+    # keep the process alive (the parent also kills the whole process group).
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
