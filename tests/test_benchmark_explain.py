@@ -251,7 +251,7 @@ def test_a_learner_candidate_that_is_not_its_own_kernel_is_refused_and_not_timed
         for r in runner.run_op(
             "fake",
             spec_module(),
-            __import__("checks.judging.engine").engine.load_exercise(learner),
+            __import__("checks.judging.engine").judging.engine.load_exercise(learner),
             learner,
             dtypes=["fp32"],
             timers={"graph": lambda fn: timed.append(fn) or [0.001]},
