@@ -26,7 +26,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             with VerticalScroll(id="help-text"):
                 yield CourseMarkdown(text)
-            yield Static("escape to close", id="help-footer")
+            yield Static("escape close · arrows/pgup/pgdn scroll", id="help-footer")
 
     def on_mount(self) -> None:
         self.query_one("#help-text").focus()  # the arrows scroll it; it opens on the keys

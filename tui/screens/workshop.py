@@ -122,6 +122,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.query_one("#file-info", Static).update(info)
         self.query_one(ResultsPanel).timeout = app.check_timeout
         self.set_class(not w.gpu, "cpu")
+        self.set_class(self.interpret, "interpreted")
         toc = self.query_one("#lesson", MarkdownViewer).table_of_contents
         toc.styles.width = layout.contents_width(w.lesson)
         self.apply_size(self.app.size.width, self.app.size.height)
