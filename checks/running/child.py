@@ -9,7 +9,7 @@ Standard library only, and no torch: the app imports this module.
 
 A crash (segfault, ``os._exit``), a timeout or a cancel still yields one record per
 planned check: the running check gets an ``error`` saying what happened (with the
-tail of stderr), the checks that never ran are ``skipped`` -- never ``pass``.
+tail of stderr), the checks that never ran are ``not run`` -- never ``pass``.
 
 Platform differences (process groups, the record channel) live in this module only.
 """
