@@ -72,7 +72,7 @@ def _target_words(row: dict) -> str:
             name = {"last_s": "last <= ", "first_s": "first <= ", "ratio": ">= "}[key]
             name += f"{limit:g}x" if key == "ratio" else f"{limit:g} s"
             unit = "x" if key == "ratio" else " s"
-            parts.append(f"{name}: " + ("met" if g["met"] else f"missed by {g['missed_by']:g}{unit}"))
+            parts.append(f"{name}: " + ("met" if g["met"] else f"missed by {g['missed_by']:.2f}{unit}"))
     return "; ".join(parts)
 
 
