@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from checks.running.child import ChildRun
+from checks.running.events import Begin, End
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = (REPO / "workshops" / "online_normalizer" / "solution.py").read_text()
@@ -140,11 +141,11 @@ def test_cancel_kills_the_run(tmp_path):
     run = ChildRun("online_normalizer", p, timeout=120)
     events = run.events()
     for ev in events:
-        if ev["type"] == "begin":
+        if isinstance(ev, Begin):
             break
     run.cancel()
     rest = list(events)
-    assert rest[-1]["type"] == "end" and rest[-1]["outcome"] == "cancelled"
+    assert isinstance(rest[-1], End) and rest[-1].outcome == "cancelled"
     assert run.worker.proc.poll() is not None
     assert not any(r.status == "pass" and r.id == "worked-merge" for r in run.records)
 

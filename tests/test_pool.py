@@ -142,7 +142,7 @@ def test_a_ready_worker_lists_the_workshop_checks():
     w = Worker(preload="cpu", warm=A1.id)
     try:
         assert w.wait_ready(60)
-        ids = [c["id"] for c in w.ready_info["cases"]]
+        ids = [c["id"] for c in w.ready_info.cases]
         assert ids == [c.id for c in engine.cases_for(A1.id)]
     finally:
         w.kill()

@@ -226,7 +226,8 @@ class CheckController:
         workers = self.pool.prime(self.preload, self.workshop.id)
         if self.compile_pool is not None and self.target is None and workers:
             workers[0].wait_ready(timeout=self.timeout)  # in a thread: its target
-            self.target = (workers[0].ready_info or {}).get("target")
+            ready = workers[0].ready_info
+            self.target = ready.target if ready is not None else None
         if self.compile_pool is not None and self.target:
             self.compile_pool.warm(self.target)
         if self.benchmarks and self._gpu_run:
@@ -242,14 +243,20 @@ class CheckController:
         except OSError:
             return None
 
+    @staticmethod
+    def _cases(worker) -> list:
+        """The checks a ready worker was warmed for, in run order ([] if none)."""
+        ready = worker.ready_info
+        return list(ready.cases or []) if ready is not None else []
+
     def _shards(self, workers: list) -> list:
         """The check ids of each worker's shard (None: the whole suite, one worker)."""
         if len(workers) < 2 or not workers[0].wait_ready(timeout=self.timeout):
             return [None]
-        ids = [c["id"] for c in workers[0].ready_info.get("cases") or []]
+        ids = [c["id"] for c in self._cases(workers[0])]
         if len(ids) < 2:
             return [None]
-        est = {c["id"]: c.get("cost", 1) for c in workers[0].ready_info["cases"]}
+        est = {c["id"]: c.get("cost", 1) for c in self._cases(workers[0])}
         if self.estimates:
             known = [v for v in self.estimates.values() if v > 0] or [1.0]
             typical = sorted(known)[len(known) // 2]
@@ -288,7 +295,7 @@ class CheckController:
                     if predicted is not None:
                         child.options["predicted"] = predicted
                     runs.append(child)
-                order = [c["id"] for c in workers[0].ready_info.get("cases") or []] if len(runs) > 1 else []
+                order = [c["id"] for c in self._cases(workers[0])] if len(runs) > 1 else []
                 run = ShardedRun(runs, order)
                 self._run = run
         if stale:

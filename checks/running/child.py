@@ -80,7 +80,7 @@ class Worker:
         self.preload = preload
         self.warm = warm
         # the ready event (pid, the warmed workshop's cases, the GPU's target); {} before
-        self.ready_info: "events.Ready | dict" = {}
+        self.ready_info: Optional[events.Ready] = None
         self.events: "queue.Queue" = queue.Queue()
         child_env = dict(os.environ if env is None else env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")

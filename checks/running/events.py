@@ -9,8 +9,7 @@ to its reader in order::
     Ready -> Plan -> Loaded -> (Begin -> RecordEvent)* -> Done      (the worker's lines)
     Plan, Loaded, Begin, RecordEvent ..., End                       (what a run yields)
 
-Each event also reads like the dict it was, ``ev["type"]`` and ``ev.get("seconds")``,
-so a reader can match on ``ev.type`` or on the class.  Standard library only.
+A reader matches on the class (``isinstance(ev, events.End)``).  Standard library only.
 """
 
 from __future__ import annotations
@@ -25,19 +24,6 @@ from checks.judging.records import Record
 class Event:
     type: ClassVar[str] = ""
     t: Optional[float] = None  # the worker's clock when it wrote the line (transfer time)
-
-    def __getitem__(self, key: str):
-        if key == "type":
-            return self.type
-        if key in {f.name for f in fields(self)}:
-            return getattr(self, key)
-        raise KeyError(key)
-
-    def get(self, key: str, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def to_wire(self) -> dict:
         """The JSON object a worker writes (``None`` fields left out)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from checks import workspace as ws
+from checks.running.events import Loaded
 from tui_helpers import digest_of, editor_save, wait_for, wait_for_run, wait_for_watch
 from workshops import catalog
 
@@ -425,7 +426,7 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
     class Held(runner.ChildRun):
         def events(self):
             for ev in super().events():
-                if ev["type"] == "loaded" and armed.is_set():
+                if isinstance(ev, Loaded) and armed.is_set():
                     imported.set()
                     if order == "batch-first":
                         hold.wait(20)
