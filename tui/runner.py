@@ -272,7 +272,8 @@ class CheckController:
             shards = self._shards(workers)
         except OSError as e:  # could not even start a process
             self._compile_done(job, predicted, current=False)
-            post(RunFinished(generation, digest, "error", [], 0.0, f"could not start the check worker: {e}"))
+            message = f"could not start the check worker: {e}"
+            post(RunFinished(generation, digest, events.RunOutcome.ERROR, [], 0.0, message))
             return
         for spare in workers[len(shards) :]:
             spare.kill()
@@ -324,11 +325,11 @@ class CheckController:
                 elif isinstance(ev, events.End):
                     seconds = ev.seconds
             outcome = run.outcome
-            if outcome == "usage":
+            if outcome == events.RunOutcome.USAGE:
                 error = run.usage_error
         except Exception:  # noqa: BLE001 - report, never crash the app
             run.cancel()
-            outcome, error = "error", traceback.format_exc(limit=5)
+            outcome, error = events.RunOutcome.ERROR, traceback.format_exc(limit=5)
             seconds = time.monotonic() - started
         with self._lock:
             if self._run is run:
@@ -343,12 +344,17 @@ class CheckController:
             self.target = list(ready.target)
         if current and workers and workers[0].ready_at is not None:
             self.last_ready_s = round(workers[0].ready_at - workers[0].started, 3)
-        if outcome == "done":
+        if outcome == events.RunOutcome.DONE:
             self.estimates = {
                 k: v["seconds"] for k, v in timings.items() if isinstance(v.get("seconds"), (int, float))
             }
             self._keep_variants(run.variants)
-        if current and self.record and outcome in ("done", "crashed", "timeout") and records:
+        if (
+            current
+            and self.record
+            and outcome in (events.RunOutcome.DONE, events.RunOutcome.CRASHED, events.RunOutcome.TIMEOUT)
+            and records
+        ):
             warnings: list = []
             try:
                 ws.record_progress(

@@ -256,7 +256,7 @@ class ChildRun:
         self.records: list = []
         self.plan: list = []
         self.current: Optional[str] = None
-        self.outcome = "running"  # done / crashed / timeout / cancelled / usage
+        self.outcome = events.RunOutcome.RUNNING
         self.usage_error = ""
         self.content_hash: Optional[str] = None  # of the bytes the worker imported
         self.options: dict = {}  # extra run_checks keywords (e.g. seed), passed through
@@ -334,14 +334,14 @@ class ChildRun:
         finished = False
         while not finished:
             if self._cancel.is_set():
-                self.outcome = "cancelled"
+                self.outcome = events.RunOutcome.CANCELLED
                 break
             wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
             try:
                 ev = w.events.get(timeout=wait)
             except queue.Empty:
                 if deadline is not None and time.monotonic() >= deadline:
-                    self.outcome = "timeout"
+                    self.outcome = events.RunOutcome.TIMEOUT
                     break
                 continue
             if isinstance(ev, events.Ready):  # not yet read by anyone: note when it came
@@ -374,9 +374,9 @@ class ChildRun:
                 }
                 yield ev
             elif isinstance(ev, events.Usage):
-                self.outcome, self.usage_error = "usage", ev.message
+                self.outcome, self.usage_error = events.RunOutcome.USAGE, ev.message
             elif isinstance(ev, events.Done):
-                self.outcome = "done"
+                self.outcome = events.RunOutcome.DONE
                 finished = True
             elif isinstance(ev, events.Eof):
                 try:
@@ -384,7 +384,9 @@ class ChildRun:
                 except subprocess.TimeoutExpired:
                     pass
                 # A cancel kills the worker, which closes the pipe: that is not a crash.
-                self.outcome = "cancelled" if self._cancel.is_set() else "crashed"
+                self.outcome = (
+                    events.RunOutcome.CANCELLED if self._cancel.is_set() else events.RunOutcome.CRASHED
+                )
                 finished = True
         stack = w.dump_stack() if self.outcome == "timeout" else ""
         w.kill()  # the job is over: nothing the exercise started may survive it

@@ -15,9 +15,25 @@ A reader matches on the class (``isinstance(ev, events.End)``).  Standard librar
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from enum import Enum
 from typing import ClassVar, Optional
 
 from checks.judging.records import Record
+
+
+class RunOutcome(str, Enum):
+    """How a run ended (a str: it compares equal to its word and is written as it)."""
+
+    RUNNING = "running"  # not yet
+    DONE = "done"  # every selected check has its record
+    CRASHED = "crashed"  # the process died (a segfault, os._exit)
+    TIMEOUT = "timeout"  # stopped at the run's time limit
+    CANCELLED = "cancelled"  # a newer save, or the app closing
+    USAGE = "usage"  # the job itself was wrong (an unknown check id)
+    ERROR = "error"  # the controller could not run it (no process could start)
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True, kw_only=True)

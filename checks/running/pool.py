@@ -143,7 +143,13 @@ class WorkerPool:
             w.kill()
 
 
-OUTCOME_RANK = ("usage", "crashed", "timeout", "cancelled", "done")
+OUTCOME_RANK = (
+    events.RunOutcome.USAGE,
+    events.RunOutcome.CRASHED,
+    events.RunOutcome.TIMEOUT,
+    events.RunOutcome.CANCELLED,
+    events.RunOutcome.DONE,
+)
 
 
 class ShardedRun:
@@ -156,7 +162,7 @@ class ShardedRun:
         self.order = list(order or [])
         self.records: list = []
         self.plan: list = []
-        self.outcome = "running"
+        self.outcome = events.RunOutcome.RUNNING
         self.usage_error = ""
         self.content_hash: Optional[str] = None
         self.mixed_content = False  # shards imported different saves
@@ -293,7 +299,7 @@ class ShardedRun:
         if st["error"] is not None:
             raise st["error"]
         if self.mixed_content or self._cancel.is_set():
-            self.outcome = "cancelled"
+            self.outcome = events.RunOutcome.CANCELLED
         else:
             self.outcome = min(
                 (s.outcome for s in self.shards),
