@@ -237,9 +237,9 @@ def fake_provenance(monkeypatch, refuse: bool):
 
     mod.NotOwnKernel, mod.witnessed_call = NotOwnKernel, witnessed_call
     monkeypatch.setitem(sys.modules, "checks.judging.provenance", mod)
-    import checks
+    import checks.judging
 
-    monkeypatch.setattr(checks, "provenance", mod, raising=False)
+    monkeypatch.setattr(checks.judging, "provenance", mod, raising=False)
     return calls
 
 

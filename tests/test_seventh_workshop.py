@@ -32,10 +32,10 @@ def course(tmp_path_factory):
         p = folder / name  # the copies import their own folder, not the original
         p.write_text(p.read_text().replace("workshops.strided_softmax.", f"workshops.{NEW}."))
     # its checks: every check of strided softmax (all its parts), under the new id
-    (root / "checks" / "cases" / f"{NEW}.py").write_text(
+    (root / "checks" / "judging" / "cases" / f"{NEW}.py").write_text(
         'from checks.judging.engine import cases_for\n\nCASES = cases_for("strided_softmax")\n'
     )
-    (root / "checks" / "benchmarks" / f"{NEW}.py").write_text(
+    (root / "checks" / "benchmark" / "shapes" / f"{NEW}.py").write_text(
         "from checks.benchmark.shapes.strided_softmax import *  # noqa: F401,F403\n"
     )
     return root
