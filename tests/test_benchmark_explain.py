@@ -238,9 +238,10 @@ def fake_provenance(monkeypatch, refuse: bool):
 
     mod.NotOwnKernel, mod.witnessed_call = NotOwnKernel, witnessed_call
     monkeypatch.setitem(sys.modules, "checks.judging.provenance", mod)
-    import checks
+    import checks.judging
 
-    monkeypatch.setattr(checks, "provenance", mod, raising=False)
+    # `from checks.judging import provenance` reads the package's attribute first
+    monkeypatch.setattr(checks.judging, "provenance", mod, raising=False)
     return calls
 
 
