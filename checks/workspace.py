@@ -123,11 +123,12 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
         while aside.exists():  # never over an earlier copy set aside this second
             aside = p.with_name(f"progress.corrupt-{stamp}-{n}.json")
             n += 1
+        moved_to: Optional[Path] = aside
         try:
             os.replace(p, aside)
         except OSError:
-            aside = None
-        return {}, f"progress file was unreadable ({e}); set aside as {aside}"
+            moved_to = None
+        return {}, f"progress file was unreadable ({e}); set aside as {moved_to}"
 
 
 def record_progress(

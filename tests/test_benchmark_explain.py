@@ -4,6 +4,7 @@ launched, the provenance refusal of a learner's candidate, the ops derived from 
 catalog, and the payload's new fields against the schema.  No GPU: fake timers, a fake
 compiled kernel and a fake provenance module."""
 
+import importlib
 import json
 import sys
 import types
@@ -239,6 +240,7 @@ def fake_provenance(monkeypatch, refuse: bool):
     monkeypatch.setitem(sys.modules, "checks.judging.provenance", mod)
     import checks.judging
 
+    # `from checks.judging import provenance` reads the package's attribute first
     monkeypatch.setattr(checks.judging, "provenance", mod, raising=False)
     return calls
 
@@ -251,7 +253,7 @@ def test_a_learner_candidate_that_is_not_its_own_kernel_is_refused_and_not_timed
         for r in runner.run_op(
             "fake",
             spec_module(),
-            __import__("checks.judging.engine").judging.engine.load_exercise(learner),
+            importlib.import_module("checks.judging.engine").load_exercise(learner),
             learner,
             dtypes=["fp32"],
             timers={"graph": lambda fn: timed.append(fn) or [0.001]},

@@ -8,7 +8,7 @@ never torch or triton, so it starts at once and a crashing kernel cannot take it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from textual.app import App
 from textual.binding import Binding
@@ -19,6 +19,10 @@ from tui.commands import CourseCommands
 from tui.screens.browse import BrowseScreen
 from tui.screens.help import HelpScreen
 from workshops import catalog
+
+if TYPE_CHECKING:
+    from checks.running import CompilePool
+    from tui.host import CourseHost
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 120.0  # per run: interpreter runs are slow, infinite loops end
@@ -56,13 +60,13 @@ class CourseApp(App[None]):
             Path(results_dir).expanduser().resolve() if results_dir else default_export_dir(self.workspace)
         )
         self.check_timeout = check_timeout
-        self._compile_pool = None  # started with the first GPU workshop, shared by all
+        self._compile_pool: Optional[CompilePool] = None  # started with the first GPU workshop, shared by all
 
     @property
     def gpu(self) -> bool:
         return self._gpu
 
-    def compile_pool(self):
+    def compile_pool(self) -> Optional[CompilePool]:
         """The app's compile workers (checks/running/compile_pool.py), one pool for every
         workshop screen: started the first time a GPU workshop opens on a GPU, so
         opening another workshop does not start them again.  None: no GPU, or
@@ -117,3 +121,9 @@ class CourseApp(App[None]):
                 screen.shutdown()
         if self._compile_pool is not None:
             self._compile_pool.close()
+
+
+if TYPE_CHECKING:
+
+    def _provides_course_host(app: CourseApp) -> CourseHost:
+        return app  # mypy: the app has everything the screens use through tui.host

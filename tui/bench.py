@@ -315,11 +315,9 @@ def markers(row: dict, rows: list, reference: list) -> dict:
         r for r in same if r.get("role") in (None, "candidate")
     ]
     if ref:
-        out["reference"] = min(median(r) for r in ref)
+        out["reference"] = min(t for r in ref if (t := median(r)) is not None)
     base = [
-        median(r)
-        for r in rows
-        if _same_case(r, row) and r.get("role") == "baseline" and median(r) is not None
+        t for r in rows if _same_case(r, row) and r.get("role") == "baseline" and (t := median(r)) is not None
     ]
     if base and row.get("role") != "baseline":
         out["baseline"] = min(base)

@@ -7,6 +7,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.host import course_app
 from workshops import catalog
 
 
@@ -15,7 +16,7 @@ class CourseCommands(Provider):
         """(title, help, callback) for the screen the palette was opened from."""
         from tui.screens.workshop import WorkshopScreen
 
-        app = self.app
+        app = course_app(self)
         out = []
         screen = self.screen
         if isinstance(screen, WorkshopScreen):

@@ -111,6 +111,7 @@ class HeadlessSession:
         if type(message).__name__ == "RunFinished":
             now = self.controller.read_hash()
             if now is not None and self.controller.wants_run(now):
+                assert self._loop is not None  # runs are started from the loop's watch
                 self._loop.call_soon_threadsafe(self.request_run)
                 return
             self.controller.prime()  # in this thread, as the app's prime worker

@@ -127,10 +127,12 @@ def kernel_edit(src: str, stamp: int, which: str = "all") -> str:
             and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)
         )
+        end = first.end_lineno
+        assert end is not None  # ast.parse sets it
         if doc and len(body) > 1:
-            at, indent = first.end_lineno, body[1].col_offset
+            at, indent = end, body[1].col_offset
         else:
-            at, indent = (first.end_lineno if doc else first.lineno - 1), first.col_offset
+            at, indent = (end if doc else first.lineno - 1), first.col_offset
         lines.insert(at, " " * indent + f"_kc_edit = {stamp}\n")
     return "".join(lines)
 
@@ -227,6 +229,7 @@ def fresh_run(w, path: Path, text: str, interpret: bool, timeout: float) -> dict
     )
     first = None
     mark = re.compile(r"^\s+(PASS|FAIL|TODO|ERROR|SKIP)\s")
+    assert proc.stdout is not None  # started with stdout=PIPE
     for line in proc.stdout:
         if first is None and mark.match(line):
             first = time.monotonic()
@@ -521,7 +524,8 @@ def main(argv=None) -> int:
     except SettingError as e:
         p.error(str(e))
     gpu = gpu_present()
-    rows, sizes = [], {}
+    rows: list = []
+    sizes: dict = {}
     t0 = time.monotonic()
     out = args.json or REPO / "results" / "local" / f"latency-{time.strftime('%Y%m%d-%H%M%S')}.json"
 

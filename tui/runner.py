@@ -45,7 +45,13 @@ from checks.judging import progress_of, write_json_atomic
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 except ImportError:  # headless, without Textual (the latency benchmark on a GPU box)
-    from tui.plain_messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
+    # the same messages without Textual's base class: mypy sees the Textual ones
+    from tui.plain_messages import (  # type: ignore[assignment]
+        CheckPlanned,
+        CheckStarted,
+        RecordArrived,
+        RunFinished,
+    )
 
 
 # exit code of the records -> the learner's status in the progress file
@@ -117,7 +123,7 @@ class CheckController:
         self.generation = 0
         self.started_hash: Optional[str] = None  # content of the last run started
         self._lock = threading.Lock()
-        self._run: Optional[ChildRun] = None
+        self._run: Optional[ShardedRun] = None
         self._closed = False
 
     # --- the variants of the last run (what the compile pool compiles ahead) ---
@@ -132,14 +138,15 @@ class CheckController:
             found = data.get("variants") if isinstance(data, dict) else None
         except (OSError, ValueError):
             return []
-        ok = isinstance(found, list) and all(
+        if not isinstance(found, list) or not all(
             isinstance(v, dict) and isinstance(v.get("qualname"), str) and isinstance(v.get("data"), str)
             for v in found
-        )
-        target = data.get("target") if ok else None
+        ):
+            return []
+        target = data.get("target")
         if isinstance(target, list) and len(target) == 3:
             self.target = target
-        return found if ok else []
+        return found
 
     def _keep_variants(self, found: list) -> None:
         if not found or not self.compilers:
@@ -172,6 +179,7 @@ class CheckController:
             self.last_compile = job.summary()
         if job.finished_at is None and self.compile_pool is not None and self.compile_pool.job is job:
             self.compile_pool.cancel()  # what is left was never asked for
+        assert predicted is not None  # _compile_ahead gives a job with its folder
         shutil.rmtree(predicted["folder"], ignore_errors=True)
 
     def settings(self) -> dict:
@@ -340,8 +348,9 @@ class CheckController:
         self.last_timings, self.last_shards = timings, len(run.shards)
         self._compile_done(job, predicted, current)
         ready = workers[0].ready_info if workers else None
-        if getattr(ready, "target", None):
-            self.target = list(ready.target)
+        target = getattr(ready, "target", None)
+        if target:
+            self.target = list(target)
         if current and workers and workers[0].ready_at is not None:
             self.last_ready_s = round(workers[0].ready_at - workers[0].started, 3)
         if outcome == events.RunOutcome.DONE:

@@ -19,7 +19,7 @@ from typing import AsyncIterator
 try:
     import watchfiles
 except ImportError:  # headless, on a machine with only the course's GPU packages
-    watchfiles = None
+    watchfiles = None  # type: ignore[assignment]  # the optional module, None when absent
 
 # The app's settings: a batch is yielded once no change came for STEP_MS (grouping at
 # most DEBOUNCE_MS); --poll looks every POLL_DELAY_MS.

@@ -19,9 +19,10 @@ instead of ``kernel[grid](...)``'s dispatch (see the worksheet).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from contextlib import contextmanager
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 FACT_FIELDS = ("n_regs", "n_spills", "shared_bytes", "num_warps", "num_stages")
 
@@ -62,7 +63,8 @@ def kernel_facts(compiled, name: str = "kernel") -> dict:
 def summarize_launches(launched: list) -> list:
     """[(jit_fn, compiled)] in launch order -> one facts dict per distinct compiled
     kernel, first launch first, with how many times one call launched it."""
-    out, seen = [], {}
+    out: list = []
+    seen: dict = {}
     for jit_fn, compiled in launched:
         key = id(compiled)
         if key in seen:
@@ -75,7 +77,7 @@ def summarize_launches(launched: list) -> list:
 
 
 @contextmanager
-def recording_launches():
+def recording_launches() -> Iterator[list]:
     """Within the block, every non-warmup ``JITFunction.run`` appends (jit_fn, compiled)
     to the yielded list."""
     from triton.runtime.jit import JITFunction
@@ -89,7 +91,7 @@ def recording_launches():
             launched.append((self, compiled))
         return compiled
 
-    run.__wrapped__ = original
+    functools.update_wrapper(run, original, assigned=(), updated=())  # sets __wrapped__ only
     JITFunction.run = run
     try:
         yield launched
@@ -205,12 +207,14 @@ def cached_handles(fn: Callable, kernel_class=None) -> Callable:
     are not ``JITFunction``s and every call is the plain one.  ``kernel_class`` replaces
     ``JITFunction`` (the tests use a stand-in)."""
     if kernel_class is None:
-        from triton.runtime.jit import JITFunction as kernel_class
+        from triton.runtime.jit import JITFunction
+
+        kernel_class = JITFunction
     pristine = kernel_class.__dict__["run"]
     while hasattr(pristine, "__wrapped__"):
         pristine = pristine.__wrapped__
     handles: dict = {}
-    device_of = []  # driver.active.get_current_device, looked up on the first launch
+    device_of: list[Callable[[], Any]] = []  # driver.active.get_current_device, looked up on the first launch
 
     def current_device():
         if not device_of:
@@ -254,7 +258,9 @@ def cached_handles(fn: Callable, kernel_class=None) -> Callable:
         finally:
             kernel_class.run = pristine
 
-    call.handles = handles  # for the tests: what was cached
+    # for the tests: what was cached (an attribute of the function itself: a callable
+    # object would add a call to every timed launch)
+    call.handles = handles  # type: ignore[attr-defined]
     return call
 
 

@@ -20,9 +20,9 @@ STATUSES = ("ok", "failed", "todo")
 LEGACY_STATUS = {"skipped": "todo"}
 
 
-def row_status(row: dict) -> str:
+def row_status(row: dict) -> Optional[str]:
     s = row.get("status")
-    return LEGACY_STATUS.get(s, s)
+    return LEGACY_STATUS.get(s, s) if isinstance(s, str) else s
 
 
 # Why a row was refused (failed, and out of every comparison): not the learner's

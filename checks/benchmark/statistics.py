@@ -65,9 +65,10 @@ def add_timings(row: dict, graph_ms: Optional[list] = None, events_ms: Optional[
     ``launch_bound`` = host_fraction >= LAUNCH_BOUND_FRACTION."""
     graph = sample_stats(graph_ms) if graph_ms else None
     events = sample_stats(events_ms) if events_ms else None
-    if graph is None and events is None:
+    stats = graph or events
+    if stats is None:
         raise ValueError("no timing samples")
-    row.update(graph or events)
+    row.update(stats)
     row["device_us"] = graph["median_us"] if graph else None
     row["per_call_us"] = events["median_us"] if events else None
     if graph is not None and events is not None:
@@ -181,7 +182,7 @@ def group_key(row: dict) -> tuple:
 def add_speedups(rows: list) -> list:
     """speedup = the baseline's median / this variant's median, within one op, shape,
     dtype (and causal flag, for attention whose spec puts it in the variant config)."""
-    base = {}
+    base: dict[tuple, float] = {}
     for r in rows:
         if r["role"] == "baseline" and r["status"] == "ok" and r["median_us"]:
             base.setdefault(group_key(r), r["median_us"])

@@ -84,9 +84,11 @@ def print_table(title: str, rows: list, stream=None) -> None:
     try:
         from rich.console import Console
         from rich.table import Table
+
+        rich = True
     except ImportError:
-        Console = None
-    if Console is not None:
+        rich = False
+    if rich:
         tty = stream.isatty() and not os.environ.get("NO_COLOR")
         console = Console(file=stream, width=None if tty else 200, no_color=not tty, highlight=False)
         t = Table(title=title, title_justify="left")

@@ -34,6 +34,7 @@ import os
 import platform
 import subprocess
 import sys
+from typing import Any
 
 import torch
 import triton
@@ -146,7 +147,7 @@ def measure_ceilings(quick: bool = False) -> dict:
     calls; a ceiling must not depend on --timing.  --quick takes fewer repetitions.
     A ceiling that cannot be measured is None, with the reason in ``errors``."""
     warmup, rep = (10, 40) if quick else (25, 200)
-    out = {
+    out: dict[str, Any] = {
         "copy_gbps": None,
         "bf16_matmul_tflops": None,
         "copy_median_us": None,
@@ -156,35 +157,43 @@ def measure_ceilings(quick: bool = False) -> dict:
     }
     try:
         n = 1 << 30
-        src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
-        dst = torch.empty_like(src)
-        dst.copy_(src)
-        torch.cuda.synchronize()
-        ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep, return_mode="median")
+        ms = _time_copy(n, warmup, rep)  # its 2 GiB are freed on return, before the matmul
         out["copy_median_us"] = ms * 1e3
         out["copy_gbps"] = 2 * n / (ms * 1e-3) / 1e9
-        src = dst = None  # free the 2 GiB before the matmul
     except Exception as e:  # noqa: BLE001 - a missing ceiling is reported, not fatal
         out["errors"].append(f"copy: {type(e).__name__}: {e}")
     try:
         n = 8192
-        g = torch.Generator(device="cuda").manual_seed(0)
-        a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
-        b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
-        c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-        torch.matmul(a, b, out=c)
-        torch.cuda.synchronize()
-        ms = triton.testing.do_bench(
-            lambda: torch.matmul(a, b, out=c), warmup=warmup, rep=rep, return_mode="median"
-        )
+        ms = _time_matmul(n, warmup, rep)
         out["matmul_median_us"] = ms * 1e3
         out["matmul_size"] = n
         out["bf16_matmul_tflops"] = 2 * n**3 / (ms * 1e-3) / 1e12
-        a = b = c = None
     except Exception as e:  # noqa: BLE001
         out["errors"].append(f"matmul: {type(e).__name__}: {e}")
     torch.cuda.empty_cache()
     return out
+
+
+def _time_copy(n: int, warmup: int, rep: int) -> float:
+    """Median ms of a device-to-device copy of ``n`` random bytes."""
+    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    torch.cuda.synchronize()
+    return triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep, return_mode="median")
+
+
+def _time_matmul(n: int, warmup: int, rep: int) -> float:
+    """Median ms of a bf16 ``n``x``n``x``n`` matmul through torch, on random data."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+    return triton.testing.do_bench(
+        lambda: torch.matmul(a, b, out=c), warmup=warmup, rep=rep, return_mode="median"
+    )
 
 
 def _driver() -> str:

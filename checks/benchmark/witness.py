@@ -95,7 +95,8 @@ class LaunchCounter:
         return self._stream is not None and (n < self.CHECK_FIRST or n % self.CHECK_EVERY == 0)
 
     def call_begins(self) -> None:
-        self._call_stream = self._stream() if self._checking() else None
+        stream = self._stream
+        self._call_stream = stream() if stream is not None and self._checking() else None
 
     def own(self, kernel) -> bool:
         key = id(kernel)

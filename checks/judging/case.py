@@ -152,9 +152,10 @@ def cause_of_type(exc: BaseException, kind):
     """The first exception of ``kind`` in ``exc``'s chain (Triton's interpreter wraps
     errors raised inside a kernel in its own InterpreterError), or None."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, kind):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+    e: Optional[BaseException] = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, kind):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
     return None

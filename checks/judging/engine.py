@@ -48,7 +48,8 @@ def case_modules(workshop_id: str) -> list:
 
 def cases_for(workshop_id: str) -> list:
     """The workshop's cases, cheapest first (stable within equal cost)."""
-    cases, seen = [], {}
+    cases: list = []
+    seen: dict = {}
     for mod in case_modules(workshop_id):
         for case in mod.CASES:
             if case.id in seen:
@@ -109,10 +110,11 @@ def _raised_in(exc: BaseException, path: Path) -> bool:
 def _chain(exc: BaseException) -> list:
     """``exc`` and the exceptions it was raised from, outermost first."""
     out, seen = [], set()
-    while exc is not None and id(exc) not in seen:
-        out.append(exc)
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+    e: Optional[BaseException] = exc
+    while e is not None and id(e) not in seen:
+        out.append(e)
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
     return out
 
 
@@ -122,7 +124,7 @@ def _kernel_line(exc: BaseException, path: Path) -> Optional[tuple]:
     the kernel's ``def``), not the file's line, so the ``def`` is found in the file."""
     for e in reversed(_chain(exc)):  # innermost first: the node that really failed
         src, node = getattr(e, "src", None), getattr(e, "node", None)
-        if not isinstance(src, str) or not hasattr(node, "lineno"):
+        if not isinstance(src, str) or node is None or not hasattr(node, "lineno"):
             continue
         head = src.lstrip().splitlines()[0].strip() if src.strip() else ""
         try:
@@ -151,7 +153,7 @@ def _where(exc: BaseException, path: Path) -> str:
     return ""
 
 
-def load_exercise(path: Path, on_loaded: Optional[Callable[[str], None]] = None):
+def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] = None):
     """Import ``path`` as a fresh module (never cached), with clear load errors.
 
     The file is read ONCE and exactly those bytes are compiled (and served to

@@ -31,11 +31,13 @@ then.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Iterable, Optional
 
 from checks.judging.case import CheckFailed
@@ -216,7 +218,7 @@ def _record_launch(kernel_obj, args, kwargs, grid=None) -> Optional[Launch]:
 def _inside_launch(w: Optional[Witness], launch: Optional[Launch]):
     """Triton's own work from here on; stores count when the launch is the learner's."""
     prev = getattr(_state, "own_launch", False)
-    if launch is not None:
+    if launch is not None and w is not None:  # a launch is recorded only while witnessing
         _state.own_launch = _same_file(launch.file, w.learner_file)
     _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
     try:
@@ -246,8 +248,7 @@ def _wrap_run(original: Callable) -> Callable:
         with _inside_launch(w, _record_launch(self, args, meta, grid)):
             return original(self, *args, **kwargs)
 
-    run.__wrapped__ = original
-    return run
+    return functools.update_wrapper(run, original, assigned=(), updated=())  # sets __wrapped__ only
 
 
 def _wrap_compiled_getitem(original: Callable) -> Callable:
@@ -262,8 +263,7 @@ def _wrap_compiled_getitem(original: Callable) -> Callable:
 
         return launch
 
-    getitem.__wrapped__ = original
-    return getitem
+    return functools.update_wrapper(getitem, original, assigned=(), updated=())  # sets __wrapped__ only
 
 
 @contextlib.contextmanager
@@ -304,7 +304,7 @@ def _watching_launches():
 
 
 def _learner_line(learner_file: str) -> Optional[int]:
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if _same_file(frame.f_code.co_filename, learner_file):
             return frame.f_lineno
@@ -464,7 +464,7 @@ def witnessed_call(
     with witnessing(path, allowed) as w:
         _storage_ptrs(list(args) + list(kwargs.values()), w.inputs)
         result = fn(*args, **kwargs)
-    problem = verdict(w, fn_name or getattr(fn, "__name__", "your function"), result)
+    problem = verdict(w, fn_name or str(getattr(fn, "__name__", "your function")), result)
     if problem:
         raise NotOwnKernel(
             problem,

@@ -33,7 +33,7 @@ class Gaps:
 
 
 class StoreLog:
-    def __init__(self):
+    def __init__(self) -> None:
         self._addrs: list = []
         self._values: list = []
         self._merged: Optional[tuple] = None
@@ -85,13 +85,14 @@ class StoreLog:
             stored = addrs[idx] == want
             kept = values[idx]
             same = stored & ((kept == _UNKNOWN) | (kept == now))
-        stored, same = stored.reshape(n, elem).all(axis=1), same.reshape(n, elem).all(axis=1)
-        if same.all():
+        # per element of t (all of its bytes), not per byte
+        stored_elems, same_elems = stored.reshape(n, elem).all(axis=1), same.reshape(n, elem).all(axis=1)
+        if same_elems.all():
             return None
-        bad = np.flatnonzero(~same)[:3]
+        bad = np.flatnonzero(~same_elems)[:3]
         first = [list(int(i) for i in np.unravel_index(int(b), tuple(t.shape))) for b in bad]
-        never = int((~stored).sum())
-        return Gaps(total=n, never_stored=never, overwritten=int((~same).sum()) - never, first=first)
+        never = int((~stored_elems).sum())
+        return Gaps(total=n, never_stored=never, overwritten=int((~same_elems).sum()) - never, first=first)
 
 
 def interpreting() -> bool:

@@ -132,8 +132,7 @@ def mismatch_report(
     numel = g.numel()
     finite = torch.where(torch.isfinite(diff), diff, torch.zeros_like(diff))
     flat_worst = int(torch.argmax(torch.where(bad, finite, torch.zeros_like(finite)).reshape(-1)))
-    worst_idx = list(torch.unravel_index(torch.tensor(flat_worst), g.shape)) if g.dim() else []
-    worst_idx = [int(i) for i in worst_idx]
+    worst_idx = [int(i) for i in torch.unravel_index(torch.tensor(flat_worst), g.shape)] if g.dim() else []
     rel = finite / e.abs().clamp_min(1e-30)
     bad_positions = bad.nonzero().tolist()
     facts = {

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from checks.running import events
 from checks.judging.records import Record
@@ -96,7 +96,7 @@ class Worker:
         fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
         os.close(fd)
         args += ["--stack-file", self._stack_file]
-        kwargs = dict(
+        kwargs: dict[str, Any] = dict(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -112,7 +112,8 @@ class Worker:
             fd, self._record_file = tempfile.mkstemp(prefix="checks-records-", suffix=".jsonl")
             os.close(fd)
             args += ["--record-file", self._record_file]
-            kwargs.update(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+            # Windows only: mypy checks the platform it runs on
+            kwargs.update(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)  # type: ignore[attr-defined]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(args, **kwargs)
         self.stdout = _Tail(self.proc.stdout)
@@ -177,9 +178,11 @@ class Worker:
         return False
 
     def send_job(self, job: dict) -> None:
-        self.proc.stdin.write((json.dumps(job) + "\n").encode())
-        self.proc.stdin.flush()
-        self.proc.stdin.close()
+        stdin = self.proc.stdin
+        assert stdin is not None  # started with stdin=PIPE
+        stdin.write((json.dumps(job) + "\n").encode())
+        stdin.flush()
+        stdin.close()
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -312,7 +315,7 @@ class ChildRun:
             )
         return out
 
-    def events(self) -> Iterator[dict]:
+    def events(self) -> Iterator[events.Event]:
         if self.worker is None:
             self.worker = Worker(preload="none")
         w = self.worker
@@ -397,7 +400,7 @@ class ChildRun:
                 ran = time.monotonic() - self._began[self.current]
             if self.outcome == "timeout":
                 why = f"timed out: stopped after {self.timeout:g} s (an infinite loop, or far too slow)"
-                details = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
+                details: dict = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
                 stuck = stuck_at(stack, self.path)
                 if stuck is not None:
                     details["stuck_at"] = stuck
@@ -461,15 +464,16 @@ def stuck_at(stack: str, path) -> Optional[dict]:
     learner's code was when it was stopped ({"file", "line", "function"}), else None.
     The thread that took the dump ("Current thread") is searched first."""
     target = os.path.realpath(str(path))
-    blocks, block = [], None
+    blocks: list[tuple[bool, list[re.Match]]] = []
+    block: Optional[list[re.Match]] = None
     for line in stack.splitlines():
         if line.startswith(("Current thread", "Thread ", "Stack (most recent")):
-            block = [line.startswith("Current thread"), []]
-            blocks.append(block)
+            block = []
+            blocks.append((line.startswith("Current thread"), block))
         elif block is not None:
             m = _FRAME.match(line)
             if m:
-                block[1].append(m)
+                block.append(m)
     blocks.sort(key=lambda b: not b[0])
     for _, frames in blocks:
         for m in frames:  # most recent call first

@@ -103,7 +103,8 @@ class CompileWorker:
         if POSIX:
             kwargs["start_new_session"] = True
         else:
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+            # Windows only: mypy checks the platform it runs on
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "checks.running.compile_worker"], cwd=str(REPO), env=child_env, **kwargs
         )
@@ -112,6 +113,7 @@ class CompileWorker:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
+        assert self.proc.stdout is not None  # started with stdout=PIPE
         for line in self.proc.stdout:
             try:
                 self.replies.put(json.loads(line))
@@ -122,9 +124,11 @@ class CompileWorker:
     def request(self, message: dict, limit: float, stale=lambda: False) -> Optional[dict]:
         """Send ``message`` and wait for the answer: None when the worker died, took
         longer than ``limit`` seconds, or ``stale()`` held for 5 s (then it is killed)."""
+        stdin = self.proc.stdin
+        assert stdin is not None  # started with stdin=PIPE
         try:
-            self.proc.stdin.write((json.dumps(message) + "\n").encode())
-            self.proc.stdin.flush()
+            stdin.write((json.dumps(message) + "\n").encode())
+            stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             return None
         t0 = time.monotonic()

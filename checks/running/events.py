@@ -153,7 +153,8 @@ def from_wire(message: dict) -> Event:
     one (unknown type, missing or unknown fields, a record that is not a record)."""
     if not isinstance(message, dict):
         raise ValueError(f"a worker message is a JSON object, not {type(message).__name__}")
-    cls = WIRE.get(message.get("type"))
+    kind = message.get("type")
+    cls = WIRE.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown worker message type {message.get('type')!r}")
     body = {k: v for k, v in message.items() if k != "type"}

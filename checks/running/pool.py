@@ -30,7 +30,7 @@ import queue
 import shutil
 import subprocess
 import threading
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from checks.running import events
 from checks.running.child import Worker
@@ -86,7 +86,8 @@ def split(ids: list, n: int, estimates: Optional[dict] = None) -> list:
     together.  Empty shards are dropped."""
     n = max(1, min(n, len(ids)))
     est = estimates or {}
-    load, shards = [0.0] * n, [[] for _ in range(n)]
+    load = [0.0] * n
+    shards: list[list] = [[] for _ in range(n)]
     for i in ids:
         k = min(range(n), key=lambda j: (load[j], j))
         shards[k].append(i)
@@ -232,7 +233,7 @@ class ShardedRun:
         released: set = set()
         extra_seen: set = set()  # (id, message) of records outside the plan (load, run)
         early: list = []  # begin / loaded / record events before the whole plan
-        st = {"planned": False, "seconds": 0.0, "error": None}
+        st: dict[str, Any] = {"planned": False, "seconds": 0.0, "error": None}
 
         def release() -> Iterator[events.Event]:
             for c in self.plan:

@@ -27,7 +27,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 ABANDONED = "abandoned"  # a marker file: the pool will compile nothing more for this run
 
@@ -97,15 +97,17 @@ class Recorder:
         return None  # never skip: Triton compiles, or finds the pool's work in its cache
 
     def _wait_for(self, ident: str) -> None:
+        folder = self.folder
+        assert folder is not None  # nothing is expected without a folder
         t0 = time.monotonic()
-        done, failed = marker(self.folder, ident), marker(self.folder, ident, ok=False)
-        gone = self.folder / ABANDONED
+        done, failed = marker(folder, ident), marker(folder, ident, ok=False)
+        gone = folder / ABANDONED
         self.waits += 1
         while time.monotonic() - t0 < self.wait_limit:
             if done.exists():
                 self.hits += 1
                 break
-            if failed.exists() or gone.exists() or not self.folder.exists():
+            if failed.exists() or gone.exists() or not folder.exists():
                 break  # compiled here instead; a compile error is reported by this run
             time.sleep(0.002)
         self.waited_s += time.monotonic() - t0
@@ -114,7 +116,7 @@ class Recorder:
         """The variants first compiled since the last call, and the seconds waited."""
         new = self.variants[self._taken :]
         self._taken = len(self.variants)
-        out = {"variants": [{"qualname": v["qualname"], "data": v["data"]} for v in new]}
+        out: dict[str, Any] = {"variants": [{"qualname": v["qualname"], "data": v["data"]} for v in new]}
         out["wait_s"] = round(self.waited_s, 4)
         self.waited_s = 0.0
         return out

@@ -9,6 +9,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from checks import workspace as ws
+from tui.host import course_app
 from workshops import catalog
 
 # the progress file's standing -> the outcome words the app, the CLI and the export use
@@ -145,7 +146,7 @@ class BrowseScreen(Screen[None]):
         narrow = event.size.width < NARROW
         device = event.size.width >= NARROWER
         t = self.query("#workshops")
-        if t and (narrow != self.narrow or device != ("device" in t.first().columns)):
+        if t and (narrow != self.narrow or device != ("device" in t.first(DataTable).columns)):
             self.narrow = narrow
             self._columns()
             self.refresh_progress()
@@ -161,7 +162,7 @@ class BrowseScreen(Screen[None]):
             self.refresh_progress()
 
     def refresh_progress(self) -> None:
-        self.progress, warning = ws.load_progress(self.app.workspace)
+        self.progress, warning = ws.load_progress(course_app(self).workspace)
         if warning:  # keep it visible: the file was set aside, not lost
             self.warning = warning
         warn = self.query_one("#progress-warning", Static)
@@ -225,10 +226,10 @@ class BrowseScreen(Screen[None]):
             self._details(event.row_key.value)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key is not None:
-            self.app.open_workshop(event.row_key.value)
+        if event.row_key is not None and event.row_key.value is not None:  # rows are keyed by id
+            course_app(self).open_workshop(event.row_key.value)
 
     def action_open_selected(self) -> None:
         wid = self._selected_id()
         if wid:
-            self.app.open_workshop(wid)
+            course_app(self).open_workshop(wid)

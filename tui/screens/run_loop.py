@@ -6,22 +6,56 @@ enabled) -> keep the last results with their hash."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
 from textual import work
 from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
 from checks.judging import exit_code
 from tui import bench
+from tui.host import course_app
 from tui.messages import BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived, RunFinished
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
-class RunLoop:
+    from tui.runner import CheckController
+    from workshops.catalog import Workshop
+
+    _Host = Screen[None]  # mypy checks the mixin as the screen it is mixed into
+else:
+    _Host = object
+
+
+class RunLoop(_Host):
     """Needs from the screen: workshop, path, controller, interpret, passed, last,
     bench_rows, runs_started, saves_skipped, watching, run_toasts, _bench_run, and the
     hooks run_finished(message) (completion, progress), run_replaced() (a new run makes
     the last one's notices stale) and notify."""
+
+    # the screen's attributes (annotations only: WorkshopScreen sets them)
+    workshop: Workshop
+    path: Path
+    controller: Optional[CheckController]
+    interpret: bool
+    passed: bool
+    last: dict
+    bench_rows: dict
+    runs_started: int
+    saves_skipped: int
+    watching: bool
+    run_toasts: bool
+    _bench_run: Optional[bench.BenchmarkRun]
+
+    if TYPE_CHECKING:  # the screen's hooks
+
+        def run_finished(self, message: RunFinished) -> None: ...
+
+        def run_replaced(self) -> None: ...
 
     # --- the loop ---
     @work(exclusive=True, group="watch", exit_on_error=False)
@@ -29,7 +63,7 @@ class RunLoop:
         from tui.watch import saves
 
         try:
-            async for changes in saves(self.path.parent, self.path.name, poll=self.app.poll):
+            async for changes in saves(self.path.parent, self.path.name, poll=course_app(self).poll):
                 first = not self.watching
                 self.watching = True  # the watch is in place
                 # On the first report, catch up with a save made before the watch was in
@@ -65,6 +99,7 @@ class RunLoop:
 
     @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
     def _run_checks(self, generation: int, digest: str) -> None:
+        assert self.controller is not None  # request_run had one
         self.controller.execute(generation, digest, self.post_message)
 
     def _current(self, message) -> bool:
@@ -72,6 +107,7 @@ class RunLoop:
 
     def on_check_planned(self, message: CheckPlanned) -> None:
         if self._current(message):
+            assert self.controller is not None  # _current() says so
             panel = self.query_one(ResultsPanel)
             panel.workers_note = self.controller.workers_note()
             panel.start(message.cases, message.content_hash)
@@ -104,6 +140,7 @@ class RunLoop:
             self.notify(message.error.splitlines()[-1], severity="error")
             self.run_toasts = True
         self.run_finished(message)
+        assert self.controller is not None  # _current() said so
         now = self.controller.read_hash()
         if now is not None and self.controller.wants_run(now):
             # Saved while this run went on, and that save was compared with the content
@@ -127,7 +164,7 @@ class RunLoop:
                 sum(r.status == "pass" for r in records),
                 len(records),
                 digest,
-                workspace=self.app.workspace,
+                workspace=course_app(self).workspace,
             )
         except (OSError, TimeoutError):
             pass  # the latest status is saved by the runner anyway
@@ -161,7 +198,7 @@ class RunLoop:
             t.set_status("Timings: this is a CPU workshop; there is no kernel to time.", "dim")
         elif self.interpret:
             t.set_status(f"Timings unavailable: no CUDA GPU (interpreted runs are not timed).{ref}", "dim")
-        elif not self.app.bench_enabled:
+        elif not course_app(self).bench_enabled:
             t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
         elif not bench.available():
             t.set_status(f"benchmarks unavailable (the engine has no checks.benchmark).{ref}", "dim")
@@ -183,7 +220,7 @@ class RunLoop:
 
     def _maybe_bench(self, generation: int, digest: str) -> bool:
         """Start the benchmark if it can and should run; whether it started."""
-        if self.interpret or not self.app.bench_enabled or not bench.available():
+        if self.interpret or not course_app(self).bench_enabled or not bench.available():
             self._timings_idle()
             return False
         self.query_one(TimingsPanel).set_status(
@@ -195,7 +232,7 @@ class RunLoop:
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
     def _bench_worker(self, generation: int, digest: str) -> None:
         warm = self.controller.benchmark_worker() if self.controller is not None else None
-        run = bench.BenchmarkRun(self.workshop.id, self.app.workspace, file=self.path, worker=warm)
+        run = bench.BenchmarkRun(self.workshop.id, course_app(self).workspace, file=self.path, worker=warm)
         self._bench_run = run
         try:
             rows, error, output = run.run()

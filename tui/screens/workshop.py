@@ -30,6 +30,7 @@ from textual.widgets import (
 
 from checks import workspace as ws
 from checks.judging import outcome_line
+from tui.host import course_app
 from tui.runner import CheckController
 from tui.screens import export, layout
 from tui.screens.confirm import ConfirmScreen
@@ -85,7 +86,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     # --- layout ---
     def compose(self) -> ComposeResult:
-        app = self.app
+        app = course_app(self)
         w = self.workshop
         self.interpret = w.gpu and not app.gpu
         progress, _ = ws.load_progress(app.workspace)
@@ -110,7 +111,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        app, w = self.app, self.workshop
+        app, w = course_app(self), self.workshop
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
@@ -201,9 +202,10 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._record_result(records, message.content_hash)
         panel = self.query_one(CompletionPanel)
         if self.passed:
-            progress, _ = ws.load_progress(self.app.workspace)
+            app = course_app(self)
+            progress, _ = ws.load_progress(app.workspace)
             self.next_up = ws.next_workshops(self.workshop, catalog.workshops(), progress)
-            panel.show(self.workshop, records, self.next_up, interpreted=self.interpret, gpu=self.app.gpu)
+            panel.show(self.workshop, records, self.next_up, interpreted=self.interpret, gpu=app.gpu)
             if not self.was_passed:
                 nxt = (
                     f" Next: n opens {self.next_up[0].code} {self.next_up[0].title}." if self.next_up else ""
@@ -246,7 +248,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
     @work(thread=True, group="hints", exit_on_error=False)
     def _record_hints(self, shown: int) -> None:
         try:
-            ws.record_hints(self.workshop.id, shown, self.app.workspace)
+            ws.record_hints(self.workshop.id, shown, course_app(self).workspace)
         except (OSError, TimeoutError):
             pass  # the hint is shown; remembering it is a nicety
 
@@ -286,7 +288,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def action_next_workshop(self) -> None:
         if self.passed and self.next_up:
-            self.app.open_workshop(self.next_up[0].id)
+            course_app(self).open_workshop(self.next_up[0].id)
             return
         last = self.last.get("records") if self.last else None
         if self.passed:
@@ -333,7 +335,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
             if not yes:
                 return
             try:
-                path, saved = ws.reset(self.workshop, self.app.workspace)
+                path, saved = ws.reset(self.workshop, course_app(self).workspace)
             except OSError as e:
                 self.notify(f"reset failed: {e}", severity="error")
                 return
@@ -351,7 +353,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         )
 
     def _passed_before(self) -> bool:
-        progress, _ = ws.load_progress(self.app.workspace)
+        progress, _ = ws.load_progress(course_app(self).workspace)
         entry = progress.get(self.workshop.id) or {}
         return entry.get("status") == "passed" and entry.get("content_hash") == (
             self.controller.read_hash() if self.controller else None
@@ -375,7 +377,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         )
 
     def action_toggle_bench(self) -> None:
-        app = self.app
+        app = course_app(self)
         if not self.workshop.gpu:
             self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
             return
@@ -387,6 +389,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._cancel_bench()
             self._timings_idle()
         elif self.passed and self.last:
+            assert self.controller is not None  # a run passed: the screen is mounted
             self._maybe_bench(self.controller.generation, self.last["digest"])
         else:
             self._timings_idle()
@@ -437,7 +440,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
     @work(thread=True, group="export", exit_on_error=False)
     def _export_worker(self, data: dict) -> None:
         try:
-            path = export.write(Path(self.app.results_dir), data)
+            path = export.write(Path(course_app(self).results_dir), data)
         except OSError as e:
             self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
             return

@@ -42,7 +42,7 @@ class ResultsPanel(Vertical):
         self.outcome: str = ""  # "" while running or before any run
         self.previous: dict = {}  # check id -> status in the previous finished run
         self.running_since: dict = {}  # check id -> time.monotonic() it began
-        self.load_error = None  # the record of a file that did not import
+        self.load_error: Record | None = None  # the record of a file that did not import
         self.timeout = 120.0  # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
         self.workers_note = ""  # the processes a run uses, when more than one

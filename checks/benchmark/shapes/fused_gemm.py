@@ -94,7 +94,7 @@ def accepts_wide_tile(mod, inputs: dict) -> bool:
 def variants(mod, inputs: dict, shape: dict) -> list:
     a, b, bias = inputs["a"], inputs["b"], inputs["bias"]
     dtype = a.dtype
-    tiles = ROOFLINE_TILES if shape["role"] == "roofline" else SMALL_TILES
+    tiles: tuple[int, ...] = ROOFLINE_TILES if shape["role"] == "roofline" else SMALL_TILES
     if accepts_wide_tile(mod, inputs):
         tiles = tiles + (WIDE_TILE,)
     out = []
