@@ -7,7 +7,6 @@ checks its ``meta.json`` names."""
 
 from __future__ import annotations
 
-
 from checks.judging.engine import cases_for
 from checks.judging.records import EXIT_UNAVAILABLE, exit_code, run_header, write_json_atomic
 

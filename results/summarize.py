@@ -36,11 +36,11 @@ if str(REPO) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import charts  # noqa: E402  (results/charts.py)
-from checks.benchmark import kernels as kernel_info  # noqa: E402
-from checks.benchmark import specs  # noqa: E402
+from checks.benchmark import kernels as kernel_info, specs  # noqa: E402
 from checks.benchmark.rows import STATUSES, row_status  # noqa: E402
 from checks.benchmark.statistics import fmt_throughput  # noqa: E402
+
+import charts  # noqa: E402  (results/charts.py)
 
 SCHEMA = "kernel-course/benchmark"
 

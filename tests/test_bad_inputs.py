@@ -10,8 +10,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from checks.judging.engine import load_exercise
 from workshops import catalog

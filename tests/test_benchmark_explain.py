@@ -13,8 +13,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from checks.benchmark import kernels, payload as evidence, rows as rowlib, runner, specs
-from checks.benchmark import statistics, tables, targets
+from checks.benchmark import (
+    kernels,
+    payload as evidence,
+    rows as rowlib,
+    runner,
+    specs,
+    statistics,
+    tables,
+    targets,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "results" / "schema" / "benchmark.schema.json").read_text())

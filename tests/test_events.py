@@ -3,9 +3,9 @@ its dataclass when it is read, and a run yields those dataclasses in order."""
 
 import pytest
 
+from checks.judging.records import Record
 from checks.running import events
 from checks.running.child import ChildRun
-from checks.judging.records import Record
 from workshops import catalog
 
 REC = {"workshop": "w", "id": "c", "label": "l", "status": "pass"}

@@ -8,7 +8,6 @@ import inspect
 import threading
 import time
 
-
 from checks.judging import engine
 from checks.running.child import ChildRun, Worker
 from checks.running.pool import pool_size, split

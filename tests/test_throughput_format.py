@@ -3,8 +3,7 @@ achieved rate the same way (checks.benchmark.statistics.fmt_throughput)."""
 
 import pytest
 
-from checks.benchmark import rows as rowlib
-from checks.benchmark import tables
+from checks.benchmark import rows as rowlib, tables
 from checks.benchmark.statistics import add_throughput, fmt_throughput
 from tui import bench
 

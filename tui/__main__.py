@@ -57,8 +57,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.timeout is not None and not args.timeout > 0:
         parser.error("--timeout: must be a positive number of seconds")
-    from checks.running import SettingError, compile_workers
-    from checks.running import pool_size
+    from checks.running import SettingError, compile_workers, pool_size
 
     try:  # read again by every workshop screen: a bad value is an error here, named
         compile_workers()

@@ -76,10 +76,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from checks.running import SettingError, compile_workers
 from checks.doctor import gpu_present
-from checks.running import pool_size as machine_pool_size
 from checks.judging import UsageParser, write_json_atomic
+from checks.running import SettingError, compile_workers, pool_size as machine_pool_size
 from checks.workspace import content_hash
 from tui import bench, watch
 from tui.headless import HeadlessSession

@@ -34,13 +34,20 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.running import events
 from checks import workspace as ws
-from checks.running import ChildRun, preload_for
-from checks.running import CompilePool, compile_workers, env_count
-from checks.running import ShardedRun, WorkerPool, split
-from checks.running import pool_size as machine_pool_size
 from checks.judging import progress_of, write_json_atomic
+from checks.running import (
+    ChildRun,
+    CompilePool,
+    ShardedRun,
+    WorkerPool,
+    compile_workers,
+    env_count,
+    events,
+    pool_size as machine_pool_size,
+    preload_for,
+    split,
+)
 
 try:
     from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished

@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from checks.benchmark import payload as evidence
-from checks.benchmark import specs, tables, targets
+from checks.benchmark import payload as evidence, specs, tables, targets
 from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
 from checks.judging.records import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, write_json_atomic
 

@@ -12,8 +12,8 @@ import hashlib
 import importlib
 import importlib.util
 import itertools
-import linecache
 import json
+import linecache
 import os
 import sys
 import time
@@ -320,6 +320,7 @@ def run_checks(
         try:
             import torch  # noqa: F401
             import triton  # noqa: F401
+
             from checks.judging import oob
 
             oob.install()  # every load and store is checked against the launch's tensors

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 import platform
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path

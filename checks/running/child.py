@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from checks.running import events
 from checks.judging.records import Record
+from checks.running import events
 
 REPO = Path(__file__).resolve().parents[2]
 POSIX = os.name == "posix"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from rich.text import Text
 from textual.content import Content
 from textual.geometry import Region
-from rich.text import Text
 
 SIZES = [(80, 24), (120, 40)]
 SIZE_IDS = ["80x24", "120x40"]

@@ -18,8 +18,9 @@ import uuid
 import pytest
 
 from checks import workspace as ws
-from tui_helpers import ready_workers, digest_of, save, wait_for, wait_for_run, wait_for_watch
 from workshops import catalog
+
+from tui_helpers import digest_of, ready_workers, save, wait_for, wait_for_run, wait_for_watch
 
 A1 = catalog.get("online_normalizer")
 SOLUTION = A1.solution.read_text()

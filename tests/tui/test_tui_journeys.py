@@ -11,9 +11,10 @@ import pytest
 
 from checks import workspace as ws
 from checks.judging.records import Record
+from workshops import catalog
+
 from readable_helpers import Toasts
 from tui_helpers import digest_of, ready_workers, save, wait_for, wait_for_run
-from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
 SEED_CODES = {"I1", "I2", "I3", "A1", "A2", "A3"}
@@ -98,6 +99,7 @@ def test_corrupt_progress_file_warns_and_does_not_crash(make_app, workspace):
 
 def test_online_normalizer_journey(make_app, workspace, tmp_path):
     from textual.widgets import MarkdownViewer
+
     from tui.screens.workshop import WorkshopScreen
 
     async def body():
@@ -393,6 +395,7 @@ def test_help_and_back(make_app):
     """Every overlay closes with escape (help, the Keys panel, the contents), and focus
     is never left on nothing."""
     from textual.widgets import HelpPanel, MarkdownViewer
+
     from tui.screens.browse import BrowseScreen
     from tui.screens.help import HelpScreen
     from tui.screens.workshop import WorkshopScreen

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 
 from checks import workspace as ws
+from workshops import catalog
+
 from readable_helpers import Toasts
 from tui_helpers import digest_of, save, wait_for, wait_for_run
-from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
 SIZE = (80, 24)

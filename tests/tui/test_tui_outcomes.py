@@ -12,9 +12,10 @@ import pytest
 
 from checks import workspace as ws
 from checks.judging.records import Outcome, Record, outcome_line, outcome_of
+from workshops import catalog
+
 from readable_helpers import SIZE_IDS, SIZES, Toasts, drawn
 from tui_helpers import digest_of, wait_for, wait_for_run
-from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
 I1 = catalog.get("strided_softmax")

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tui import bench
-from tui_helpers import wait_for, wait_for_run
 from workshops import catalog
+
+from tui_helpers import wait_for, wait_for_run
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -10,9 +10,10 @@ import asyncio
 import pytest
 
 from checks import workspace as ws
+from workshops import catalog
+
 from readable_helpers import SIZE_IDS, SIZES, drawn, lost_text
 from tui_helpers import digest_of, save, wait_for, wait_for_run
-from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
 WRONG = (A1.folder / "wrong" / "raw_denominator.py").read_text(encoding="utf-8")

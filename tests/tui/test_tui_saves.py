@@ -29,8 +29,9 @@ import pytest
 
 from checks import workspace as ws
 from checks.running.events import Loaded
-from tui_helpers import digest_of, editor_save, wait_for, wait_for_run, wait_for_watch
 from workshops import catalog
+
+from tui_helpers import digest_of, editor_save, wait_for, wait_for_run, wait_for_watch
 
 A1 = catalog.get("online_normalizer")
 RIGHT = A1.solution.read_text()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from tui_helpers import digest_of, wait_for, wait_for_run
 from workshops import catalog
+
+from tui_helpers import digest_of, wait_for, wait_for_run
 
 A1 = catalog.get("online_normalizer")
 

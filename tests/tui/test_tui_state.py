@@ -117,8 +117,8 @@ def _umask() -> int:
 def test_results_panel_hang_place_load_error_and_columns():
     from textual.app import App, ComposeResult
 
-    from tui.widgets.results import ResultsPanel
     from tui.widgets.record_text import story
+    from tui.widgets.results import ResultsPanel
 
     plan = [{"id": f"c{i}", "label": f"check number {i} with a fairly long label"} for i in range(32)]
 

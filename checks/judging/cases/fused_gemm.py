@@ -14,11 +14,11 @@ import torch
 
 from checks.judging.case import CheckFailed, check, collect
 from checks.judging.tensors import (
-    poisoned_allocator,
     assert_close,
     assert_not_alias,
     expect_rejects,
     expect_tensor,
+    poisoned_allocator,
 )
 
 FP16, BF16 = torch.float16, torch.bfloat16

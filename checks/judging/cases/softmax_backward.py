@@ -10,11 +10,11 @@ import torch
 
 from checks.judging.case import CheckFailed, check, collect
 from checks.judging.tensors import (
-    poisoned_allocator,
     POISON,
     assert_close,
     assert_not_alias,
     expect_tensor,
+    poisoned_allocator,
     randn,
     tolerance,
 )

@@ -15,10 +15,10 @@ import torch
 
 from checks.judging.case import CheckFailed, check, collect
 from checks.judging.tensors import (
-    poisoned_allocator,
     assert_close,
     assert_not_alias,
     expect_tensor,
+    poisoned_allocator,
     randn,
 )
 

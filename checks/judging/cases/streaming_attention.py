@@ -17,11 +17,11 @@ import torch
 
 from checks.judging.case import CheckFailed, Unavailable, check, collect
 from checks.judging.tensors import (
-    poisoned_allocator as _fill_with_poison,
     POISON,
     assert_close,
     assert_not_alias,
     expect_rejects,
+    poisoned_allocator as _fill_with_poison,
     randn,
 )
 

@@ -13,11 +13,11 @@ import torch
 
 from checks.judging.case import CheckFailed, check, collect
 from checks.judging.tensors import (
-    poisoned_allocator,
     DTYPE_NAMES,
     POISON,
     assert_close,
     assert_not_alias,
+    poisoned_allocator,
     randn,
 )
 

@@ -12,7 +12,6 @@ import triton.language as tl  # noqa: F401  (you will need it for the kernel)
 from workshops.contract import HALF_DTYPES, INT32_MAX, check_option, check_tensor, same_device, same_dtype
 from workshops.fused_gemm.solution import matmul_bias_relu as _reference_matmul_bias_relu
 
-
 GROUP_M_VALUES = (1, 4, 8)
 TILE_M_VALUES = (16, 32, 64)  # add 128 here if you build a wide tile for big problems
 

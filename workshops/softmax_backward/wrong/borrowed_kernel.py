@@ -12,7 +12,6 @@ import triton.language as tl  # noqa: F401
 from workshops.contract import check_option, check_tensor, same_device, same_dtype
 from workshops.softmax_backward.solution import backward as _reference_backward
 
-
 MAX_COLS = 8192
 NUM_WARPS = (4, 8)
 

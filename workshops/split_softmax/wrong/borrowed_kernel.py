@@ -12,7 +12,6 @@ import triton.language as tl  # noqa: F401
 from workshops.contract import check_option, check_tensor
 from workshops.split_softmax.solution import softmax as _reference_softmax
 
-
 CHUNK_SIZES = (256, 1024, 4096)
 MAX_COLS = 131072
 

@@ -7,10 +7,8 @@ defined in another file: the own-kernel check names it and the file it came from
 
 import math
 
-
 from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
 from workshops.streaming_attention.solution import attention as _reference_attention
-
 
 MAX_SEQ_LEN = 2048
 HEAD_DIMS = (16, 32, 64)

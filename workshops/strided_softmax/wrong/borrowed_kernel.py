@@ -8,7 +8,6 @@ defined in another file: the own-kernel check names it and the file it came from
 from workshops.contract import check_option, check_tensor
 from workshops.strided_softmax.solution import softmax as _reference_softmax
 
-
 MAX_COLS = 8192
 NUM_WARPS = (4, 8)
 
