@@ -53,6 +53,8 @@ class Exercise:
         if digest and now != digest:
             return None, "the file changed since the save"
         if now != self.digest:
+            if self.module is not None:  # a long session imports one module per save
+                sys.modules.pop(self.module.__name__, None)
             self.digest, self.module, self.error = now, None, ""
             try:
                 self.module = load_exercise(path)
