@@ -54,7 +54,7 @@ class CourseApp(App[None]):
         # Detected here, before the event loop starts, without importing torch.
         self._gpu = gpu_present() if gpu is None else gpu
         # exports go beside the workspace's state folder, not into the course checkout
-        from tui.screens.export import default_export_dir
+        from tui.export import default_export_dir
 
         self.results_dir = (
             Path(results_dir).expanduser().resolve() if results_dir else default_export_dir(self.workspace)

@@ -1,6 +1,6 @@
 """The app's check loop without Textual: tui.watch -> content hash -> CheckController.
 
-The same steps as the workshop screen's loop (tui/screens/run_loop.py): every batch of
+The same steps as the workshop screen's loop (tui/run_loop.py): every batch of
 changes from :func:`tui.watch.saves` asks for a run; a save whose content hash did not
 change starts none; a new run cancels the stale one (every shard); the run executes in
 a thread; its messages are kept with their arrival times; after a current run the

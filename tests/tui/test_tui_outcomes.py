@@ -54,7 +54,8 @@ def test_the_outcome_words():
 
 
 def test_the_same_word_in_the_banner_table_list_and_export(tmp_path):
-    from tui.screens import browse, export
+    from tui import export
+    from tui.screens import browse
     from tui.widgets.completion import completion_text
     from tui.widgets.record_text import tally_line
 

@@ -32,7 +32,7 @@ def start_with(workspace, text: str):
 
 @sizes
 def test_the_explanation_keeps_the_width_for_its_text(make_app, size):
-    from tui.screens import layout
+    from tui import layout
     from tui.screens.explanation import ExplanationScreen
 
     w = max(catalog.workshops(), key=lambda w: layout.contents_width(w.explanation))

@@ -12,7 +12,7 @@ import stat
 
 from checks import workspace as ws
 from checks.judging.records import Record
-from tui.screens import export
+from tui import export
 from workshops import catalog
 
 A1 = catalog.get("online_normalizer")
@@ -187,7 +187,7 @@ def test_results_panel_hang_place_load_error_and_columns():
 def test_contents_width_follows_the_headings():
     """The contents panel is as wide as its longest heading needs, for every lesson
     (so at 200 columns no heading is cut), and the layout picks by size."""
-    from tui.screens import layout
+    from tui import layout
 
     for w in catalog.workshops():
         heads = layout.headings(w.lesson)

@@ -1,5 +1,5 @@
 """The answer's explanation, on its own screen (escape goes back).  Its contents column
-shows only where the text keeps room to be read (tui.screens.layout.contents_fits);
+shows only where the text keeps room to be read (tui.layout.contents_fits);
 ``t`` shows or hides it at any size."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from tui.screens import layout
+from tui import layout
 from tui.widgets.markdown import CourseViewer
 
 

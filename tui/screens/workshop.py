@@ -1,7 +1,7 @@
 """One workshop: the lesson, hints, the learner's file, live checks and timings.
 
-The check loop lives in tui.screens.run_loop (a mixin), the export in
-tui.screens.export, the layout by terminal size in tui.screens.layout; this module
+The check loop lives in tui.run_loop (a mixin), the export in
+tui.export, the layout by terminal size in tui.layout; this module
 composes the screen and answers the keys.
 """
 
@@ -30,13 +30,13 @@ from textual.widgets import (
 
 from checks import workspace as ws
 from checks.judging import outcome_line
+from tui import export, layout
 from tui.host import course_app
+from tui.run_loop import RunLoop
 from tui.runner import CheckController
-from tui.screens import export, layout
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
-from tui.screens.run_loop import RunLoop
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
