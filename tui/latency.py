@@ -69,7 +69,6 @@ import itertools
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,11 +81,10 @@ from checks.running import SettingError, compile_workers, pool_size as machine_p
 from checks.workspace import content_hash
 from tui import bench, watch
 from tui.headless import HeadlessSession
+from tui.latency_summary import TARGETS, TARGETS_INTERPRETED, print_table, summarize, verdict_complete
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS = {"last_s": 2.5, "first_s": 0.7, "ratio": 5.0}  # on a GPU, after a kernel edit
-TARGETS_INTERPRETED = {"first_s": 1.0}  # without a GPU: the interpreter's first verdict
 _stamps = itertools.count(int(time.time()) % 1_000_000 * 1000)
 
 
@@ -140,14 +138,6 @@ def edited(w, which: str) -> str:
     stamp = next(_stamps) % 2_000_000_000 + 1
     src = w.solution.read_text(encoding="utf-8")
     return kernel_edit(src, stamp, which) if w.gpu else src + f"\n# edit {stamp}\n"
-
-
-def _spread(values: list) -> dict:
-    return {
-        "median": round(statistics.median(values), 4),
-        "min": round(min(values), 4),
-        "max": round(max(values), 4),
-    }
 
 
 def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
@@ -324,7 +314,7 @@ def measure(
                     and mode == "warm"
                     and w.gpu
                     and not interpret
-                    and _verdict_complete(r)
+                    and verdict_complete(r)
                 ):
                     r.update(bench_after(sessions[mode], timeout))
                 rows.append({"workshop": w.id, "scenario": scenario, "path": mode, "repeat": i, **r})
@@ -342,122 +332,6 @@ def measure(
         for s in sessions.values():
             s.close()
     return rows, sizes
-
-
-def _target(value: float, limit: float, higher_is_better: bool = False) -> dict:
-    met = value >= limit if higher_is_better else value <= limit
-    missed = 0.0 if met else (limit - value if higher_is_better else value - limit)
-    return {"limit": limit, "value": round(value, 4), "met": met, "missed_by": round(missed, 4)}
-
-
-def _verdict_complete(run: dict) -> bool:
-    """A measured run whose answer passed: the warm path finished its run with no
-    failing check, the fresh process exited 0 (2: a TODO, for a starter)."""
-    if "exit_code" in run:
-        return run["exit_code"] in (0, 2)
-    if "outcome" in run:
-        return run["outcome"] == "done" and not set(run.get("statuses") or ()) & {"fail", "error"}
-    return True
-
-
-def summarize(rows: list, gpu: bool) -> list:
-    out = []
-    keys = sorted(
-        {(r["workshop"], r["scenario"], r["path"]) for r in rows},
-        key=lambda k: (k[0], k[1], ("warm", "sharded", "fresh").index(k[2])),
-    )
-    for wid, scen, mode in keys:
-        rs = [r for r in rows if (r["workshop"], r["scenario"], r["path"]) == (wid, scen, mode)]
-        ran = [r for r in rs if r.get("ran") and "last_s" in r and _verdict_complete(r)]
-        row = {
-            "workshop": wid,
-            "scenario": scen,
-            "path": mode,
-            "n": len(rs),
-            "runs_started": sum(bool(r.get("ran")) for r in rs),
-            # a run that crashed or failed measured something else than a verdict
-            "runs_failed": sum(bool(r.get("ran")) and "last_s" in r and not _verdict_complete(r) for r in rs),
-        }
-        if ran:
-            row["first_s"] = _spread([r["first_s"] for r in ran])
-            row["last_s"] = _spread([r["last_s"] for r in ran])
-            benched = [r["bench_s"] for r in ran if r.get("bench_s") is not None and r.get("bench_rows")]
-            if benched:
-                row["bench_s"] = _spread(benched)
-        out.append(row)
-    for row in out:
-        if row["path"] not in ("warm", "sharded") or "last_s" not in row:
-            continue
-        found = [r.get("variants") for r in rows if r["workshop"] == row["workshop"] and r.get("variants")]
-        if found:
-            row["variants"] = max(found)
-        fresh = next(
-            (
-                r
-                for r in out
-                if (r["workshop"], r["scenario"], r["path"]) == (row["workshop"], row["scenario"], "fresh")
-                and "last_s" in r
-            ),
-            None,
-        )
-        if fresh:
-            row["ratio_fresh_over_warm"] = {
-                k: round(fresh[f"{k}_s"]["median"] / max(row[f"{k}_s"]["median"], 1e-9), 2)
-                for k in ("first", "last")
-            }
-        if row["path"] == "warm":
-            sharded = next(
-                (
-                    r
-                    for r in out
-                    if (r["workshop"], r["scenario"], r["path"])
-                    == (row["workshop"], row["scenario"], "sharded")
-                    and "last_s" in r
-                ),
-                None,
-            )
-            if sharded:
-                row["ratio_sharded_over_warm"] = {
-                    k: round(sharded[f"{k}_s"]["median"] / max(row[f"{k}_s"]["median"], 1e-9), 2)
-                    for k in ("first", "last")
-                }
-        if catalog.get(row["workshop"]).gpu and row["scenario"] == "kernel edit" and row["path"] == "warm":
-            if gpu:
-                t = {
-                    "applies": True,
-                    "why": "a CUDA GPU, after a kernel edit",
-                    "last_s": _target(row["last_s"]["median"], TARGETS["last_s"]),
-                    "first_s": _target(row["first_s"]["median"], TARGETS["first_s"]),
-                }
-                if fresh:
-                    t["ratio"] = _target(row["ratio_fresh_over_warm"]["last"], TARGETS["ratio"], True)
-            else:
-                t = {
-                    "applies": True,
-                    "why": "no CUDA GPU: the interpreter's first verdict (the whole run is as slow "
-                    "as the interpreter)",
-                    "first_s": _target(row["first_s"]["median"], TARGETS_INTERPRETED["first_s"]),
-                }
-            t["met"] = all(v["met"] for k, v in t.items() if isinstance(v, dict))
-            row["targets"] = t
-    return out
-
-
-def print_table(table: list) -> None:
-    print(
-        f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first med':>10} "
-        f"{'last med':>9} {'last min-max':>14} {'fresh/warm':>10} {'targets':>8}"
-    )
-    for r in table:
-        first, last = r.get("first_s", {}), r.get("last_s", {})
-        rng = f"{last['min']:.2f}-{last['max']:.2f}" if last else ""
-        t = r.get("targets")
-        mark = "" if not t else ("n/a" if not t["applies"] else ("met" if t["met"] else "MISSED"))
-        print(
-            f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
-            f"{first.get('median', float('nan')):>10.3f} {last.get('median', float('nan')):>9.3f} "
-            f"{rng:>14} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}"
-        )
 
 
 def main(argv=None) -> int:
