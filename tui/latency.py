@@ -90,12 +90,15 @@ _stamps = itertools.count(int(time.time()) % 1_000_000 * 1000)
 
 def editor_save(path: Path, text: str) -> float:
     """Write like vim or a JetBrains IDE: temporary file, then rename over.  Returns the
-    monotonic time at which the save completed."""
+    monotonic time just before the rename, the moment the new content can be seen: a
+    watcher that polls can report the change before ``os.replace`` returns, and its
+    report must not read as earlier than the save."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".swp", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    saved = time.monotonic()
     os.replace(tmp, path)
-    return time.monotonic()
+    return saved
 
 
 def _is_jit(fn: ast.AST) -> bool:
