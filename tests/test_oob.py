@@ -6,8 +6,22 @@ import triton
 import triton.language as tl
 
 from checks.judging import oob
+from triton.runtime import interpreter
 
-oob.install()
+
+def _triton_own_methods() -> list:
+    builder = type(interpreter.interpreter_builder)
+    names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas")
+    return [interpreter.GridExecutor.__call__, *(getattr(builder, n) for n in names)]
+
+
+TRITONS_OWN = _triton_own_methods()  # no context is open while modules are imported
+
+
+@pytest.fixture
+def bounds_checked():
+    with oob.checking():
+        yield
 
 
 @triton.jit
@@ -32,6 +46,7 @@ def _copy_store_past_end(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + offs + 1, v, mask=offs < n)  # off by one: the last lane writes past y
 
 
+@pytest.mark.usefixtures("bounds_checked")
 def test_unmasked_load_is_flagged_even_when_the_answer_is_right():
     x = torch.randn(10)
     y = torch.empty(10)
@@ -44,6 +59,7 @@ def test_unmasked_load_is_flagged_even_when_the_answer_is_right():
     assert v.details["kind"] == "load"
 
 
+@pytest.mark.usefixtures("bounds_checked")
 def test_store_past_the_end_names_the_program():
     x = torch.randn(40)
     y = torch.empty(40)
@@ -54,6 +70,7 @@ def test_store_past_the_end_names_the_program():
     assert v.details["program_id"][0] == 2  # the program holding the last element
 
 
+@pytest.mark.usefixtures("bounds_checked")
 def test_masked_kernel_raises_no_false_alarm():
     x = torch.randn(10)
     y = torch.empty(10)
@@ -70,6 +87,7 @@ def _read_rows_as_if_contiguous(x, y, n_rows, n_cols, BLOCK: tl.constexpr):
     tl.store(y + row * n_cols + cols, v, mask=cols < n_cols)
 
 
+@pytest.mark.usefixtures("bounds_checked")
 def test_a_read_past_the_tensor_is_told_from_a_read_of_the_wrong_elements():
     x = torch.randn(10)
     with pytest.raises(Exception) as info:
@@ -97,6 +115,7 @@ def _store_with_input_strides(x, y, n_cols, stride_row, stride_col, BLOCK: tl.co
     tl.store(y + offs, v, mask=cols < n_cols)
 
 
+@pytest.mark.usefixtures("bounds_checked")
 def test_a_store_with_the_inputs_strides_is_not_told_to_add_a_mask():
     base = torch.randn(12, 70)
     x = base[2:9, 5:61]  # row stride 70, width 56
@@ -108,3 +127,33 @@ def test_a_store_with_the_inputs_strides_is_not_told_to_add_a_mask():
     assert "follow the strides of x (70, 1), not those of y" in v.message
     assert "its own strides" in v.message
     assert "mask this access" not in v.message and "0 bytes" not in v.message
+
+
+
+def test_the_check_is_a_context_that_always_puts_tritons_methods_back():
+    x, y = torch.randn(10), torch.empty(10)
+    assert _triton_own_methods() == TRITONS_OWN
+    with oob.checking():
+        wrapped = _triton_own_methods()
+        assert all(a is not b for a, b in zip(wrapped, TRITONS_OWN))
+        with oob.checking(bounds=False):  # nested: still wrapped, the outer bounds still hold
+            assert _triton_own_methods() == wrapped
+            with pytest.raises(Exception) as info:
+                _copy_unmasked_load[(1,)](x, y, 10, BLOCK=16)
+            assert oob.find_violation(info.value) is not None
+        assert _triton_own_methods() == wrapped
+    assert _triton_own_methods() == TRITONS_OWN
+    _copy_unmasked_load[(1,)](x, y, 10, BLOCK=16)  # unchecked again: Triton reads on silently
+    with pytest.raises(RuntimeError), oob.checking():
+        raise RuntimeError("the body failed")
+    assert _triton_own_methods() == TRITONS_OWN
+
+
+def test_a_check_run_leaves_the_interpreter_as_it_found_it(tmp_path):
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    w = catalog.get("strided_softmax")
+    records = run_checks(w.id, w.solution, interpret=True, only=["own-kernel"])
+    assert [r.status for r in records] == ["pass"]
+    assert _triton_own_methods() == TRITONS_OWN

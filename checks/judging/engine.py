@@ -8,6 +8,7 @@ imported, because Triton reads it when a kernel is decorated.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -19,7 +20,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, ContextManager, Iterable, Optional
 
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record
@@ -316,6 +317,7 @@ def run_checks(
     if w.gpu and interpret:
         use_interpreter()
     problem = gpu_problem() if (w.gpu and not interpret) else None
+    bounds: ContextManager = contextlib.nullcontext()
     if w.gpu and interpret:
         try:
             import torch  # noqa: F401
@@ -323,7 +325,7 @@ def run_checks(
 
             from checks.judging import oob
 
-            oob.install()  # every load and store is checked against the launch's tensors
+            bounds = oob.checking()  # every load and store is checked against the launch's tensors
         except ImportError as e:
             problem = f"torch and triton are needed for the GPU workshops ({e})"
     if w.gpu and problem is None:
@@ -367,6 +369,12 @@ def run_checks(
             )
             for c in cases
         ]
+    with bounds:
+        return _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded)
+
+
+def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -> list:
+    """Load the learner's file and run ``cases`` on it, one record each (or one load error)."""
     try:
         mod = load_exercise(path, on_loaded)
     except LoadError as e:

@@ -19,8 +19,10 @@ Triton 3.6 offers no public hook for any of this.  The narrowest seam is the
 interpreter builder's memory methods: every ``tl.store`` (plain, masked, block
 pointer, tensor descriptor) reaches ``InterpreterBuilder.create_masked_store``, every
 load ``create_masked_load``, and atomics ``create_atomic_rmw`` / ``create_atomic_cas``;
-one launch is one ``GridExecutor.__call__``.  These are wrapped once per process, on
-the class, and only in interpreter mode (nothing here is imported on a GPU run).
+one launch is one ``GridExecutor.__call__``.  They are wrapped on the class only while
+a :func:`checking` or :func:`observing_stores` context is open (the outermost one
+restores the originals on leaving), and only in interpreter mode (nothing here is
+imported on a GPU run).
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ import numpy as np
 from checks.judging.case import CheckFailed, cause_of_type
 
 _state = threading.local()  # .launch: the running launch's tensors; .on_store: a listener
-_installed = False
+_lock = threading.Lock()
+_depth = 0  # open contexts; the wrappers are on the classes while it is above 0
+_originals: list = []  # (class, attribute, original) to put back when the last one closes
 _bounds = False
 
 
@@ -192,22 +196,44 @@ def observing_stores(listener: Callable):
     """Call ``listener(addresses, values, elem_bytes)`` after every store in this thread:
     the uint64 addresses of the active lanes, the bytes each wrote (one row per lane;
     None for an atomic, whose result the store does not show) and the element size."""
-    install(bounds=False)
-    prev = getattr(_state, "on_store", None)
-    _state.on_store = listener
+    with checking(bounds=False):
+        prev = getattr(_state, "on_store", None)
+        _state.on_store = listener
+        try:
+            yield
+        finally:
+            _state.on_store = prev
+
+
+@contextlib.contextmanager
+def checking(bounds: bool = True):
+    """While open, the interpreter's launch and memory ops are wrapped; ``bounds`` turns
+    the out-of-bounds check on until this context closes.  Contexts nest; the outermost
+    one puts Triton's own methods back, also when the body raises."""
+    global _depth, _bounds
+    with _lock:
+        if _depth == 0:
+            _wrap()
+        _depth += 1
+        before = _bounds
+        _bounds = _bounds or bounds
     try:
         yield
     finally:
-        _state.on_store = prev
+        with _lock:
+            _bounds = before
+            _depth -= 1
+            if _depth == 0:
+                for owner, name, original in reversed(_originals):
+                    if original is None:  # it was inherited: uncover the base class's
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, original)
+                _originals.clear()
 
 
-def install(bounds: bool = True) -> None:
-    """Wrap the interpreter's launch and memory ops (idempotent); ``bounds`` turns the
-    out-of-bounds check on for the rest of the process."""
-    global _installed, _bounds
-    _bounds = _bounds or bounds
-    if _installed:
-        return
+def _wrap() -> None:
+    """Put the wrappers on the interpreter's classes, remembering what they replace."""
     import inspect
 
     from triton.runtime import interpreter as I
@@ -267,12 +293,16 @@ def install(bounds: bool = True) -> None:
             _check("atomic", _lanes(ptr, None)[0], _elem_bytes(ptr), False)
         return orig_cas(self, ptr, cmp, val, *rest)
 
-    I.GridExecutor.__call__ = call
-    builder_cls.create_masked_load = masked_load
-    builder_cls.create_masked_store = masked_store
-    builder_cls.create_atomic_rmw = atomic_rmw
-    builder_cls.create_atomic_cas = atomic_cas
-    _installed = True
+    wrappers = [
+        (I.GridExecutor, "__call__", call),
+        (builder_cls, "create_masked_load", masked_load),
+        (builder_cls, "create_masked_store", masked_store),
+        (builder_cls, "create_atomic_rmw", atomic_rmw),
+        (builder_cls, "create_atomic_cas", atomic_cas),
+    ]
+    for owner, name, wrapper in wrappers:
+        _originals.append((owner, name, vars(owner).get(name)))
+        setattr(owner, name, wrapper)
 
 
 def find_violation(exc: BaseException):
