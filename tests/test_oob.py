@@ -4,9 +4,9 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.runtime import interpreter
 
 from checks.judging import oob
-from triton.runtime import interpreter
 
 
 def _triton_own_methods() -> list:
@@ -127,7 +127,6 @@ def test_a_store_with_the_inputs_strides_is_not_told_to_add_a_mask():
     assert "follow the strides of x (70, 1), not those of y" in v.message
     assert "its own strides" in v.message
     assert "mask this access" not in v.message and "0 bytes" not in v.message
-
 
 
 def test_the_check_is_a_context_that_always_puts_tritons_methods_back():
