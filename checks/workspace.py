@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.judging.records import write_json_atomic
+from checks.json_files import write_json_atomic
 from workshops.catalog import Workshop
 
 REPO = Path(__file__).resolve().parent.parent
