@@ -249,21 +249,12 @@ def level_progress(workshops: list, progress: dict) -> list:
     return [(level, n, k) for level, (n, k) in out.items()]
 
 
-def prerequisite_codes(w: Workshop) -> set:
-    """Workshop codes named as required in its prerequisite ("I3 + A1; A2 helpful" -> I3, A1)."""
-    import re
-
-    required = re.split(r";", w.prerequisite)[0]
-    return set(re.findall(r"\b([IA]\d)\b", required))
-
-
 def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
-    """Workshops to suggest after ``current`` passes: not yet passed, every required
-    prerequisite passed (counting ``current``); those that build on ``current`` first."""
+    """Workshops to suggest after ``current`` passes: not yet passed, every workshop its
+    meta.json ``requires`` passed (counting ``current``); those that build on ``current`` first."""
     done = passed_ids(progress) | {current.id}
-    done_codes = {w.code for w in workshops if w.id in done}
-    ready = [w for w in workshops if w.id not in done and prerequisite_codes(w) <= done_codes]
-    return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w), workshops.index(w)))
+    ready = [w for w in workshops if w.id not in done and set(w.requires) <= done]
+    return sorted(ready, key=lambda w: (current.id not in w.requires, workshops.index(w)))
 
 
 class _Lock:
