@@ -17,19 +17,15 @@ import os
 import sys
 from pathlib import Path
 
+from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, exit_code
+from checks.json_files import run_header, write_json_atomic
 from checks.judging.records import (
-    EXIT_UNAVAILABLE,
-    EXIT_USAGE,
     Record,
-    UsageParser,
     change_since,
-    exit_code,
     outcome_line,
     plural,
     progress_of,
-    run_header,
     summary_line,
-    write_json_atomic,
 )
 from checks.judging.report import Printer
 from workshops import catalog

@@ -7,8 +7,9 @@ checks its ``meta.json`` names."""
 
 from __future__ import annotations
 
+from checks.command_line import EXIT_UNAVAILABLE, exit_code
+from checks.json_files import run_header, write_json_atomic
 from checks.judging.engine import cases_for
-from checks.judging.records import EXIT_UNAVAILABLE, exit_code, run_header, write_json_atomic
 
 REQUIRED_FILES = ("meta.json", "lesson.md", "hints.md", "explanation.md", "starter.py", "solution.py")
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.judging.records import write_json_atomic
+from checks.json_files import write_json_atomic
 from workshops.catalog import Workshop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,10 +85,10 @@ def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
     shutil.copyfile(w.starter, tmp)
     os.replace(tmp, path)
     try:
-        _update_entry(
+        update_progress(
             w.id,
-            workspace or path.parent,
             lambda e: _history(e, {"event": "reset", "when": _now(), "backup": saved.name if saved else ""}),
+            workspace or path.parent,
         )
     except (OSError, TimeoutError):
         pass  # the reset itself succeeded; history is a nicety
@@ -131,6 +131,29 @@ def load_progress(workspace: Optional[Path] = None) -> tuple:
         return {}, f"progress file was unreadable ({e}); set aside as {moved_to}"
 
 
+def update_progress(
+    workshop_id: str,
+    change: Callable[[dict], None],
+    workspace: Optional[Path] = None,
+    warn: Optional[Callable[[str], None]] = None,
+) -> dict:
+    """The one writer of the progress file: read it, let ``change`` edit one workshop's
+    entry in place, write it back atomically, all under a lock file (so two app
+    instances, or the app and the CLI, do not lose each other's updates).  ``warn``
+    hears about a corrupt file that was set aside on the way.  Returns the whole file."""
+    p = progress_path(workspace)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with _Lock(p.with_suffix(".lock")):
+        data, warning = load_progress(workspace)
+        if warning and warn is not None:
+            warn(warning)
+        entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
+        change(entry)
+        data[workshop_id] = entry
+        write_json_atomic(p, data)
+    return data
+
+
 def record_progress(
     workshop_id: str,
     status: str,
@@ -139,22 +162,14 @@ def record_progress(
     note: str = "",
     warn: Optional[Callable[[str], None]] = None,
 ) -> dict:
-    """Merge one workshop's latest status into the progress file (read-modify-write
-    under a lock file, so two app instances do not lose each other's updates).
-    ``warn`` hears about a corrupt file that was set aside on the way."""
-    p = progress_path(workspace)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with _Lock(p.with_suffix(".lock")):
-        data, warning = load_progress(workspace)
-        if warning and warn is not None:
-            warn(warning)
-        entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
+    """Merge one workshop's latest status into the progress file; returns the whole file."""
+
+    def change(entry):
         # keep what the entry knows beyond the latest run (best result, hints, history)
-        entry = {**entry, "status": status, "when": _now(), "content_hash": content, "note": note}
+        entry.update(status=status, when=_now(), content_hash=content, note=note)
         _better_best(entry, {"status": status, "when": entry["when"], "content_hash": content})
-        data[workshop_id] = entry
-        write_json_atomic(p, data)
-    return data
+
+    return update_progress(workshop_id, change, workspace, warn)
 
 
 # --- beyond the latest status: best result, hints revealed, history ---
@@ -185,18 +200,6 @@ def _history(entry: dict, event: dict) -> None:
     entry["history"] = (list(entry.get("history") or []) + [event])[-HISTORY_KEEP:]
 
 
-def _update_entry(workshop_id: str, workspace: Optional[Path], change: Callable[[dict], None]) -> dict:
-    p = progress_path(workspace)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with _Lock(p.with_suffix(".lock")):
-        data, _ = load_progress(workspace)
-        entry = data.get(workshop_id) if isinstance(data.get(workshop_id), dict) else {}
-        change(entry)
-        data[workshop_id] = entry
-        write_json_atomic(p, data)
-    return entry
-
-
 def record_result(
     workshop_id: str,
     status: str,
@@ -207,7 +210,7 @@ def record_result(
 ) -> dict:
     """Offer one run's counts as the workshop's best result (kept across resets)."""
     result = {"status": status, "passed": passed, "total": total, "when": _now(), "content_hash": content}
-    return _update_entry(workshop_id, workspace, lambda e: _better_best(e, result))
+    return update_progress(workshop_id, lambda e: _better_best(e, result), workspace)[workshop_id]
 
 
 def record_hints(workshop_id: str, shown: int, workspace: Optional[Path] = None) -> dict:
@@ -216,7 +219,7 @@ def record_hints(workshop_id: str, shown: int, workspace: Optional[Path] = None)
     def change(e):
         e["hints_shown"] = max(int(e.get("hints_shown") or 0), int(shown))
 
-    return _update_entry(workshop_id, workspace, change)
+    return update_progress(workshop_id, change, workspace)[workshop_id]
 
 
 def hints_shown(progress: dict, workshop_id: str) -> int:
@@ -249,21 +252,12 @@ def level_progress(workshops: list, progress: dict) -> list:
     return [(level, n, k) for level, (n, k) in out.items()]
 
 
-def prerequisite_codes(w: Workshop) -> set:
-    """Workshop codes named as required in its prerequisite ("I3 + A1; A2 helpful" -> I3, A1)."""
-    import re
-
-    required = re.split(r";", w.prerequisite)[0]
-    return set(re.findall(r"\b([IA]\d)\b", required))
-
-
 def next_workshops(current: Workshop, workshops: list, progress: dict) -> list:
-    """Workshops to suggest after ``current`` passes: not yet passed, every required
-    prerequisite passed (counting ``current``); those that build on ``current`` first."""
+    """Workshops to suggest after ``current`` passes: not yet passed, every workshop its
+    meta.json ``requires`` passed (counting ``current``); those that build on ``current`` first."""
     done = passed_ids(progress) | {current.id}
-    done_codes = {w.code for w in workshops if w.id in done}
-    ready = [w for w in workshops if w.id not in done and prerequisite_codes(w) <= done_codes]
-    return sorted(ready, key=lambda w: (current.code not in prerequisite_codes(w), workshops.index(w)))
+    ready = [w for w in workshops if w.id not in done and set(w.requires) <= done]
+    return sorted(ready, key=lambda w: (current.id not in w.requires, workshops.index(w)))
 
 
 class _Lock:

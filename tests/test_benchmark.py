@@ -26,7 +26,7 @@ from checks.benchmark import (
     tables,
     targets,
 )
-from checks.judging.records import EXIT_USAGE
+from checks.command_line import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "results" / "schema" / "benchmark.schema.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.judging.records import EXIT_USAGE
+from checks.command_line import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parent.parent
 A1 = REPO / "workshops" / "online_normalizer"

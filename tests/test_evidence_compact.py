@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checks.judging.records import write_json_atomic
+from checks.json_files import write_json_atomic
 from tui import bench
 
 REPO = Path(__file__).resolve().parent.parent

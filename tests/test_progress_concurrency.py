@@ -149,3 +149,41 @@ def test_a_lock_left_by_a_crashed_process_does_not_block_for_ever(tmp_path):
     assert not lock.exists()
     progress, warning = ws.load_progress(workspace)
     assert warning is None and progress["online_normalizer"]["status"] == "todo"
+
+
+def test_one_function_writes_the_progress_file(tmp_path, monkeypatch):
+    """update_progress is the file's only writer: the only call of the atomic writer in
+    checks/workspace.py, no other module of the engine or the app names the file, and
+    every recorder (status, result, hints, a reset) goes through it."""
+    import ast
+
+    from workshops import catalog
+
+    tree = ast.parse((REPO / "checks" / "workspace.py").read_text(encoding="utf-8"))
+    writers = {
+        f.name
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef)
+        for call in ast.walk(f)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "write_json_atomic"
+    }
+    assert writers == {"update_progress"}
+    for room in ("checks", "tui"):
+        for path in (REPO / room).rglob("*.py"):
+            if path.name != "workspace.py":
+                text = path.read_text(encoding="utf-8")
+                assert "progress.json" not in text and "progress_path" not in text, path
+
+    calls = []
+    real = ws.update_progress
+    monkeypatch.setattr(ws, "update_progress", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    workspace = tmp_path / "workspace"
+    a1 = catalog.get("online_normalizer")
+    ws.record_progress(a1.id, "todo", "h", workspace)
+    ws.record_result(a1.id, "todo", 0, 11, "h", workspace)
+    ws.record_hints(a1.id, 1, workspace)
+    ws.ensure_exercise(a1, workspace)
+    ws.reset(a1, workspace)
+    assert calls == [a1.id] * 4
+    entry = ws.load_progress(workspace)[0][a1.id]
+    assert entry["status"] == "todo" and entry["hints_shown"] == 1 and entry["history"][0]["event"] == "reset"

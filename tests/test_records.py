@@ -5,13 +5,13 @@ import json
 
 import pytest
 
+from checks.command_line import exit_code
 from checks.judging.records import (
     STATUSES,
     Progress,
     Record,
     Status,
     change_since,
-    exit_code,
     progress_of,
 )
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from checks.judging import EXIT_USAGE as USAGE_ERROR, UsageParser
+from checks.command_line import EXIT_USAGE as USAGE_ERROR, UsageParser
 
 
 def build_parser() -> argparse.ArgumentParser:

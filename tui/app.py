@@ -1,7 +1,8 @@
 """The kernel course's terminal app.
 
-Imports only the engine's standard-library modules (workshops.catalog,
-checks.workspace, checks.running.child, checks.judging.records) plus Textual, Rich and watchfiles:
+Imports only the engine's standard-library modules (workshops.catalog, checks.workspace,
+checks.command_line, checks.json_files, checks.running.child, checks.judging.records) plus
+Textual, Rich and watchfiles:
 never torch or triton, so it starts at once and a crashing kernel cannot take it down.
 """
 

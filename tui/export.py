@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from checks import workspace as ws
-from checks.judging import STATUSES, Outcome, outcome_line, outcome_of, write_json_atomic
+from checks.json_files import write_json_atomic
+from checks.judging import STATUSES, Outcome, outcome_line, outcome_of
 
 # version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2

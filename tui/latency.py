@@ -75,8 +75,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from checks.command_line import UsageParser
 from checks.doctor import gpu_present
-from checks.judging import UsageParser, write_json_atomic
+from checks.json_files import write_json_atomic
 from checks.running import SettingError, compile_workers, pool_size as machine_pool_size
 from checks.workspace import content_hash
 from tui import bench, watch

@@ -13,7 +13,7 @@ from textual import work
 from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
-from checks.judging import exit_code
+from checks.command_line import exit_code
 from tui import bench
 from tui.host import course_app
 from tui.messages import BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived, RunFinished

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from checks import workspace as ws
-from checks.judging import progress_of, write_json_atomic
+from checks.json_files import write_json_atomic
+from checks.judging import progress_of
 from checks.running import (
     ChildRun,
     CompilePool,

@@ -14,7 +14,18 @@ from typing import Optional
 
 ROOT = Path(__file__).resolve().parent
 LEVELS = ("intermediate", "advanced")
-REQUIRED = ("id", "code", "level", "title", "device", "prerequisite", "deliverable", "sessions", "functions")
+REQUIRED = (
+    "id",
+    "code",
+    "level",
+    "title",
+    "device",
+    "prerequisite",
+    "requires",
+    "deliverable",
+    "sessions",
+    "functions",
+)
 
 
 @dataclass(frozen=True)
@@ -24,7 +35,8 @@ class Workshop:
     level: str
     title: str
     device: str  # "CPU" or "GPU"
-    prerequisite: str
+    prerequisite: str  # in words, for the learner
+    requires: tuple  # the ids of the workshops to pass first (the app's next-workshop order)
     deliverable: str
     sessions: str  # suggested study sessions, e.g. "2-4"
     functions: tuple  # the contract's public functions, e.g. ("softmax",)
@@ -95,13 +107,39 @@ def _load(folder: Path) -> Workshop:
             f"{folder / 'meta.json'}: wrong_answers must map each file in wrong/ "
             f"to a non-empty list of check ids"
         )
+    requires = meta["requires"]
+    if not isinstance(requires, list) or not all(isinstance(i, str) for i in requires):
+        raise ValueError(f"{folder / 'meta.json'}: requires must be a list of workshop ids")
     return Workshop(
         folder=folder,
         functions=tuple(meta.pop("functions")),
+        requires=tuple(requires),
         allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())),
         wrong_answers=tuple((name, tuple(ids)) for name, ids in sorted(wrong.items())),
-        **{k: meta[k] for k in REQUIRED if k != "functions"},
+        **{k: meta[k] for k in REQUIRED if k not in ("functions", "requires")},
     )
+
+
+def check_requires(found: list) -> None:
+    """Every id in a ``requires`` names a workshop, and no workshop requires itself,
+    directly or through others (a cycle would never be suggested)."""
+    by_id = {w.id: w for w in found}
+    for w in found:
+        unknown = [i for i in w.requires if i not in by_id]
+        if unknown:
+            raise ValueError(
+                f"{w.folder / 'meta.json'}: requires: unknown workshop id {unknown[0]!r} "
+                f"(known: {', '.join(sorted(by_id))})"
+            )
+    for w in found:
+        seen, todo = set(), list(w.requires)
+        while todo:
+            i = todo.pop()
+            if i == w.id:
+                raise ValueError(f"{w.folder / 'meta.json'}: requires: {w.id!r} would come before itself")
+            if i not in seen:
+                seen.add(i)
+                todo.extend(by_id[i].requires)
 
 
 _CACHE: Optional[list] = None
@@ -112,6 +150,7 @@ def workshops() -> list:
     global _CACHE
     if _CACHE is None:
         found = [_load(d) for d in sorted(ROOT.iterdir()) if (d / "meta.json").is_file()]
+        check_requires(found)
         _CACHE = sorted(found, key=lambda w: (LEVELS.index(w.level), w.code))
     return list(_CACHE)
 

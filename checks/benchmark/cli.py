@@ -18,7 +18,8 @@ from typing import Optional
 
 from checks.benchmark import payload as evidence, specs, tables, targets
 from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
-from checks.judging.records import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, write_json_atomic
+from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser
+from checks.json_files import write_json_atomic
 
 # Where inputs live and kernels run; the tests set "cpu" to drive the whole command
 # with a fake spec and a fake timer.

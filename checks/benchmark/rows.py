@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from checks.judging.records import EXIT_PASS, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_WRONG
+from checks.command_line import EXIT_PASS, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_WRONG
 
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
 ROLES = ("candidate", "baseline", "peer")

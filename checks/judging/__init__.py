@@ -7,7 +7,7 @@
     stored.py      in the interpreter: which output bytes the learner's kernels stored
     oob.py         in the interpreter: loads and stores outside the tensors they belong to
     engine.py      load an exercise, run its workshop's checks, one record per check
-    records.py     the record of one check, the run's outcome, exit codes, the JSON writer
+    records.py     the record of one check; what a run's records come to (outcome, progress)
     report.py      the printout of a run
 
 Standard library at import time: torch and triton are imported by the checks that
@@ -15,33 +15,27 @@ need them, so the CPU workshop runs with the standard library alone.
 """
 
 from checks.judging.records import (
-    EXIT_USAGE,
     STATUSES,
     Outcome,
+    Progress,
     Record,
     Status,
-    UsageParser,
     change_since,
-    exit_code,
     outcome_line,
     outcome_of,
     plural,
     progress_of,
-    write_json_atomic,
 )
 
 __all__ = [
-    "EXIT_USAGE",
     "STATUSES",
     "Outcome",
+    "Progress",
     "Record",
     "Status",
-    "UsageParser",
     "change_since",
-    "exit_code",
     "outcome_line",
     "outcome_of",
     "plural",
     "progress_of",
-    "write_json_atomic",
 ]

@@ -1,20 +1,14 @@
-"""Check records: one per named check, shared by the printout, the JSON and the app.
+"""Check records: one per named check, shared by the printout, the JSON and the app;
+and what a list of them comes to (an outcome, a progress standing, a tally, a sentence).
 
-Standard library only.
+Exit codes and the JSON writer are the command line's (checks.command_line) and the
+files' (checks.json_files).  Standard library only.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import sys
-import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from pathlib import Path
 
 
 class Status(str, Enum):
@@ -127,19 +121,6 @@ class Progress(str, Enum):
         return self.value
 
 
-# Exit codes of `python -m checks` (a usage error is 64, not argparse's 2, which means TODO here).
-EXIT_PASS, EXIT_WRONG, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 1, 2, 3, 64
-
-
-class UsageParser(argparse.ArgumentParser):
-    """argparse exits 2 on a bad argument, which means TODO in this course: exit 64."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 @dataclass
 class Record:
     workshop: str
@@ -168,27 +149,18 @@ class Record:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-def exit_code(records: list) -> int:
-    """0 every runnable check passed; 1 anything wrong; 2 TODO and nothing wrong;
-    3 nothing ran (nothing selected, all of it unavailable here, or never run)."""
+def progress_of(records: list) -> Progress:
+    """A run's standing for the progress file (the CLI and the app both record it; the
+    exit code follows it): failing when anything is wrong; else TODO when a TODO is left;
+    else unavailable when nothing passed or the run ended first; else passed."""
     statuses = {r.status for r in records}
     if statuses & {"fail", "error"}:
-        return EXIT_WRONG
+        return Progress.FAILING
     if "todo" in statuses:
-        return EXIT_TODO
+        return Progress.TODO
     if "pass" not in statuses or "not run" in statuses:
-        return EXIT_UNAVAILABLE
-    return EXIT_PASS
-
-
-def progress_of(records: list) -> Progress:
-    """A run's standing for the progress file (the CLI and the app both record it)."""
-    return {
-        EXIT_PASS: Progress.PASSED,
-        EXIT_WRONG: Progress.FAILING,
-        EXIT_TODO: Progress.TODO,
-        EXIT_UNAVAILABLE: Progress.UNAVAILABLE,
-    }[exit_code(records)]
+        return Progress.UNAVAILABLE
+    return Progress.PASSED
 
 
 def change_since(old, new) -> str:
@@ -217,66 +189,3 @@ def summary_line(records: list) -> str:
         f"{plural(t['passed'], 'check')} passed; {t['failed']} failed; "
         f"{plural(t['incomplete'], 'exercise')} incomplete; {t['unavailable']} unavailable{not_run}."
     )
-
-
-RECORDS_SCHEMA = "kernel-course/check-records"
-
-
-def run_header(kind: str, exit_code: int, interpret: bool) -> dict:
-    """The fields every JSON file of ``python -m checks`` starts with (``kind``: "" for a
-    run's records, "self-check" for the author's check)."""
-    return {
-        "schema": RECORDS_SCHEMA + (f"/{kind}" if kind else ""),
-        "version": 1,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": ["python", "-m", "checks"] + sys.argv[1:],
-        "exit_code": exit_code,
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "interpret": bool(interpret),
-        },
-    }
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where /proc allows."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)  # no /proc: read it by setting it back at once
-    os.umask(mask)
-    return mask
-
-
-def write_json_atomic(path: Path, payload) -> Path:
-    """Write JSON to a temporary file beside ``path`` and rename it over: a reader never
-    sees half a file, and an interrupted write leaves the old file intact.  The file gets
-    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600.
-    Compact, no indentation (evidence files hold thousands of raw samples): one line and a
-    newline; any JSON reader reads it as it read the indented files written before."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, separators=(",", ":"))
-            f.write("\n")
-            f.flush()
-            try:
-                os.fchmod(f.fileno(), 0o644 & ~_umask())
-            except (AttributeError, OSError):
-                pass
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path

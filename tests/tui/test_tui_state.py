@@ -50,7 +50,7 @@ def test_best_result_hints_and_reset_history_are_kept(tmp_path):
 def test_next_workshop_follows_prerequisites_and_course_progress_counts_levels():
     all_ = catalog.workshops()
     by = {w.code: w for w in all_}
-    assert ws.prerequisite_codes(by["A3"]) == {"I3", "A1"}  # "A2 helpful" is not required
+    assert by["A3"].requires == (by["I3"].id, by["A1"].id)  # "A2 helpful" is not required
     nxt = ws.next_workshops(by["A1"], all_, {})
     assert nxt[0].code == "A2"  # builds on A1 first
     assert by["A3"] not in nxt  # I3 not passed yet
