@@ -11,6 +11,7 @@ import time
 from checks.judging import engine
 from checks.running.child import ChildRun, Worker
 from checks.running.pool import pool_size, split
+from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 from tui.runner import CheckController
 from workshops import catalog
 
@@ -36,7 +37,11 @@ def controller(tmp_path, text, size):
 
 
 def kinds(messages):
-    return [type(m).__name__ for m in messages]
+    return [type(m).__name__ for m in messages]  # for the failure's message
+
+
+def records(messages) -> list:
+    return [m.record for m in messages if isinstance(m, RecordArrived)]
 
 
 def test_split_keeps_run_order_and_spreads_the_first_checks():
@@ -73,13 +78,12 @@ def test_sharded_records_arrive_in_check_order(tmp_path):
     c.execute(gen, digest, messages.append)
     try:
         assert c.last_shards == 3
-        names = kinds(messages)
-        assert names[0] == "CheckPlanned" and names[-1] == "RunFinished"
+        assert isinstance(messages[0], CheckPlanned), kinds(messages)
+        assert isinstance(messages[-1], RunFinished), kinds(messages)
         plan = [x["id"] for x in messages[0].cases]
-        arrived = [m.record.id for m in messages if type(m).__name__ == "RecordArrived"]
-        assert arrived == plan == [r.id for r in messages[-1].records]
+        assert [r.id for r in records(messages)] == plan
         assert messages[-1].outcome == "done"
-        assert {r.status for r in messages[-1].records} == {"pass"}
+        assert {r.status for r in records(messages)} == {"pass"}
         # the shards really ran side by side: a later check was done before the first
         t = c.last_timings
         shard_of_first = t[plan[0]]["shard"]
@@ -87,7 +91,7 @@ def test_sharded_records_arrive_in_check_order(tmp_path):
         assert any(v["arrived"] < t[plan[0]]["arrived"] for k, v in t.items() if v["shard"] != shard_of_first)
         # and the same verdicts as one worker gives
         single = ChildRun(A1.id, c.path, timeout=60).run()
-        assert [(r.id, r.status) for r in single] == [(r.id, r.status) for r in messages[-1].records]
+        assert [(r.id, r.status) for r in single] == [(r.id, r.status) for r in records(messages)]
     finally:
         c.close()
 
@@ -110,9 +114,9 @@ def test_newer_save_cancels_every_shard(tmp_path, monkeypatch):
     th = threading.Thread(target=c.execute, args=(gen, digest, messages.append), daemon=True)
     th.start()
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and sum(type(m).__name__ == "CheckStarted" for m in messages) < 3:
+    while time.monotonic() < deadline and sum(isinstance(m, CheckStarted) for m in messages) < 3:
         time.sleep(0.05)
-    assert sum(type(m).__name__ == "CheckStarted" for m in messages) >= 3, kinds(messages)
+    assert sum(isinstance(m, CheckStarted) for m in messages) >= 3, kinds(messages)
     assert len(made) == 3 and all(w.alive() for w in made)
     (tmp_path / A1.exercise_name).write_text(SOLUTION)  # the newer save
     c.begin(c.read_hash())
@@ -120,9 +124,9 @@ def test_newer_save_cancels_every_shard(tmp_path, monkeypatch):
     assert not th.is_alive()
     assert all(not w.alive() for w in made)  # every shard stopped
     fin = messages[-1]
-    assert type(fin).__name__ == "RunFinished" and fin.outcome == "cancelled"
+    assert isinstance(fin, RunFinished) and fin.outcome == "cancelled"
     assert not c.is_current(fin.generation)
-    assert not any(r.status == "pass" and r.id == "worked-merge" for r in fin.records)
+    assert not any(r.status == "pass" and r.id == "worked-merge" for r in records(messages))
     c.close()
 
 

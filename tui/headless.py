@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from tui import watch
+from tui.messages import CheckPlanned, RecordArrived, RunFinished
 from tui.runner import CheckController
 
 
@@ -108,7 +109,7 @@ class HeadlessSession:
         with self._cond:
             self.messages.append((time.monotonic(), message))
             self._cond.notify_all()
-        if type(message).__name__ == "RunFinished":
+        if isinstance(message, RunFinished):
             now = self.controller.read_hash()
             if now is not None and self.controller.wants_run(now):
                 assert self._loop is not None  # runs are started from the loop's watch
@@ -129,32 +130,30 @@ class HeadlessSession:
 
     def wait_finished(self, digest: str, since: float, timeout: float) -> Optional[dict]:
         """The current run of ``digest`` that finished after ``since``: the arrival time
-        of its first record, of its RunFinished, and the message; None on a timeout."""
+        of its first record (``first``), of its RunFinished (``last``), that message
+        (``finished``) and the run's records as they arrived (``records``); None on a
+        timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 done = [
                     (t, m)
                     for t, m in self.messages
-                    if t >= since and type(m).__name__ == "RunFinished" and m.content_hash == digest
+                    if t >= since and isinstance(m, RunFinished) and m.content_hash == digest
                 ]
                 if done:
                     t_end, fin = done[-1]
-                    gen = fin.generation
-                    recs = [
-                        t
+                    arrived = [
+                        (t, m.record)
                         for t, m in self.messages
-                        if t >= since and m.generation == gen and type(m).__name__ == "RecordArrived"
+                        if t >= since and m.generation == fin.generation and isinstance(m, RecordArrived)
                     ]
                     return {
-                        "first": recs[0] if recs else t_end,
+                        "first": arrived[0][0] if arrived else t_end,
                         "last": t_end,
                         "finished": fin,
-                        "order": [
-                            m.record.id
-                            for t, m in self.messages
-                            if t >= since and m.generation == gen and type(m).__name__ == "RecordArrived"
-                        ],
+                        "records": [r for _, r in arrived],
+                        "order": [r.id for _, r in arrived],
                     }
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -171,7 +170,7 @@ class HeadlessSession:
             plans = [
                 m.cases
                 for _, m in self.messages
-                if m.generation == generation and type(m).__name__ == "CheckPlanned"
+                if m.generation == generation and isinstance(m, CheckPlanned)
             ]
         return plans[-1] if plans else []
 

@@ -171,8 +171,8 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
         "first_s": round(got["first"] - saved, 4),
         "last_s": round(got["last"] - saved, 4),
         "outcome": fin.outcome,
-        "checks": len(fin.records),
-        "statuses": sorted({r.status for r in fin.records}),
+        "checks": len(got["records"]),
+        "statuses": sorted({r.status for r in got["records"]}),
         "in_check_order": got["order"] == [i for i in order if i in got["order"]],
         "split": {
             "notice_s": round(notice - saved, 4) if notice else None,

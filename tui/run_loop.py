@@ -2,7 +2,10 @@
 workspace folder -> filter to this exercise -> skip saves whose content hash did not
 change -> cancel the stale run -> run the checks in a warm worker from a thread worker
 -> stream records into the table -> benchmark when the checks pass on a GPU (if
-enabled) -> keep the last results with their hash."""
+enabled) -> keep the last results with their hash.
+
+The run's messages (tui.messages, plain dataclasses) reach the screen each wrapped
+once in a :class:`RunUpdate`; the screen dispatches on the message's class."""
 
 from __future__ import annotations
 
@@ -10,13 +13,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from textual import work
+from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
 from checks.command_line import exit_code
 from tui import bench
 from tui.host import course_app
-from tui.messages import BenchmarkFinished, CheckPlanned, CheckStarted, RecordArrived, RunFinished
+from tui.messages import (
+    BenchmarkFinished,
+    CheckPlanned,
+    CheckStarted,
+    RecordArrived,
+    RunFinished,
+    RunMessage,
+)
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 
@@ -31,11 +42,20 @@ else:
     _Host = object
 
 
+class RunUpdate(Message):
+    """One message of a run (tui.messages), posted from a thread to the screen."""
+
+    def __init__(self, event: RunMessage) -> None:
+        super().__init__()
+        self.event = event
+
+
 class RunLoop(_Host):
     """Needs from the screen: workshop, path, controller, interpret, passed, last,
-    bench_rows, runs_started, saves_skipped, watching, run_toasts, _bench_run, and the
-    hooks run_finished(message) (completion, progress), run_replaced() (a new run makes
-    the last one's notices stale) and notify."""
+    bench_rows, run_records, runs_started, saves_skipped, watching, run_toasts,
+    _bench_run, and the hooks run_finished(message, records) (completion, progress),
+    run_replaced() (a new run makes the last one's notices stale) and notify.
+    ``run_records`` keeps the current run's records as they arrive: (generation, list)."""
 
     # the screen's attributes (annotations only: WorkshopScreen sets them)
     workshop: Workshop
@@ -50,10 +70,11 @@ class RunLoop(_Host):
     watching: bool
     run_toasts: bool
     _bench_run: Optional[bench.BenchmarkRun]
+    run_records: tuple
 
     if TYPE_CHECKING:  # the screen's hooks
 
-        def run_finished(self, message: RunFinished) -> None: ...
+        def run_finished(self, message: RunFinished, records: list) -> None: ...
 
         def run_replaced(self) -> None: ...
 
@@ -100,46 +121,62 @@ class RunLoop(_Host):
     @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
     def _run_checks(self, generation: int, digest: str) -> None:
         assert self.controller is not None  # request_run had one
-        self.controller.execute(generation, digest, self.post_message)
+        self.controller.execute(generation, digest, self._post)
+
+    def _post(self, event: RunMessage) -> None:
+        self.post_message(RunUpdate(event))
 
     def _current(self, message) -> bool:
         return self.controller is not None and self.controller.is_current(message.generation)
 
-    def on_check_planned(self, message: CheckPlanned) -> None:
-        if self._current(message):
-            assert self.controller is not None  # _current() says so
-            panel = self.query_one(ResultsPanel)
-            panel.workers_note = self.controller.workers_note()
-            panel.start(message.cases, message.content_hash)
-
-    def on_check_started(self, message: CheckStarted) -> None:
-        if self._current(message):
-            self.query_one(ResultsPanel).started(message.check_id)
-
-    def on_record_arrived(self, message: RecordArrived) -> None:
-        if self._current(message):
-            panel = self.query_one(ResultsPanel)
-            if panel.digest != message.content_hash:  # no plan came (the import failed)
-                panel.start([], message.content_hash)
-            panel.add(message.record)
-
-    def on_run_finished(self, message: RunFinished) -> None:
+    def on_run_update(self, update: RunUpdate) -> None:
+        message = update.event
         if not self._current(message):
             return  # a stale run: never shown as current
+        if isinstance(message, CheckPlanned):
+            self._planned(message)
+        elif isinstance(message, CheckStarted):
+            self.query_one(ResultsPanel).started(message.check_id)
+        elif isinstance(message, RecordArrived):
+            self._record_arrived(message)
+        elif isinstance(message, RunFinished):
+            self._run_done(message)
+        elif isinstance(message, BenchmarkFinished):
+            self._benchmark_finished(message)
+
+    def _planned(self, message: CheckPlanned) -> None:
+        assert self.controller is not None  # _current() says so
+        panel = self.query_one(ResultsPanel)
+        panel.workers_note = self.controller.workers_note()
+        panel.start(message.cases, message.content_hash)
+
+    def _record_arrived(self, message: RecordArrived) -> None:
+        generation, records = self.run_records
+        if generation != message.generation:
+            self.run_records = generation, records = message.generation, []
+        records.append(message.record)
+        panel = self.query_one(ResultsPanel)
+        if panel.digest != message.content_hash:  # no plan came (the import failed)
+            panel.start([], message.content_hash)
+        panel.add(message.record)
+
+    def _run_done(self, message: RunFinished) -> None:
+        generation, kept = self.run_records
+        records = list(kept) if generation == message.generation else []
         panel = self.query_one(ResultsPanel)
         if panel.digest != message.content_hash:
             panel.start([], message.content_hash)
-        panel.finish(message.outcome, message.records, message.content_hash, message.error)
+        panel.finish(message.outcome, records, message.content_hash, message.error)
         self.last = {
             "digest": message.content_hash,
-            "records": list(message.records),
+            "records": records,
             "outcome": message.outcome,
         }
-        self.passed = message.outcome == "done" and bool(message.records) and exit_code(message.records) == 0
+        self.passed = message.outcome == "done" and bool(records) and exit_code(records) == 0
         if message.error and message.outcome != "usage":
             self.notify(message.error.splitlines()[-1], severity="error")
             self.run_toasts = True
-        self.run_finished(message)
+        self.run_finished(message, records)
         assert self.controller is not None  # _current() said so
         now = self.controller.read_hash()
         if now is not None and self.controller.wants_run(now):
@@ -239,15 +276,15 @@ class RunLoop(_Host):
         finally:
             if self.controller is not None and self.controller.is_current(generation):
                 self.controller.prime()
-        self.post_message(BenchmarkFinished(generation, digest, rows, error, output))
+        self._post(BenchmarkFinished(generation, digest, rows, error, output))
 
     def _cancel_bench(self) -> None:
         if self._bench_run is not None:
             self._bench_run.cancel()
             self._bench_run = None
 
-    def on_benchmark_finished(self, message: BenchmarkFinished) -> None:
-        if not self._current(message) or message.error == "cancelled":
+    def _benchmark_finished(self, message: BenchmarkFinished) -> None:
+        if message.error == "cancelled":
             return
         t = self.query_one(TimingsPanel)
         if message.results:

@@ -14,11 +14,12 @@ first save after the app starts is compiled ahead too.  A newer save cancels bot
 parts of the older run.  ``pool_size`` > 1 shards the checks over several workers
 instead (the earlier design; the latency benchmark measures both side by side).
 
-No widgets here (only the typed messages it posts): the screen calls
+No widgets here (only the typed messages of tui.messages it posts): the screen calls
 :meth:`CheckController.begin` on the event loop when a run should start, then
 :meth:`CheckController.execute` in a thread worker, which streams the run's events to
-``post`` as typed messages.  Blocking work (starting processes, reading the record
-pipe, writing the progress file) happens in that thread.
+``post`` as typed messages (every record in its own RecordArrived, before the
+RunFinished).  Blocking work (starting processes, reading the record pipe, writing the
+progress file) happens in that thread.
 
 Standard library plus the engine's stdlib-only modules: never torch, never triton.
 """
@@ -49,17 +50,7 @@ from checks.running import (
     preload_for,
     split,
 )
-
-try:
-    from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
-except ImportError:  # headless, without Textual (the latency benchmark on a GPU box)
-    # the same messages without Textual's base class: mypy sees the Textual ones
-    from tui.plain_messages import (  # type: ignore[assignment]
-        CheckPlanned,
-        CheckStarted,
-        RecordArrived,
-        RunFinished,
-    )
+from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
 
 
 # exit code of the records -> the learner's status in the progress file
@@ -289,7 +280,7 @@ class CheckController:
         except OSError as e:  # could not even start a process
             self._compile_done(job, predicted, current=False)
             message = f"could not start the check worker: {e}"
-            post(RunFinished(generation, digest, events.RunOutcome.ERROR, [], 0.0, message))
+            post(RunFinished(generation, digest, events.RunOutcome.ERROR, 0.0, message))
             return
         for spare in workers[len(shards) :]:
             spare.kill()
@@ -321,6 +312,7 @@ class CheckController:
             self._compile_done(job, predicted, current=False)
             return
         seconds, error = 0.0, ""
+        posted: set = set()  # id() of the records posted as they arrived
         started = time.monotonic()
         try:
             for ev in run.events():
@@ -337,6 +329,7 @@ class CheckController:
                 elif isinstance(ev, events.Begin):
                     post(CheckStarted(generation, digest, ev.id))
                 elif isinstance(ev, events.RecordEvent):
+                    posted.add(id(ev.record))
                     post(RecordArrived(generation, digest, ev.record))
                 elif isinstance(ev, events.End):
                     seconds = ev.seconds
@@ -352,6 +345,9 @@ class CheckController:
                 self._run = None
             current = generation == self.generation and not self._closed
         records = list(run.records)
+        for rec in records:  # kept by the run without an event (a run that raised)
+            if id(rec) not in posted:
+                post(RecordArrived(generation, digest, rec))
         timings = run.timings
         self.last_timings, self.last_shards = timings, len(run.shards)
         self._compile_done(job, predicted, current)
@@ -385,7 +381,7 @@ class CheckController:
                 error = "; ".join(warnings) or error
             except (OSError, TimeoutError) as e:
                 error = f"progress not saved: {e}"
-        post(RunFinished(generation, digest, outcome, records, seconds, error))
+        post(RunFinished(generation, digest, outcome, seconds, error))
         # The screen primes the next warm worker (see WorkshopScreen._prime): at once,
         # or after the benchmark, so torch's import does not compete with the timing.
 

@@ -74,6 +74,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.passed = False  # the current results are all PASS
         self.last: dict = {}  # {"digest", "records", "outcome"} of the last finished run
         self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
+        self.run_records: tuple = (0, [])  # (generation, records) of the run being shown
         self.runs_started = 0
         self.saves_skipped = 0
         self.watching = False  # True once the folder watch is in place
@@ -195,9 +196,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return self.workshop.gpu  # a CPU workshop has no kernel to time
         return True
 
-    # --- a finished run (called by RunLoop.on_run_finished) ---
-    def run_finished(self, message) -> None:
-        records = list(message.records)
+    # --- a finished run (called by RunLoop with the run's records) ---
+    def run_finished(self, message, records: list) -> None:
         if message.outcome in ("done", "crashed", "timeout") and records:
             self._record_result(records, message.content_hash)
         panel = self.query_one(CompletionPanel)
