@@ -46,16 +46,42 @@ def repo():
     return REPO
 
 
+def _fault_counts() -> dict:
+    """This process's fault-injection counts (the test modules keep them)."""
+    faults = sys.modules.get("test_faults") or sys.modules.get("tests.test_faults")
+    extra = sys.modules.get("test_bad_inputs") or sys.modules.get("tests.test_bad_inputs")
+    r = faults.RESULTS if faults is not None else {}
+    return {
+        "survived": r.get("survived", 0),
+        "tried": r.get("tried", 0),
+        "bad_inputs": getattr(extra, "TRIED", {}).get("n", 0) if extra else 0,
+    }
+
+
+_FROM_WORKERS: list = []  # under pytest-xdist: each worker's counts, gathered here
+
+
+def pytest_sessionfinish(session):
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:  # an xdist worker: hand the counts to the controller
+        output["fault_counts"] = _fault_counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    counts = getattr(node, "workeroutput", {}).get("fault_counts")
+    if counts:
+        _FROM_WORKERS.append(counts)
+
+
 def pytest_terminal_summary(terminalreporter):
     """The fault-injection closing count, printed even under -q."""
-    mod = sys.modules.get("test_faults") or sys.modules.get("tests.test_faults")
-    if mod is not None and mod.RESULTS["tried"]:
-        r = mod.RESULTS
-        extra = sys.modules.get("test_bad_inputs") or sys.modules.get("tests.test_bad_inputs")
-        tried = getattr(extra, "TRIED", {}).get("n", 0) if extra else 0
+    parts = [_fault_counts(), *_FROM_WORKERS]
+    total = {k: sum(p[k] for p in parts) for k in ("survived", "tried", "bad_inputs")}
+    if total["tried"]:
         after = _starter_hashes()
         lost = sum(after.get(p) != h for p, h in _BEFORE.items())
         terminalreporter.write_line(
-            f"fault injection: faults survived {r['survived']} of {r['tried']}; "
-            f"bad inputs tried {tried}; files lost {lost}"
+            f"fault injection: faults survived {total['survived']} of {total['tried']}; "
+            f"bad inputs tried {total['bad_inputs']}; files lost {lost}"
         )
