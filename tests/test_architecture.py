@@ -161,3 +161,36 @@ def test_import_contracts():
     r = subprocess.run([str(exe)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout
+
+
+# Library modules whose underscored attributes are private to their authors.
+LIBRARIES = ("torch", "triton", "tl", "np", "numpy", "sys", "os", "textual", "inspect")
+PUBLIC_DESPITE_THE_UNDERSCORE = {
+    "os._exit",  # documented: leave a forked or broken process without cleanup
+    # an aten operator (native_functions.yaml), PyTorch's own softmax backward: the peer
+    # the benchmark times a learner's backward against
+    "torch.ops.aten._softmax_backward_data",
+}
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def test_no_private_attribute_of_a_library_is_used():
+    found = []
+    for path in python_files() + sorted((REPO / "results").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            name = _dotted(node)
+            private = node.attr.startswith("_") and not node.attr.startswith("__")
+            if private and name.split(".")[0] in LIBRARIES and name not in PUBLIC_DESPITE_THE_UNDERSCORE:
+                found.append(f"{rel(path)}:{node.lineno}: {name}")
+    assert not found, "private attributes of a library:\n" + "\n".join(found)

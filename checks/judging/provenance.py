@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,7 +304,8 @@ def _watching_launches():
 
 
 def _learner_line(learner_file: str) -> Optional[int]:
-    frame: Optional[FrameType] = sys._getframe(1)
+    here = inspect.currentframe()
+    frame: Optional[FrameType] = here.f_back if here is not None else None
     while frame is not None:
         if _same_file(frame.f_code.co_filename, learner_file):
             return frame.f_lineno

@@ -54,6 +54,16 @@ def randn(shape, *, ctx, dtype=torch.float32, scale: float = 1.0, offset: float 
 GUARD_ELEMENTS = 4096  # per side; a multiple of 128 keeps every dtype's 16-byte alignment
 
 
+def keep_stream_busy() -> None:
+    """Queue about 10 ms of work on the current CUDA stream (fp32 matmuls), so that a
+    launch on another stream, or a read before this stream is synchronized, sees inputs
+    not yet written: a race then shows as a wrong answer."""
+    a = torch.full((4096, 4096), 1e-3, device="cuda")
+    b = torch.empty_like(a)
+    for _ in range(5):  # about 2 ms each on an H100-class GPU
+        torch.mm(a, a, out=b)
+
+
 def guard_bands_on(ctx) -> bool:
     return ctx.device == "cuda" or os.environ.get("CHECKS_GUARD_BANDS") == "1"
 

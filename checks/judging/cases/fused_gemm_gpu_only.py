@@ -15,6 +15,7 @@ from checks.judging.cases.fused_gemm import (
     _operands,
     _run,
 )
+from checks.judging.tensors import keep_stream_busy
 
 
 @check(
@@ -86,10 +87,8 @@ def cuda_stream(mod, ctx):
     torch.cuda.synchronize()
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
-        sleep = getattr(torch.cuda, "_sleep", None)
-        if sleep is not None:
-            sleep(20_000_000)  # keep the side stream busy for a while
-        a, b, bias = a0 * 1, b0 * 1, bias0 * 1  # produced on the side stream, after the sleep
+        keep_stream_busy()
+        a, b, bias = a0 * 1, b0 * 1, bias0 * 1  # produced on the side stream, after the busy work
         got = mod.matmul_bias_relu(a, b, bias)
     side.synchronize()  # wait for the side stream only
     _expect(ctx, got, a0, b0, bias0, "inputs produced and consumed on a side stream")

@@ -18,6 +18,7 @@ from checks.judging.tensors import (
     assert_close,
     assert_not_alias,
     expect_tensor,
+    keep_stream_busy,
     poisoned_allocator,
     randn,
 )
@@ -417,7 +418,7 @@ def non_default_stream(mod, ctx):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        torch.cuda._sleep(20_000_000)  # keep the stream busy: x is written late
+        keep_stream_busy()  # x is written late
         x.copy_(src)
         got = mod.softmax(x, chunk_size=256)
     stream.synchronize()

@@ -17,6 +17,7 @@ from checks.judging.tensors import (
     POISON,
     assert_close,
     assert_not_alias,
+    keep_stream_busy,
     poisoned_allocator,
     randn,
 )
@@ -466,8 +467,7 @@ def non_default_stream(mod, ctx):
     torch.cuda.synchronize()
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(20_000_000)  # keep the stream busy so a race would show
+        keep_stream_busy()  # so a race would show
         x = (base * 2.0).t()  # produced on `stream`, (64, 512) transposed
         got = mod.softmax(x)
         got2 = mod.softmax(x.contiguous())
