@@ -70,3 +70,20 @@ def test_a_triton_compilation_error_is_placed_on_the_kernels_line(tmp_path):
     except CompilationError as e:
         where = _where(e, p)
     assert where == " (ex.py, line 10, in kernel scale_kernel)"
+
+
+def test_a_file_that_is_not_utf8_says_so_without_a_line(tmp_path):
+    p = tmp_path / "ex.py"
+    p.write_bytes(b"\xff\xfe def summarize(values):\n")
+    (rec,) = run_checks("online_normalizer", p)
+    assert (rec.id, rec.status) == ("load", "error")
+    assert "line None" not in rec.message and "save the file as UTF-8" in rec.message
+
+
+def test_a_contract_name_that_is_not_a_function_is_one_clear_record(tmp_path):
+    p = tmp_path / "ex.py"
+    p.write_text("softmax = 3\n")
+    (rec,) = run_checks("strided_softmax", p, interpret=True)
+    assert (rec.id, rec.status) == ("load", "error")
+    assert "softmax is 3 (of type int), not a function" in rec.message
+    assert "def softmax(...)" in rec.message

@@ -186,7 +186,10 @@ def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] =
         exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)
     except SyntaxError as e:
         raise LoadError(
-            f"SyntaxError in {Path(e.filename or path).name}, line {e.lineno}: {e.msg}"
+            f"SyntaxError in {Path(e.filename or path).name}"
+            + (f", line {e.lineno}" if e.lineno else "")
+            + f": {e.msg}"
+            + (" (save the file as UTF-8)" if "encoding" in (e.msg or "") else "")
             + (f"\n    {e.text.rstrip()}" if e.text else ""),
             str(e.filename or path),
             e.lineno,
@@ -203,6 +206,11 @@ def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] =
             hit[1] if hit else None,
         ) from None
     return mod
+
+
+def _short_repr(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _jsonable(d: dict) -> dict:
@@ -388,6 +396,26 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
                     message=str(e),
                     seed=seed,
                     details={"file": e.file or str(path), "line": e.line},
+                )
+            )
+        ]
+    not_functions = [
+        f"{name} is {_short_repr(getattr(mod, name))} (of type {type(getattr(mod, name)).__name__}), not a function"
+        for name in w.functions
+        if hasattr(mod, name) and not callable(getattr(mod, name))
+    ]
+    if not_functions:
+        return [
+            emit(
+                Record(
+                    workshop=w.id,
+                    id="load",
+                    label=f"import {path.name}",
+                    status="error",
+                    message=f"in {path.name}, {'; '.join(not_functions)}: the workshop's contract "
+                    f"asks for {', '.join(f'def {n}(...)' for n in w.functions)} (see the starter)",
+                    seed=seed,
+                    details={"file": str(path), "line": None},
                 )
             )
         ]

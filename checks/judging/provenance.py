@@ -400,7 +400,7 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
                 f"file; write the @triton.jit kernel in {Path(w.learner_file).name}"
             )
         return (
-            f"{fn_name} returned a tensor without launching any Triton kernel; the answer "
+            f"{fn_name} returned without launching any Triton kernel; the answer "
             f"must come from a @triton.jit kernel defined in your file"
         )
     written = set().union(*(l.storages for l in own))
