@@ -43,6 +43,17 @@ class CompletionPanel(Static):
     """Shown whole; a compact terminal gives it two lines, so there it shows the first
     two lines only (the outcome and the next step), never a cut third."""
 
+    DEFAULT_CSS = """
+    CompletionPanel {
+        height: auto;
+        padding: 0 1;
+        background: $success 15%;
+        border-top: solid $success;
+        border-bottom: solid $success;
+        overflow: hidden hidden;
+    }
+    """
+
     def on_mount(self) -> None:
         self.display = False
         self.said: tuple = ()

@@ -11,6 +11,11 @@ from tui.widgets.markdown import CourseMarkdown
 
 
 class HintsPanel(VerticalScroll):
+    DEFAULT_CSS = """
+    HintsPanel { padding: 0 1; }
+    #hint-counter { dock: top; text-style: bold; color: $accent; background: $surface; padding: 0 0 1 0; }
+    """
+
     def __init__(self, tiers: list, shown: int = 0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tiers = list(tiers)

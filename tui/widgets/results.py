@@ -34,6 +34,28 @@ MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
 class ResultsPanel(Vertical):
     """Status line, progress, the table, and a one-line pointer to the failure view."""
 
+    DEFAULT_CSS = """
+    ResultsPanel { height: 2fr; min-height: 8; }
+    #run-status { width: 1fr; height: auto; padding: 0 1; overflow: hidden hidden; }
+    #run-status.good { color: $success; text-style: bold; }
+    #run-status.bad { color: $error; text-style: bold; }
+    #run-status.todo { color: $warning; text-style: bold; }
+    #run-status.stale, #run-status.running { color: $accent; }
+    #run-line { height: 1; padding: 0 1; }
+    #run-progress { width: 1fr; }
+    #run-progress Bar { width: 1fr; }
+    #run-count { width: auto; min-width: 7; padding: 0 0 0 1; }
+    #results { height: 1fr; }
+    ResultsPanel.stale #results { opacity: 60%; }
+    #record-detail {
+        height: auto;
+        max-height: 3;
+        padding: 0 1;
+        border-top: solid $primary 30%;
+        overflow: hidden hidden;
+    }
+    """
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.records: dict = {}  # check id -> Record of the displayed run

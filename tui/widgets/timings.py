@@ -87,9 +87,13 @@ class MarkedBar(Bar):
 
 class TimingsPanel(Vertical):
     # MAX_LINES tall at most (the table scrolls inside), so results and timings fit
-    # 80x24 together; tui/app.tcss folds it further by terminal size.
+    # 80x24 together; the workshop screen folds it further by terminal size (tui.layout).
     DEFAULT_CSS = f"""
     TimingsPanel {{ height: auto; max-height: {MAX_LINES}; }}
+    TimingsPanel #timings-status {{ height: auto; overflow: hidden hidden; }}
+    TimingsPanel #timings-status.dim {{ color: $text-muted; }}
+    TimingsPanel #timings-status.bad {{ color: $error; }}
+    TimingsPanel #timings-status.good {{ color: $success; }}
     TimingsPanel #timings {{ height: auto; max-height: {MAX_LINES - 2}; }}
     TimingsPanel #timings-legend {{ color: $text-muted; padding: 0 1; height: 1; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
