@@ -24,6 +24,7 @@ from tui.widgets.record_text import (
     summary,
     tally_line,
 )
+from tui.widgets.status import StatusLine
 
 STILL_RUNNING = 10.0  # seconds on one check before the status line says so
 STATUS_W, TIME_W = 7, 7
@@ -70,10 +71,9 @@ class ResultsPanel(Vertical):
         self.workers_note = ""  # the processes a run uses, when more than one
         self.label_w, self.message_w = 32, 60
         self.show_time = True
-        self._said = ("waiting for the first run…", "", "")
 
     def compose(self) -> ComposeResult:
-        yield Static("waiting for the first run…", id="run-status")
+        yield StatusLine("waiting for the first run…", id="run-status")
         with Horizontal(id="run-line"):
             yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
             yield Static("", id="run-count")
@@ -96,6 +96,10 @@ class ResultsPanel(Vertical):
     @property
     def table(self) -> DataTable:
         return self.query_one("#results", DataTable)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.query_one("#run-status", StatusLine)
 
     def statuses(self) -> list:
         """The status of every row in order ('pending'/'running' until it has a record)."""
@@ -295,10 +299,13 @@ class ResultsPanel(Vertical):
 
     # --- the status line names Enter only while Enter works: the table has the focus ---
     def on_descendant_focus(self, event) -> None:
-        self._status(*self._said)
+        self._show_keys()
 
     def on_descendant_blur(self, event) -> None:
-        self.call_after_refresh(lambda: self._status(*self._said))
+        self.call_after_refresh(self._show_keys)
+
+    def _show_keys(self) -> None:
+        self.status_line.keys_shown = self.table.has_focus
 
     def show_detail(self, check_id: str) -> None:
         """One line under the table about the highlighted row (Enter shows everything)."""
@@ -368,9 +375,8 @@ class ResultsPanel(Vertical):
     def _detail(self, text) -> None:
         self.query_one("#record-detail", Static).update(text)
 
-    def _status(self, text: str, cls: str, keys: str = "") -> None:
+    def _status(self, text: str, look: str, keys: str = "") -> None:
         """The status line; ``keys`` (what Enter does) only while the table has the focus."""
-        self._said = (text, cls, keys)
-        st = self.query_one("#run-status", Static)
-        st.set_classes(cls)
-        st.update(text + (keys if keys and self.table.has_focus else ""))
+        line = self.status_line
+        line.text, line.look, line.keys = text, look, keys
+        line.keys_shown = self.table.has_focus

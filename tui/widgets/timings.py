@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from tui import bench
+from tui.widgets.status import StatusLine
 
 BAR_WIDTH = 16
 MAX_LINES = 8  # the whole panel, so results and timings fit 80x24 together
@@ -106,7 +107,7 @@ class TimingsPanel(Vertical):
         self.reference_source = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="timings-status")
+        yield StatusLine(id="timings-status")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
@@ -130,10 +131,9 @@ class TimingsPanel(Vertical):
             keep.remove(max(keep, key=lambda k: (rank[k], keep.index(k))))
         return keep
 
-    def set_status(self, text: str, cls: str = "") -> None:
-        st = self.query_one("#timings-status", Static)
-        st.set_classes(cls)
-        st.update(text)
+    def set_status(self, text: str, look: str = "") -> None:
+        line = self.query_one("#timings-status", StatusLine)
+        line.text, line.look = text, look
 
     def set_reference(self, rows: list, source=None) -> None:
         self.reference, self.reference_source = list(rows), source
