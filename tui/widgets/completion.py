@@ -6,6 +6,7 @@ It belongs to the run that made it: a new run hides it (WorkshopScreen.run_repla
 from __future__ import annotations
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from checks.judging import outcome_line
@@ -54,17 +55,22 @@ class CompletionPanel(Static):
     }
     """
 
-    def on_mount(self) -> None:
-        self.display = False
-        self.said: tuple = ()
+    # completion_text's arguments; () hides the panel
+    said: reactive[tuple] = reactive((), always_update=True)
 
     def show(self, workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> None:
         self.said = (workshop, records, next_up, interpreted, gpu)
+
+    def hide(self) -> None:
+        self.said = ()
+
+    def watch_said(self, said: tuple) -> None:
+        self.display = bool(said)
         self._render_said()
-        self.display = True
 
     def _render_said(self) -> None:
         if not self.said:
+            self.update("")
             return
         text = completion_text(*self.said)
         if self.screen.has_class("-compact"):
@@ -73,8 +79,3 @@ class CompletionPanel(Static):
 
     def on_resize(self, event) -> None:
         self._render_said()
-
-    def hide(self) -> None:
-        self.display = False
-        self.said = ()
-        self.update("")

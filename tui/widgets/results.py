@@ -12,6 +12,7 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.judging import Record, change_since
@@ -34,6 +35,8 @@ MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
 
 class ResultsPanel(Vertical):
     """Status line, progress, the table, and a one-line pointer to the failure view."""
+
+    stale: reactive[bool] = reactive(False)  # the rows are of an earlier save (dimmed)
 
     DEFAULT_CSS = """
     ResultsPanel { height: 2fr; min-height: 8; }
@@ -178,15 +181,18 @@ class ResultsPanel(Vertical):
         self.table.refresh()
 
     # --- updates ---
+    def watch_stale(self, stale: bool) -> None:
+        self.set_class(stale, "stale")
+
     def mark_stale(self, new_digest: str) -> None:
         why = "re-checking" if self.digest else "checking"
         shown = f" (results below are for {self.digest[:8]}, now stale)" if self.digest else ""
         self._status(f"{why} {new_digest[:8]}…{shown}", "stale")
         self.outcome = ""
-        self.add_class("stale")
+        self.stale = True
 
     def start(self, cases: list, digest: str) -> None:
-        self.remove_class("stale")
+        self.stale = False
         if self.records:
             self.previous = {k: r.status for k, r in self.records.items()}
         self.digest, self.outcome = digest, ""
