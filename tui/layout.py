@@ -11,6 +11,39 @@ import re
 SIZE_CLASSES = ("-compact", "-normal", "-wide")
 COMPACT_W, COMPACT_H, WIDE_W = 100, 30, 160
 
+# WorkshopScreen's rules by size class (part of its DEFAULT_CSS)
+SIZE_CSS = """
+WorkshopScreen.-compact #banner, WorkshopScreen.-compact #file-info {
+    height: 1;
+    text-wrap: nowrap;
+    text-overflow: ellipsis;  /* one line: too long for the terminal, it ends in … */
+}
+WorkshopScreen.-compact #body { layout: vertical; }
+/* compact: the part with the focus gets the room, the other keeps a strip */
+WorkshopScreen.-compact #left { width: 1fr; height: 1fr; }
+WorkshopScreen.-compact #right { width: 1fr; height: 9; border-left: none; border-top: tall $primary 30%; }
+WorkshopScreen.-compact.-results-focus #left { height: 5; }
+WorkshopScreen.-compact.-results-focus #right { height: 1fr; }
+/* the rows need the room (the path shows again with the lesson) */
+WorkshopScreen.-compact.-results-focus #file-info { display: none; }
+WorkshopScreen.-compact.-results-focus #record-detail { display: block; max-height: 2; border-top: none; }
+/* its two lines (CompletionPanel), wrapped */
+WorkshopScreen.-compact #completion { max-height: 4; border-top: none; border-bottom: none; }
+WorkshopScreen.-compact #record-detail { display: none; }
+WorkshopScreen.cpu TimingsPanel { display: none; }  /* a CPU workshop has no kernel to time */
+/* small terminals: the status line; results keep the room */
+WorkshopScreen.-compact TimingsPanel { max-height: 3; }
+WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { display: none; }
+/* the banner says it: interpreted runs are not timed */
+WorkshopScreen.-compact.interpreted TimingsPanel { display: none; }
+WorkshopScreen.-compact ResultsPanel { min-height: 4; }
+WorkshopScreen.-normal TimingsPanel { max-height: 9; }
+/* the results table needs room for its messages */
+WorkshopScreen.-normal #left, WorkshopScreen.-normal #right { width: 1fr; }
+WorkshopScreen.-wide #left { width: 3fr; }
+WorkshopScreen.-wide #right { width: 2fr; }
+"""
+
 
 def size_class(width: int, height: int) -> str:
     if width < COMPACT_W or height < COMPACT_H:

@@ -97,6 +97,13 @@ COLUMNS = (
 
 
 class BrowseScreen(Screen[None]):
+    DEFAULT_CSS = """
+    #intro { padding: 0 1; color: $text-muted; height: auto; }
+    #progress-warning { padding: 0 1; height: auto; background: $warning 20%; color: $text; }
+    #course-progress { padding: 0 1; height: auto; margin: 1 0 0 0; overflow: hidden hidden; }
+    #workshops { height: auto; max-height: 16; margin: 1 1 0 1; }
+    #workshop-details { padding: 1 2; height: auto; }
+    """
     BINDINGS = [
         Binding("enter", "open_selected", "Open", id="open", show=True),
         Binding("q", "app.quit", "Quit", id="quit"),

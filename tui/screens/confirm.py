@@ -10,6 +10,13 @@ from textual.widgets import Button, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    #dialog { width: 64; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    #question { height: auto; margin-bottom: 1; }
+    #buttons { height: auto; align-horizontal: right; }
+    #buttons Button { margin-left: 2; }
+    """
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm-yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm-no"),

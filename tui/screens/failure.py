@@ -16,6 +16,14 @@ from tui.widgets.record_text import story
 class FailureScreen(ModalScreen[str]):
     """Dismisses with "lesson" when the learner asks for the lesson section, else ""."""
 
+    DEFAULT_CSS = """
+    FailureScreen { align: center middle; }
+    #failure-box { width: 90%; max-width: 110; height: 90%; border: thick $error; background: $surface; }
+    #failure-scroll { height: 1fr; padding: 0 1; }
+    #failure-text { width: 100%; }  /* wrapped: the whole message is readable */
+    #failure-footer { color: $text-muted; padding: 0 1; height: auto; }
+    """
+
     BINDINGS = [
         Binding("escape,q,enter", "close", "Close", id="failure-close"),
         Binding("l", "lesson", "Lesson section", id="failure-lesson"),

@@ -16,6 +16,12 @@ USAGE = Path(__file__).resolve().parent.parent / "USAGE.md"
 
 
 class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help-box { width: 90%; height: 90%; border: thick $primary; background: $surface; }
+    #help-text { height: 1fr; overflow-y: auto; }
+    #help-footer { color: $text-muted; padding: 0 1; }
+    """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
 
     def compose(self) -> ComposeResult:

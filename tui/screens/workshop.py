@@ -50,6 +50,24 @@ EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
 class WorkshopScreen(RunLoop, Screen[None]):
+    DEFAULT_CSS = (
+        """
+    #banner { background: $warning; color: $text; text-style: bold; padding: 0 1; height: auto; }
+    #banner, #file-info { overflow: hidden hidden; }
+    #body { height: 1fr; }
+    #left { width: 3fr; height: 1fr; }
+    #left TabPane { padding: 0; }
+    #lesson { height: 1fr; }
+    #lesson MarkdownTableOfContents { max-width: 50%; }
+    #lesson MarkdownTableOfContents Tree { width: 1fr; }
+    #right { width: 2fr; height: 1fr; border-left: tall $primary 30%; }
+    #file-info { padding: 0 1; height: auto; color: $text-muted; }
+    /* the timings panel here: a rule above it, its status indented like the results' */
+    TimingsPanel { border-top: solid $primary 30%; }
+    #timings-status { padding: 0 1; }
+    """
+        + layout.SIZE_CSS
+    )
     AUTO_FOCUS = "#lesson CourseMarkdown"  # arrows scroll the lesson from the start
     BINDINGS = [
         Binding("h", "hint", "Hint", id="hint"),
@@ -164,7 +182,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
             viewer.show_table_of_contents = show
 
     def on_descendant_focus(self, event) -> None:
-        # compact: the part with the focus gets the room (app.tcss -results-focus)
+        # compact: the part with the focus gets the room (tui.layout.SIZE_CSS -results-focus)
         right = self.query_one("#right")
         focused = self.focused
         self.set_class(focused is not None and right in focused.ancestors_with_self, "-results-focus")

@@ -6,6 +6,7 @@ It belongs to the run that made it: a new run hides it (WorkshopScreen.run_repla
 from __future__ import annotations
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from checks.judging import outcome_line
@@ -43,17 +44,33 @@ class CompletionPanel(Static):
     """Shown whole; a compact terminal gives it two lines, so there it shows the first
     two lines only (the outcome and the next step), never a cut third."""
 
-    def on_mount(self) -> None:
-        self.display = False
-        self.said: tuple = ()
+    DEFAULT_CSS = """
+    CompletionPanel {
+        height: auto;
+        padding: 0 1;
+        background: $success 15%;
+        border-top: solid $success;
+        border-bottom: solid $success;
+        overflow: hidden hidden;
+    }
+    """
+
+    # completion_text's arguments; () hides the panel
+    said: reactive[tuple] = reactive((), always_update=True)
 
     def show(self, workshop, records: list, next_up: list, interpreted: bool, gpu: bool) -> None:
         self.said = (workshop, records, next_up, interpreted, gpu)
+
+    def hide(self) -> None:
+        self.said = ()
+
+    def watch_said(self, said: tuple) -> None:
+        self.display = bool(said)
         self._render_said()
-        self.display = True
 
     def _render_said(self) -> None:
         if not self.said:
+            self.update("")
             return
         text = completion_text(*self.said)
         if self.screen.has_class("-compact"):
@@ -62,8 +79,3 @@ class CompletionPanel(Static):
 
     def on_resize(self, event) -> None:
         self._render_said()
-
-    def hide(self) -> None:
-        self.display = False
-        self.said = ()
-        self.update("")

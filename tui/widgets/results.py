@@ -12,6 +12,7 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.judging import Record, change_since
@@ -24,6 +25,7 @@ from tui.widgets.record_text import (
     summary,
     tally_line,
 )
+from tui.widgets.status import StatusLine
 
 STILL_RUNNING = 10.0  # seconds on one check before the status line says so
 STATUS_W, TIME_W = 7, 7
@@ -33,6 +35,30 @@ MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
 
 class ResultsPanel(Vertical):
     """Status line, progress, the table, and a one-line pointer to the failure view."""
+
+    stale: reactive[bool] = reactive(False)  # the rows are of an earlier save (dimmed)
+
+    DEFAULT_CSS = """
+    ResultsPanel { height: 2fr; min-height: 8; }
+    #run-status { width: 1fr; height: auto; padding: 0 1; overflow: hidden hidden; }
+    #run-status.good { color: $success; text-style: bold; }
+    #run-status.bad { color: $error; text-style: bold; }
+    #run-status.todo { color: $warning; text-style: bold; }
+    #run-status.stale, #run-status.running { color: $accent; }
+    #run-line { height: 1; padding: 0 1; }
+    #run-progress { width: 1fr; }
+    #run-progress Bar { width: 1fr; }
+    #run-count { width: auto; min-width: 7; padding: 0 0 0 1; }
+    #results { height: 1fr; }
+    ResultsPanel.stale #results { opacity: 60%; }
+    #record-detail {
+        height: auto;
+        max-height: 3;
+        padding: 0 1;
+        border-top: solid $primary 30%;
+        overflow: hidden hidden;
+    }
+    """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -48,10 +74,9 @@ class ResultsPanel(Vertical):
         self.workers_note = ""  # the processes a run uses, when more than one
         self.label_w, self.message_w = 32, 60
         self.show_time = True
-        self._said = ("waiting for the first run…", "", "")
 
     def compose(self) -> ComposeResult:
-        yield Static("waiting for the first run…", id="run-status")
+        yield StatusLine("waiting for the first run…", id="run-status")
         with Horizontal(id="run-line"):
             yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
             yield Static("", id="run-count")
@@ -74,6 +99,10 @@ class ResultsPanel(Vertical):
     @property
     def table(self) -> DataTable:
         return self.query_one("#results", DataTable)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.query_one("#run-status", StatusLine)
 
     def statuses(self) -> list:
         """The status of every row in order ('pending'/'running' until it has a record)."""
@@ -152,15 +181,18 @@ class ResultsPanel(Vertical):
         self.table.refresh()
 
     # --- updates ---
+    def watch_stale(self, stale: bool) -> None:
+        self.set_class(stale, "stale")
+
     def mark_stale(self, new_digest: str) -> None:
         why = "re-checking" if self.digest else "checking"
         shown = f" (results below are for {self.digest[:8]}, now stale)" if self.digest else ""
         self._status(f"{why} {new_digest[:8]}…{shown}", "stale")
         self.outcome = ""
-        self.add_class("stale")
+        self.stale = True
 
     def start(self, cases: list, digest: str) -> None:
-        self.remove_class("stale")
+        self.stale = False
         if self.records:
             self.previous = {k: r.status for k, r in self.records.items()}
         self.digest, self.outcome = digest, ""
@@ -273,10 +305,13 @@ class ResultsPanel(Vertical):
 
     # --- the status line names Enter only while Enter works: the table has the focus ---
     def on_descendant_focus(self, event) -> None:
-        self._status(*self._said)
+        self._show_keys()
 
     def on_descendant_blur(self, event) -> None:
-        self.call_after_refresh(lambda: self._status(*self._said))
+        self.call_after_refresh(self._show_keys)
+
+    def _show_keys(self) -> None:
+        self.status_line.keys_shown = self.table.has_focus
 
     def show_detail(self, check_id: str) -> None:
         """One line under the table about the highlighted row (Enter shows everything)."""
@@ -346,9 +381,8 @@ class ResultsPanel(Vertical):
     def _detail(self, text) -> None:
         self.query_one("#record-detail", Static).update(text)
 
-    def _status(self, text: str, cls: str, keys: str = "") -> None:
+    def _status(self, text: str, look: str, keys: str = "") -> None:
         """The status line; ``keys`` (what Enter does) only while the table has the focus."""
-        self._said = (text, cls, keys)
-        st = self.query_one("#run-status", Static)
-        st.set_classes(cls)
-        st.update(text + (keys if keys and self.table.has_focus else ""))
+        line = self.status_line
+        line.text, line.look, line.keys = text, look, keys
+        line.keys_shown = self.table.has_focus

@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from tui import bench
+from tui.widgets.status import StatusLine
 
 BAR_WIDTH = 16
 MAX_LINES = 8  # the whole panel, so results and timings fit 80x24 together
@@ -87,9 +88,13 @@ class MarkedBar(Bar):
 
 class TimingsPanel(Vertical):
     # MAX_LINES tall at most (the table scrolls inside), so results and timings fit
-    # 80x24 together; tui/app.tcss folds it further by terminal size.
+    # 80x24 together; the workshop screen folds it further by terminal size (tui.layout).
     DEFAULT_CSS = f"""
     TimingsPanel {{ height: auto; max-height: {MAX_LINES}; }}
+    TimingsPanel #timings-status {{ height: auto; overflow: hidden hidden; }}
+    TimingsPanel #timings-status.dim {{ color: $text-muted; }}
+    TimingsPanel #timings-status.bad {{ color: $error; }}
+    TimingsPanel #timings-status.good {{ color: $success; }}
     TimingsPanel #timings {{ height: auto; max-height: {MAX_LINES - 2}; }}
     TimingsPanel #timings-legend {{ color: $text-muted; padding: 0 1; height: 1; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
@@ -102,7 +107,7 @@ class TimingsPanel(Vertical):
         self.reference_source = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="timings-status")
+        yield StatusLine(id="timings-status")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
@@ -126,10 +131,9 @@ class TimingsPanel(Vertical):
             keep.remove(max(keep, key=lambda k: (rank[k], keep.index(k))))
         return keep
 
-    def set_status(self, text: str, cls: str = "") -> None:
-        st = self.query_one("#timings-status", Static)
-        st.set_classes(cls)
-        st.update(text)
+    def set_status(self, text: str, look: str = "") -> None:
+        line = self.query_one("#timings-status", StatusLine)
+        line.text, line.look = text, look
 
     def set_reference(self, rows: list, source=None) -> None:
         self.reference, self.reference_source = list(rows), source
