@@ -399,10 +399,11 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
                 )
             )
         ]
+    values = {name: getattr(mod, name) for name in w.functions if hasattr(mod, name)}
     not_functions = [
-        f"{name} is {_short_repr(getattr(mod, name))} (of type {type(getattr(mod, name)).__name__}), not a function"
-        for name in w.functions
-        if hasattr(mod, name) and not callable(getattr(mod, name))
+        f"{name} is {_short_repr(v)} (of type {type(v).__name__}), not a function"
+        for name, v in values.items()
+        if not callable(v)
     ]
     if not_functions:
         return [
