@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ FAULTS = {
         SOLUTION
         + textwrap.dedent("""
         import subprocess, sys
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # MARK"])
         def merge(left, right):
             while True:
                 pass
@@ -88,6 +89,14 @@ FAULTS = {
         ["timed out"],
     ),
 }
+
+# Names this module's grandchild, so that a sleeper another test started at the same
+# time (the tests run in parallel) is not taken for one that survived here.
+MARK = "kc-fault-" + uuid.uuid4().hex[:12]
+FAULTS["spawns-a-sleeper"] = (
+    FAULTS["spawns-a-sleeper"][0].replace("MARK", MARK),
+    FAULTS["spawns-a-sleeper"][1],
+)
 
 RESULTS = {"survived": 0, "tried": 0}
 
@@ -124,7 +133,7 @@ def test_fault_ends_in_a_clear_verdict(tmp_path, name):
     # nothing the run started survives it
     time.sleep(0.2)
     assert not _pids_of_group_members(path.name), f"{name}: a child process survived"
-    assert not _pids_of_group_members("time.sleep(300)"), f"{name}: a grandchild survived"
+    assert not _pids_of_group_members(MARK), f"{name}: a grandchild survived"
     RESULTS["survived"] += 1
 
 
