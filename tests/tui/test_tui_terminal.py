@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _pane(session: str) -> str:
     return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+        ["tmux", "-L", session, "capture-pane", "-p", "-t", session], capture_output=True, text=True
     ).stdout
 
 
@@ -41,7 +41,7 @@ def _wait(session: str, text: str, timeout: float = 30) -> str:
 @pytest.mark.parametrize("size", [(80, 24), (130, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_real_terminal_session(tmp_path, size):
     w = catalog.get("online_normalizer")
-    session = f"kc-test-{uuid.uuid4().hex[:8]}"
+    session = f"kc-test-{uuid.uuid4().hex[:8]}"  # also names a tmux server of its own (-L)
     done = tmp_path / "exit-code"
     # a non-interactive "editor": it writes the reference answer into the file it is given
     editor = f"cp {shlex.quote(str(w.solution))}"
@@ -51,11 +51,25 @@ def test_real_terminal_session(tmp_path, size):
         f"--open A1; echo $? > {shlex.quote(str(done))}"
     )
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), app], check=True
+        [
+            "tmux",
+            "-L",
+            session,
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            str(size[0]),
+            "-y",
+            str(size[1]),
+            app,
+        ],
+        check=True,
     )
     try:
         _wait(session, "11 TODO")
-        subprocess.run(["tmux", "send-keys", "-t", session, "e"], check=True)
+        subprocess.run(["tmux", "-L", session, "send-keys", "-t", session, "e"], check=True)
         pane = _wait(session, "11/11 passed")
         # as a person sees it: the completion, the next workshop's key, PASS rows
         assert "Passed: A1: all 11 checks ran and passed." in pane and "n opens A2" in pane, pane
@@ -64,13 +78,13 @@ def test_real_terminal_session(tmp_path, size):
         assert pane.count("PASS") >= 2, pane
         assert max(len(line) for line in pane.splitlines()) <= size[0]
         assert _tagged(session), "the app and its warm worker should carry the tag"
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        subprocess.run(["tmux", "-L", session, "send-keys", "-t", session, "C-q"], check=True)
         end = time.monotonic() + 15
         while not done.exists() and time.monotonic() < end:
             time.sleep(0.2)
         assert done.read_text().strip() == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run(["tmux", "-L", session, "kill-session", "-t", session], capture_output=True)
     # no process that inherited this session's tag (the app's workers) outlives the app
     time.sleep(0.5)
     assert _tagged(session) == []
