@@ -252,6 +252,29 @@ def test_timings_status_promises_reference_rows_only_where_they_show(make_app, w
     asyncio.run(body())
 
 
+@pytest.mark.parametrize("width", [80, 100, 120, 200])
+def test_the_list_keeps_every_status_whole_at_any_width(make_app, workspace, width):
+    ws.record_result(I1.id, "passed", 36, 36, "y", workspace=workspace)  # passed before
+    ws.record_progress(I1.id, "failing", "x", workspace)  # the longest status there is
+    ws.record_progress(A1.id, "todo", "z", workspace)
+
+    async def body():
+        app = make_app()
+        async with app.run_test(size=(width, 40)) as pilot:
+            await pilot.pause(0.3)
+            table = app.screen.query_one("#workshops")
+            assert table.virtual_size.width <= table.size.width, "the list scrolls sideways"
+            columns = [str(c.label) for c in table.columns.values()]
+            assert columns[-1] == "Your status" and columns[:3] == ["Level", "Code", "Workshop"]
+            status = str(table.get_row(I1.id)[-1])
+            assert status.startswith("failed") and "(passed before" in status
+            if width >= 200:  # room for everything: every column, and when each result came
+                assert "Prerequisite" in columns and "Sessions" in columns
+                assert status.count("2") >= 2 and ":" in status, status
+
+    asyncio.run(body())
+
+
 # --- one-line panels fit 80 columns ---
 
 

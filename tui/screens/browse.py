@@ -83,8 +83,15 @@ def course_line(progress: dict) -> Text:
     return text
 
 
-NARROW = 120  # columns under which the list drops prerequisite and sessions
-NARROWER = 90  # ... and the device too (the details below name it)
+# The list's layouts, widest first: the first whose cells fit the screen is shown (the
+# details below the table always name the prerequisite, sessions, device and times).
+LAYOUTS: tuple[tuple[frozenset[str], bool], ...] = (
+    (frozenset(), True),  # (columns left out, status with its time)
+    (frozenset(), False),
+    (frozenset({"prerequisite", "sessions"}), True),
+    (frozenset({"prerequisite", "sessions"}), False),
+    (frozenset({"prerequisite", "sessions", "device"}), False),
+)
 COLUMNS = (
     ("Level", "level"),
     ("Code", "code"),
@@ -114,7 +121,7 @@ class BrowseScreen(Screen[None]):
         super().__init__(**kwargs)
         self.progress: dict = {}
         self.warning = None
-        self.narrow = False
+        self.list_layout = LAYOUTS[0]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -132,30 +139,11 @@ class BrowseScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "choose a workshop"
-        self.narrow = self.app.size.width < NARROW
-        self._columns()
         self.refresh_progress()
         self.query_one("#workshops", DataTable).focus()
 
-    def _columns(self) -> None:
-        """Under NARROW columns the table keeps what fits (the details below carry the
-        prerequisite and sessions), so "Your status" is never off-screen."""
-        t = self.query_one("#workshops", DataTable)
-        t.clear(columns=True)
-        for label, key in COLUMNS:
-            if self.narrow and key in ("prerequisite", "sessions"):
-                continue
-            if key == "device" and self.app.size.width < NARROWER:
-                continue
-            t.add_column(label, key=key)
-
     def on_resize(self, event) -> None:
-        narrow = event.size.width < NARROW
-        device = event.size.width >= NARROWER
-        t = self.query("#workshops")
-        if t and (narrow != self.narrow or device != ("device" in t.first(DataTable).columns)):
-            self.narrow = narrow
-            self._columns()
+        if self.query("#workshops"):
             self.refresh_progress()
 
     def on_screen_suspend(self) -> None:
@@ -178,21 +166,54 @@ class BrowseScreen(Screen[None]):
         self.query_one("#course-progress", Static).update(course_line(self.progress))
         t = self.query_one("#workshops", DataTable)
         row = t.cursor_row
-        t.clear()
+        rows: list[dict[str, Text]] = []
         level = None
         for w in catalog.workshops():
-            shown = w.level.capitalize() if w.level != level else ""
+            entry = self.progress.get(w.id)
+            rows.append(
+                {
+                    "level": Text(w.level.capitalize() if w.level != level else "", style="bold"),
+                    "code": Text(w.code),
+                    "title": Text(w.title),
+                    "device": Text(w.device),
+                    "prerequisite": Text(w.prerequisite),
+                    "sessions": Text(w.sessions),
+                    "status": status_text(entry),
+                    "status_short": status_text(entry, when=False),
+                }
+            )
             level = w.level
-            cells = [Text(shown, style="bold"), w.code, w.title]
-            if "device" in t.columns:
-                cells.append(w.device)
-            if not self.narrow:
-                cells += [w.prerequisite, w.sessions]
-            cells.append(status_text(self.progress.get(w.id), when=not self.narrow))
-            t.add_row(*cells, key=w.id)
+        layout = self._fitting(rows, self.size.width or self.app.size.width)
+        if layout[0] != self.list_layout[0] or not t.columns:
+            t.clear(columns=True)
+            for label, key in COLUMNS:
+                if key not in layout[0]:
+                    t.add_column(label, key=key)
+        else:
+            t.clear()
+        self.list_layout = layout
+        for w, cells in zip(catalog.workshops(), rows):
+            cells["status"] = cells["status" if layout[1] else "status_short"]
+            t.add_row(*(cells[k] for _, k in COLUMNS if k not in layout[0]), key=w.id)
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
             self._details(self._selected_id())
+
+    @staticmethod
+    def _fitting(rows: list, width: int) -> tuple:
+        """The widest layout whose columns (each as wide as its widest cell, one space
+        of padding either side, the table's margins) fit ``width``; "Your status" is
+        never cut or scrolled off."""
+        for left_out, when in LAYOUTS:
+            need = 2 + 2  # the table's margins, and room for a scroll bar
+            for label, key in COLUMNS:
+                if key in left_out:
+                    continue
+                cells = [r["status_short" if key == "status" and not when else key] for r in rows]
+                need += 2 + max(len(label), *(c.cell_len for c in cells))
+            if need <= width:
+                return left_out, when
+        return LAYOUTS[-1]
 
     def _selected_id(self):
         t = self.query_one("#workshops", DataTable)
