@@ -7,8 +7,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-
 from checks import workspace as ws
 from checks.judging.records import Record
 from workshops import catalog
@@ -62,12 +60,7 @@ def test_browse_lists_every_catalogued_workshop(make_app):
 
 
 def test_browse_shows_the_six_workshops(make_app):
-    codes = {w.code for w in catalog.workshops()}
-    if codes != SEED_CODES:
-        pytest.skip(
-            f"the catalog has {len(codes)} of the six workshops "
-            f"(missing: {', '.join(sorted(SEED_CODES - codes))}); not counted as passed"
-        )
+    assert {w.code for w in catalog.workshops()} == SEED_CODES
 
     async def body():
         app = make_app()
@@ -451,14 +444,7 @@ def test_help_and_back(make_app):
 
 
 def test_gpu_workshop_runs_interpreted_with_a_banner(make_app, workspace):
-    repo = Path(__file__).resolve().parents[2]
-    try:
-        w = catalog.get("strided_softmax")
-    except KeyError:
-        pytest.skip("workshops/strided_softmax is not in the catalog yet; not counted as passed")
-    if not (repo / "checks" / "cases" / "strided_softmax.py").exists():
-        pytest.skip("checks for strided_softmax do not exist yet; not counted as passed")
-    pytest.importorskip("torch")  # the worker needs it (the app does not)
+    w = catalog.get("strided_softmax")
 
     async def body():
         from tui.screens.workshop import BANNER_SHORT
