@@ -376,3 +376,71 @@ def test_without_the_interpreter_stores_are_not_judged():
     w = provenance.Witness(learner_file="mine.py")
     w.launches.append(provenance.Launch("k", "mine.py", {out.untyped_storage().data_ptr()}))
     assert w.stores is None and provenance.verdict(w, "f", out) is None
+
+
+# --- values read on the host and only copied by a kernel of the file -------------------
+
+COPY = """
+
+@triton.jit
+def copy_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def copy(src, out):
+    copy_kernel[(triton.cdiv(src.numel(), 64),)](src, out, src.numel(), BLOCK=64)
+"""
+
+
+@pytest.mark.parametrize(
+    "compute, how",
+    [
+        # NumPy computes into a scratch tensor through a view; the kernel copies it
+        ("scratch.numpy()[...] = 2 * x.numpy()", ".numpy()"),
+        ("scratch.numpy()[...] = 2 * np.asarray(x)", "np.asarray(tensor)"),
+        # Python floats read with .tolist(), written one by one with fill_ (an allowed op)
+        ("[scratch[i].fill_(2 * v) for i, v in enumerate(x.tolist())]", ".tolist()"),
+    ],
+    ids=["numpy-view", "asarray", "tolist-fill"],
+)
+def test_values_read_on_the_host_and_copied_by_a_kernel_are_rejected(tmp_path, compute, how):
+    mod, path = _module(
+        tmp_path,
+        COPY
+        + f"""
+import numpy as np
+
+
+def double(x):
+    scratch = torch.empty_like(x)
+    {compute}
+    out = torch.empty_like(x)
+    copy(scratch, out)
+    return out
+""",
+    )
+    x = torch.arange(100, dtype=torch.float32)
+    assert torch.equal(mod.double(x), 2 * x)  # the answer is right, and a kernel stored it
+    line = path.read_text().splitlines().index(f"    {compute}") + 1
+    msg = _verdict(mod, path)
+    assert msg and f"read tensor values on the host: {how} (your file, line {line})" in msg, msg
+    assert "Your kernel, not PyTorch" in msg
+
+
+def test_a_kernel_that_computes_from_a_scratch_copy_of_the_input_passes(tmp_path):
+    # copying the input on the device (an allowed, same-dtype copy) reads nothing on the host
+    mod, path = _module(
+        tmp_path,
+        COPY
+        + """
+
+def double(x):
+    staged = torch.empty_like(x)
+    copy(x, staged)
+    out = torch.empty_like(x)
+    launch(staged, out)
+    return out
+""",
+    )
+    assert _verdict(mod, path) is None

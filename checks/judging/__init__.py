@@ -4,6 +4,7 @@
     cases/         each workshop's checks (``<workshop>.py`` and its parts)
     tensors.py     comparing tensors with a float64 oracle; the map of wrong elements
     provenance.py  the witness: which kernels ran, which PyTorch ops computed values
+    op_rules.py    the ops the witness allows, and how it names the rest
     stored.py      in the interpreter: which output bytes the learner's kernels stored
     oob.py         in the interpreter: loads and stores outside the tensors they belong to
     engine.py      load an exercise, run its workshop's checks, one record per check

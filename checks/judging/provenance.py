@@ -41,80 +41,16 @@ from types import FrameType
 from typing import Any, Callable, Iterable, Optional
 
 from checks.judging.case import CheckFailed
+from checks.judging.op_rules import (
+    ALLOWED_OPS,
+    DTYPE_KEEPING,
+    HOST_VALUES,
+    MEMORY_HANDLES,
+    PLAIN_NAMES,
+    WRITERS,
+)
 from checks.judging.stored import StoreLog, interpreting, stored_problem
 
-# aten op names (overload packets) that move no values through arithmetic.
-ALLOWED_OPS = frozenset(
-    {
-        # allocation and initialisation
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "new_empty",
-        "new_empty_strided",
-        "zeros",
-        "zeros_like",
-        "new_zeros",
-        "zero_",
-        "ones",
-        "ones_like",
-        "new_ones",
-        "full",
-        "full_like",
-        "new_full",
-        "fill_",
-        "scalar_tensor",
-        "resize_",
-        "set_",
-        "record_stream",
-        # views and metadata
-        "view",
-        "_unsafe_view",
-        "reshape",
-        "as_strided",
-        "alias",
-        "detach",
-        "t",
-        "transpose",
-        "permute",
-        "expand",
-        "unsqueeze",
-        "squeeze",
-        "slice",
-        "select",
-        "narrow",
-        "split",
-        "split_with_sizes",
-        "chunk",
-        "unbind",
-        "unfold",
-        "movedim",
-        "view_as",
-        "expand_as",
-        "_reshape_alias",
-        "diagonal",
-        "unflatten",
-        "flatten",
-        # layout copies (a dtype change is checked separately below)
-        "clone",
-        "copy_",
-        "_to_copy",
-        "contiguous",
-        "is_same_size",
-        "_has_compatible_shallow_copy_type",
-    }
-)
-_DTYPE_KEEPING = frozenset({"copy_", "_to_copy"})
-# Ops whose aten name would puzzle a learner, said as they wrote them.
-_PLAIN_NAMES = {
-    "lift_fresh": "torch.tensor(...) from Python values",
-    "lift_fresh_copy": "torch.tensor(...) from Python values",
-    "_local_scalar_dense": ".item() or .tolist(), reading values back to Python",
-}
-# Allowed ops that write a tensor's values, and Tensor methods that hand its memory to
-# Python: how values reach an output without a kernel's store (named when one did).
-_WRITERS = frozenset({"copy_", "fill_", "zero_", "set_"})
-_MEMORY_HANDLES = {"numpy": ".numpy()", "__array__": "np.asarray(tensor)", "data_ptr": ".data_ptr()"}
 LESSON_SECTION = "Your kernel, not PyTorch"
 
 
@@ -330,10 +266,10 @@ def _op_recorder(allowed: frozenset):
             w = _active()
             if w is not None:
                 name = func.overloadpacket.__name__
-                if name not in allowed or (name in _DTYPE_KEEPING and _dtypes_differ(name, args, kwargs)):
-                    op = f"aten::{name}" + (f" ({_PLAIN_NAMES[name]})" if name in _PLAIN_NAMES else "")
+                if name not in allowed or (name in DTYPE_KEEPING and _dtypes_differ(name, args, kwargs)):
+                    op = f"aten::{name}" + (f" ({PLAIN_NAMES[name]})" if name in PLAIN_NAMES else "")
                     w.torch_ops.append((op, _learner_line(w.learner_file)))
-                elif name in _WRITERS and w.stores is not None and args:
+                elif name in WRITERS and w.stores is not None and args:
                     w.writes.append((f"aten::{name}", _learner_line(w.learner_file), _storage_of(args[0])))
             return func(*args, **(kwargs or {}))
 
@@ -341,18 +277,18 @@ def _op_recorder(allowed: frozenset):
 
 
 def _handle_recorder():
-    """Interpreter only: Tensor methods that expose a tensor's memory to Python (they
-    dispatch no op that computes, so the op recorder cannot see them)."""
+    """Tensor methods that expose a tensor's memory to Python (they dispatch no op that
+    computes, so the op recorder cannot see them)."""
     from torch.overrides import TorchFunctionMode
 
     class HandleRecorder(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             w = _active()
             name = getattr(func, "__name__", "")
-            if w is not None and name in _MEMORY_HANDLES:
+            if w is not None and name in MEMORY_HANDLES:
                 line = _learner_line(w.learner_file)
                 if line is not None and args:
-                    w.writes.append((_MEMORY_HANDLES[name], line, _storage_of(args[0])))
+                    w.writes.append((MEMORY_HANDLES[name], line, _storage_of(args[0])))
             return func(*args, **(kwargs or {}))
 
     return HandleRecorder()
@@ -414,7 +350,18 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
                 f"kernel stores into"
             )
     if w.stores is not None:
-        return stored_problem(w, fn_name, outputs, _where, LESSON_SECTION)
+        problem = stored_problem(w, fn_name, outputs, _where, LESSON_SECTION)
+        if problem:
+            return problem
+    on_host = [(how, line) for how, line, _ in w.writes if how in HOST_VALUES]
+    if on_host:
+        how, line = on_host[0]
+        return (
+            f"{fn_name} read tensor values on the host: {how} ({_where(line, w.learner_file)}). "
+            f"Your kernel stored the output, but values read into Python or NumPy are "
+            f"computed there, not by your kernel; do the arithmetic in a @triton.jit kernel "
+            f'of your file (see the lesson\'s section "{LESSON_SECTION}")'
+        )
     return None
 
 
@@ -446,7 +393,7 @@ def witnessing(path, allowed: Optional[frozenset] = None):
 
                 w.stores = StoreLog()
                 stack.enter_context(oob.observing_stores(_on_store))
-                stack.enter_context(_handle_recorder())
+            stack.enter_context(_handle_recorder())
             stack.enter_context(_watching_launches())
             stack.enter_context(_op_recorder(allowed or ALLOWED_OPS))
             yield w
