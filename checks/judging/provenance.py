@@ -14,7 +14,10 @@ lives in storage passed to a launch of a kernel defined in the learner's file, a
 PyTorch op outside :data:`ALLOWED_OPS` ran.  Allocation, views, metadata and copies
 that keep the dtype (``.contiguous()``, ``.clone()``) are allowed; anything that
 computes values (``torch.softmax``, ``@``, ``+``, a dtype cast) is not.  A workshop
-may allow more ops in its ``meta.json`` (``"allowed_torch_ops"``).
+may allow more ops in its ``meta.json`` (``"allowed_torch_ops"``).  Nor may the
+learner's code read a tensor's values into Python or NumPy (``.numpy()``,
+``np.asarray``, ``.tolist()``; ``.item()`` is an op): an answer computed there and
+only copied by a kernel of the file is not the kernel's work.
 
 In Triton's interpreter the witness proves more: every store of the learner's
 launches is logged (checks.judging.oob reports each one; checks.judging.stored keeps them), and each
