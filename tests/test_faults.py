@@ -213,7 +213,7 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     loop_lines = {
         i + 1 for i, line in enumerate(body.splitlines()) if line.strip() in ("while True:", "n += 1")
     }
-    run = ChildRun("online_normalizer", p, timeout=3)
+    run = ChildRun("online_normalizer", p, timeout=4)
     records = run.run()
     assert run.outcome == "timeout"
     stuck = [r for r in records if r.status == "error"]
@@ -223,5 +223,5 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     assert Path(where["file"]).name == "stuck.py"
     assert where["line"] in loop_lines and where["function"] == "merge"
     assert f"stuck at stuck.py, line {where['line']}, in merge" in rec.message
-    assert 2.0 <= rec.seconds <= 30  # the real time it ran, not 0.00s
+    assert 1.0 <= rec.seconds <= 30  # the real time it ran (less the start), not 0.00s
     assert all(r.seconds == 0 for r in records if r.status == "skipped")

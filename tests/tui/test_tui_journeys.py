@@ -264,7 +264,7 @@ def test_infinite_loop_ends_as_timeout_error(make_app, workspace):
             assert "pass" not in panel.statuses() or "error" in panel.statuses()
             rec = panel.records[hung]
             assert rec.status == "error" and rec.message.startswith("timed out")
-            assert rec.seconds >= 5.0  # the real time, not 0.00s
+            assert rec.seconds >= 3.0  # the real time (less the worker's start), not 0.00s
             assert str(panel.table.get_cell(hung, "status")) == "ERROR"
             message = str(panel.table.get_cell(hung, "message"))
             assert message.startswith("timed out") and f"{rec.seconds:.1f} s" in (
