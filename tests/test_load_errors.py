@@ -82,8 +82,9 @@ def test_a_file_that_is_not_utf8_says_so_without_a_line(tmp_path):
 
 def test_a_contract_name_that_is_not_a_function_is_one_clear_record(tmp_path):
     p = tmp_path / "ex.py"
-    p.write_text("softmax = 3\n")
+    p.write_text("import math\n\nsoftmax = 3\n")
     (rec,) = run_checks("strided_softmax", p, interpret=True)
     assert (rec.id, rec.status) == ("load", "error")
-    assert "softmax is 3 (of type int), not a function" in rec.message
+    assert "softmax is 3 (of type int, line 3), not a function" in rec.message
+    assert rec.details["line"] == 3
     assert "def softmax(...)" in rec.message

@@ -208,6 +208,23 @@ def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] =
     return mod
 
 
+def _assigned_at(path: Path, name: str) -> Optional[int]:
+    """The line of the last top-level statement of ``path`` that binds ``name``."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    lines = [
+        node.lineno
+        for node in tree.body
+        for target in ast.walk(node)
+        if isinstance(target, ast.Name) and target.id == name and isinstance(target.ctx, ast.Store)
+    ]
+    return max(lines, default=None)
+
+
 def _short_repr(value, limit: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -400,12 +417,15 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
             )
         ]
     values = {name: getattr(mod, name) for name in w.functions if hasattr(mod, name)}
-    not_functions = [
-        f"{name} is {_short_repr(v)} (of type {type(v).__name__}), not a function"
-        for name, v in values.items()
-        if not callable(v)
-    ]
+    not_functions = [name for name, v in values.items() if not callable(v)]
     if not_functions:
+        lines = {name: _assigned_at(path, name) for name in not_functions}
+        said = [
+            f"{name} is {_short_repr(values[name])} (of type {type(values[name]).__name__}"
+            + (f", line {lines[name]}" if lines[name] else "")
+            + "), not a function"
+            for name in not_functions
+        ]
         return [
             emit(
                 Record(
@@ -413,10 +433,10 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
                     id="load",
                     label=f"import {path.name}",
                     status="error",
-                    message=f"in {path.name}, {'; '.join(not_functions)}: the workshop's contract "
+                    message=f"in {path.name}, {'; '.join(said)}: the workshop's contract "
                     f"asks for {', '.join(f'def {n}(...)' for n in w.functions)} (see the starter)",
                     seed=seed,
-                    details={"file": str(path), "line": None},
+                    details={"file": str(path), "line": lines[not_functions[0]]},
                 )
             )
         ]
