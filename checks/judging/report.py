@@ -29,6 +29,9 @@ def _rich_console():
     return Console(highlight=False)
 
 
+MARK_W = max(len(s.word) for s in Status)  # "NOT RUN": every row's id starts in one column
+
+
 class Printer:
     def __init__(self, verbose: bool = False):
         self.verbose = verbose
@@ -46,7 +49,9 @@ class Printer:
     def record(self, rec, change: str = "") -> None:
         mark = Status(rec.status).word
         tag = f" [{change}]" if change else ""
-        self.line(f"  {mark:<5} {rec.id:<28} {rec.label}  ({rec.seconds:.2f}s){tag}", STYLE[rec.status])
+        self.line(
+            f"  {mark:<{MARK_W}} {rec.id:<28} {rec.label}  ({rec.seconds:.2f}s){tag}", STYLE[rec.status]
+        )
         if rec.status != "pass" and rec.message:
             for msg_line in rec.message.splitlines()[: (60 if self.verbose else 8)]:
                 self.line(f"        {msg_line}")
