@@ -2,6 +2,7 @@
 
     worker.py          ``python -m checks.running.worker``: one job of checks (or a benchmark)
     child.py           the parent's side of a worker: time limits, crashes, cancellation
+    processes.py       a worker's own process group, and killing it (POSIX or Windows)
     events.py          the typed messages a worker sends, one JSON line each
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them
@@ -9,7 +10,7 @@
     compile_pool.py    compile workers: every variant of a save compiled once, in parallel
     compile_worker.py  ``python -m checks.running.compile_worker``: one such process
 
-The app's side (child, pool, compile_pool, events) is standard library only: the app
+The app's side (child, pool, compile_pool, processes, events) is standard library only: the app
 never imports torch or triton.
 """
 

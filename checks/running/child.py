@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from checks.judging.records import Record
-from checks.running import events
+from checks.running import events, processes
 
 REPO = Path(__file__).resolve().parents[2]
-POSIX = os.name == "posix"
+POSIX = processes.POSIX
 TAIL_BYTES = 64 * 1024
 
 
@@ -104,16 +104,15 @@ class Worker:
             env=child_env,
         )
         self._record_file = None
+        kwargs.update(processes.own_group())
         if POSIX:
             r, w = os.pipe()
             args += ["--record-fd", str(w)]
-            kwargs.update(pass_fds=(w,), start_new_session=True)
+            kwargs.update(pass_fds=(w,))
         else:  # Windows: no fd passing; the worker appends to a file we tail
             fd, self._record_file = tempfile.mkstemp(prefix="checks-records-", suffix=".jsonl")
             os.close(fd)
             args += ["--record-file", self._record_file]
-            # Windows only: mypy checks the platform it runs on
-            kwargs.update(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)  # type: ignore[attr-defined]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(args, **kwargs)
         self.stdout = _Tail(self.proc.stdout)
@@ -213,22 +212,7 @@ class Worker:
 
     def kill(self) -> None:
         """Kill the worker and everything it started (its whole process group)."""
-        if POSIX:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        else:
-            try:
-                subprocess.run(
-                    ["taskkill", "/F", "/T", "/PID", str(self.proc.pid)], capture_output=True, check=False
-                )
-            except OSError:
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        processes.kill_group(self.proc)
         for leftover in (self._record_file, self._stack_file):
             if leftover:
                 try:

@@ -38,10 +38,9 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from checks.running import variants as variant_names
+from checks.running import processes, variants as variant_names
 
 REPO = Path(__file__).resolve().parents[2]
-POSIX = os.name == "posix"
 MAX_COMPILERS = 16
 COMPILERS_ENV = "KERNEL_COURSE_COMPILERS"
 GIB_PER_COMPILER = 1.5  # a worker with torch and triton imported, compiling
@@ -100,11 +99,7 @@ class CompileWorker:
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
         child_env.pop("TRITON_INTERPRET", None)  # compiled for the GPU, never interpreted
         kwargs: dict = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        if POSIX:
-            kwargs["start_new_session"] = True
-        else:
-            # Windows only: mypy checks the platform it runs on
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
+        kwargs.update(processes.own_group())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "checks.running.compile_worker"], cwd=str(REPO), env=child_env, **kwargs
         )
@@ -154,17 +149,7 @@ class CompileWorker:
         return self.proc.poll() is None
 
     def kill(self) -> None:
-        try:
-            if POSIX:
-                os.killpg(self.proc.pid, 9)
-            else:
-                self.proc.kill()
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        processes.kill_group(self.proc)
 
 
 class CompileJob:
