@@ -144,7 +144,7 @@ class BrowseScreen(Screen[None]):
 
     def on_resize(self, event) -> None:
         if self.query("#workshops"):
-            self.refresh_progress()
+            self._fill_table()  # the same progress, laid out for the new width
 
     def on_screen_suspend(self) -> None:
         self.query("HelpPanel").remove()  # the Keys panel does not follow to a workshop
@@ -164,6 +164,9 @@ class BrowseScreen(Screen[None]):
         warn.update(f"Warning: {self.warning}" if self.warning else "")
         warn.display = bool(self.warning)
         self.query_one("#course-progress", Static).update(course_line(self.progress))
+        self._fill_table()
+
+    def _fill_table(self) -> None:
         t = self.query_one("#workshops", DataTable)
         row = t.cursor_row
         rows: list[dict[str, Text]] = []
