@@ -288,10 +288,12 @@ def _handle_recorder():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             w = _active()
             name = getattr(func, "__name__", "")
-            if w is not None and name in MEMORY_HANDLES:
+            how = MEMORY_HANDLES.get(name)
+            # .data_ptr() only explains how values reached an output in the interpreter
+            if w is not None and how is not None and (how in HOST_VALUES or w.stores is not None):
                 line = _learner_line(w.learner_file)
                 if line is not None and args:
-                    w.writes.append((MEMORY_HANDLES[name], line, _storage_of(args[0])))
+                    w.writes.append((how, line, _storage_of(args[0])))
             return func(*args, **(kwargs or {}))
 
     return HandleRecorder()
