@@ -150,7 +150,10 @@ class CheckController:
     def _keep_variants(self, found: list) -> None:
         if not found or not self.compilers:
             return  # a run that compiled nothing (a load error) predicts nothing new
-        self.variants = [{"qualname": v["qualname"], "data": v["data"]} for v in found]
+        kept = [{"qualname": v["qualname"], "data": v["data"]} for v in found]
+        if kept == self.variants:
+            return  # a kernel edit that kept every variant: the file already says so
+        self.variants = kept
         try:
             write_json_atomic(
                 self._variants_file(),
