@@ -288,5 +288,11 @@ def test_gpu_the_memoized_reference_answer_is_refused_by_the_command(tmp_path):
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     rows = [x for x in json.loads(out.read_text())["results"] if x["role"] == "candidate"]
-    assert rows and all(x["status"] == "failed" and x["refused"] == "skips-work" for x in rows), rows
+    # Which guard trips first depends on the allocator: a call that launches nothing is
+    # skips-work; a memo hit on changed values is cached-output; a memo hit on a freed and
+    # reused address returns a tensor no launch of this call wrote, refused before timing
+    # as not-own-kernel. Every row must be refused by one of them, none timed.
+    memo_refusals = {"skips-work", "cached-output", "not-own-kernel"}
+    refused = [(x["shape"], x["variant"], x["status"], x.get("refused")) for x in rows]
+    assert rows and all(s == "failed" and r in memo_refusals for _, _, s, r in refused), refused
     assert "refused:" in r.stdout
