@@ -2,7 +2,7 @@
 
 Exit codes: 0 every selected check that can run here passed;
 1 a wrong answer or a load error; 2 TODO and nothing wrong; 3 nothing selected or
-dependencies unavailable; 64 a usage error.
+dependencies unavailable; 64 a usage error; 141 the reader of stdout went away.
 
 Standard library only at import time, so ``python -S -m checks online_normalizer``
 works from the repository root.
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
-        "3 nothing selected or unavailable, 64 usage error",
+        "3 nothing selected or unavailable, 64 usage error, 141 output pipe closed",
     )
     p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
     p.add_argument(
@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the check it was stuck in is an error naming the line of your file, the checks after it "
         "are not run; 0: no limit (the checks run in this process)",
     )
-    p.add_argument("--verbose", action="store_true", help="show tracebacks and long messages")
+    p.add_argument(
+        "--verbose", action="store_true", help="show every failing check in full, with its traceback"
+    )
     p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
     p.add_argument(
         "--reset",
@@ -130,50 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a GPU: run the checks under compute-sanitizer (memcheck) and report invalid memory accesses",
     )
     return p
-
-
-def run_sanitized(argv: list, out: Printer) -> int:
-    """Re-run this command under compute-sanitizer's memcheck; its findings become a
-    failure even when every check passed (an out-of-bounds read can give right numbers)."""
-    import re
-    import shutil
-    import subprocess
-
-    tool = shutil.which("compute-sanitizer") or next(
-        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None
-    )
-    if tool is None:
-        out.line("--sanitize: compute-sanitizer was not found (it ships with the CUDA toolkit)")
-        return EXIT_UNAVAILABLE
-    inner = [a for a in argv if a != "--sanitize"]
-    if not any(a == "--timeout" or a.startswith("--timeout=") for a in inner):
-        inner += ["--timeout", "0"]  # in one process, as memcheck slows it many times over
-    cmd = [
-        tool,
-        "--tool",
-        "memcheck",
-        "--error-exitcode",
-        "99",
-        "--print-limit",
-        "20",
-        sys.executable,
-        "-m",
-        "checks",
-        *inner,
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stdout.write(proc.stdout)
-    findings = [l for l in (proc.stdout + proc.stderr).splitlines() if l.startswith("=========")]
-    summary = next((l for l in findings if "ERROR SUMMARY" in l), "")
-    m = re.search(r"ERROR SUMMARY: (\d+) error", summary)
-    errors = int(m.group(1)) if m else (1 if proc.returncode == 99 else 0)
-    if errors:
-        out.line(f"compute-sanitizer found {plural(errors, 'memory error')}:", "bold red")
-        for l in findings[:40]:
-            out.line(f"  {l}")
-        return 1
-    out.line("compute-sanitizer: no memory errors found")
-    return proc.returncode
 
 
 def _select(args) -> list:
@@ -459,6 +417,8 @@ def main(argv=None) -> int:
 
             return self_check(_select(args), args, out)
         if args.sanitize:
+            from checks.sanitizer import run_sanitized
+
             return run_sanitized(list(sys.argv[1:] if argv is None else argv), out)
         if args.hint is not None or args.hints or args.explain or args.reset or args.where:
             w = _select(args)
