@@ -85,6 +85,14 @@ def test_a_run_of_identical_messages_is_said_once_with_a_count_and_every_id(caps
     assert re.search(r"^  SKIP +s .*\n +needs a GPU$", text, re.M), text  # a run of one: as before
     nots = [rec("not run", f"n{i}", "not run: timed out") for i in range(3)]
     assert "3 checks: not run: timed out" in printed(capsys, nots)  # the word is not said twice
+    # A failure's line comes at once, under its row (the next check may take minutes);
+    # a run of identical failures still ends with its count.
+    missing = "AttributeError: module has no attribute 'softmax'"
+    errors = [rec("error", f"e{i}", missing, why="a why") for i in range(3)]
+    text = printed(capsys, [rec("fail", "f", "first failure"), *errors])
+    assert re.search(r"^  ERROR +e0 .*\n +AttributeError.*\n  ERROR +e1 ", text, re.M), text
+    assert text.count(missing) == 2 and text.endswith(f"3 checks: ERROR: {missing}\n")
+    assert "a why" not in text  # only the first failure (f) is shown in full
 
 
 def test_the_untouched_starter_says_each_todo_once_per_run(tmp_path):
@@ -147,13 +155,13 @@ def test_a_timeout_names_the_stuck_line_and_says_failed_in_the_json(tmp_path):
     p = exercise(tmp_path, SOLUTION_TEXT + "\ndef merge(left, right):\n    while True:\n        pass\n")
     line = len(p.read_text().splitlines()) - 1
     out = tmp_path / "run.json"
-    r = cli("online_normalizer", "--file", str(p), "--timeout", "3", "--json", str(out), stdlib_only=True)
+    r = cli("online_normalizer", "--file", str(p), "--timeout", "5", "--json", str(out), stdlib_only=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"ex.py:{line} |     while True:" in r.stdout, r.stdout
     data = json.loads(out.read_text())
     assert data["outcome"] == "failed" and data["outcome_line"].startswith("failed: 1 of 11 checks failed")
     assert "never ran" in data["outcome_line"] and data["counts"]["not run"] == 10
-    assert data["counts"]["error"] == 1 and data["timeout_seconds"] == 3
+    assert data["counts"]["error"] == 1 and data["timeout_seconds"] == 5
     stuck = next(x for x in data["records"] if x["status"] == "error")
     assert stuck["id"] == "worked-merge" and stuck["message"].startswith("timed out")
 
@@ -240,6 +248,6 @@ def test_a_stuck_check_at_import_is_named_too(tmp_path):
             time.sleep(0.01)
         """),
     )
-    r = cli("online_normalizer", "--file", str(p), "--timeout", "2", stdlib_only=True)
+    r = cli("online_normalizer", "--file", str(p), "--timeout", "5", stdlib_only=True)
     assert r.returncode == 1 and "timed out" in r.stdout
     assert "ex.py:4 |     time.sleep(0.01)" in r.stdout, r.stdout

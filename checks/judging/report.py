@@ -4,8 +4,8 @@ terminal, plain text otherwise (``python -S`` has no Rich, and plain text pipes 
 What a workshop's records read like: one row per check; under the first failing check
 everything it says (its message, where the run was stuck, the map of wrong elements and
 its scale, where to look, why it matters, the lesson section); one line under each other
-check that did not pass; and a run of checks that say the same thing says it once, with
-a count ("26 checks: TODO: ...").
+check that did not pass; and a run of checks that say the same thing ends with one line
+that says it with a count ("26 checks: TODO: ..."), under the last of them.
 """
 
 from __future__ import annotations
@@ -136,7 +136,12 @@ class Printer:
             self._story(rec)
         if key is not None:
             if key != self._run_key:
-                self._run_key, self._run_count, self._run_said = key, 0, full
+                # A failure's line is said at once (the next check may take a while); a
+                # TODO's, a skip's or a not-run's when its run of identical ones ends.
+                said = full or status in FAILING
+                if said and not full:
+                    self.line(INDENT + key[1])
+                self._run_key, self._run_count, self._run_said = key, 0, said
             self._run_count += 1
         if self.verbose and _details(rec).get("traceback"):
             self.finish()
