@@ -87,7 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"stop a workshop's run after this long (default {DEFAULT_TIMEOUT:g}, as in the app): "
         "the check it was stuck in is an error naming the line of your file, the checks after it "
@@ -397,7 +396,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
     try:
-        if not (math.isfinite(args.timeout) and args.timeout >= 0):
+        if args.timeout is None and not args.self_check:
+            args.timeout = DEFAULT_TIMEOUT  # the self-check keeps its own, longer limit
+        if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout >= 0):
             raise UsageError(f"--timeout: must be a number of seconds (0: no limit), not {args.timeout:g}")
         if args.seed is not None:
             from checks.judging.case import SEED_ENV, parse_seed

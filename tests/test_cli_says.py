@@ -139,16 +139,16 @@ def test_a_nan_is_the_worst_error_never_an_error_of_0():
     assert "(abs err 1, " in describe(mismatch_report(finite, expected, atol=1e-5, rtol=1e-4))
 
 
-def test_a_time_limit_by_default_and_0_for_none():
-    from checks.__main__ import build_parser
-
+def test_a_time_limit_by_default_and_0_for_none(tmp_path):
     assert DEFAULT_TIMEOUT == 120
-    assert build_parser().parse_args(["online_normalizer"]).timeout == DEFAULT_TIMEOUT
-    assert build_parser().parse_args(["online_normalizer", "--timeout", "0"]).timeout == 0
+    out = tmp_path / "r.json"
+    r = cli("online_normalizer", "--solution", "--json", str(out), stdlib_only=True)
+    assert r.returncode == 0 and json.loads(out.read_text())["timeout_seconds"] == DEFAULT_TIMEOUT
     helped = " ".join(cli("--help").stdout.split())
     assert "default 120" in helped and "0: no limit" in helped
-    r = cli("online_normalizer", "--solution", "--timeout", "0", stdlib_only=True)
+    r = cli("online_normalizer", "--solution", "--timeout", "0", "--json", str(out), stdlib_only=True)
     assert r.returncode == 0 and "11 checks passed" in r.stdout
+    assert json.loads(out.read_text())["timeout_seconds"] is None
 
 
 def test_a_timeout_names_the_stuck_line_and_says_failed_in_the_json(tmp_path):
