@@ -2,7 +2,7 @@
 
 Exit codes: 0 every selected check that can run here passed;
 1 a wrong answer or a load error; 2 TODO and nothing wrong; 3 nothing selected or
-dependencies unavailable; 64 a usage error.
+dependencies unavailable; 64 a usage error; 141 the reader of stdout went away.
 
 Standard library only at import time, so ``python -S -m checks online_normalizer``
 works from the repository root.
@@ -11,20 +11,30 @@ works from the repository root.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
 
-from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser, exit_code
+from checks.command_line import (
+    DEFAULT_TIMEOUT,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    UsageParser,
+    exit_code,
+    exit_quietly_on_broken_pipe,
+)
 from checks.json_files import run_header, write_json_atomic
 from checks.judging.records import (
+    STATUSES,
     Record,
     change_since,
     outcome_line,
+    outcome_of,
     plural,
     progress_of,
+    ran_any,
     summary_line,
 )
 from checks.judging.report import Printer
@@ -41,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
-        "3 nothing selected or unavailable, 64 usage error",
+        "3 nothing selected or unavailable, 64 usage error, 141 output pipe closed",
     )
     p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
     p.add_argument(
@@ -78,9 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="run the exercise in a child process and stop it after this long",
+        help=f"stop a workshop's run after this long (default {DEFAULT_TIMEOUT:g}, as in the app): "
+        "the check it was stuck in is an error naming the line of your file, the checks after it "
+        "are not run; 0: no limit (the checks run in this process)",
     )
-    p.add_argument("--verbose", action="store_true", help="show tracebacks and long messages")
+    p.add_argument(
+        "--verbose", action="store_true", help="show every failing check in full, with its traceback"
+    )
     p.add_argument("--workspace", type=Path, metavar="DIR", help="folder of your exercise files")
     p.add_argument(
         "--reset",
@@ -117,48 +131,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a GPU: run the checks under compute-sanitizer (memcheck) and report invalid memory accesses",
     )
     return p
-
-
-def run_sanitized(argv: list, out: Printer) -> int:
-    """Re-run this command under compute-sanitizer's memcheck; its findings become a
-    failure even when every check passed (an out-of-bounds read can give right numbers)."""
-    import re
-    import shutil
-    import subprocess
-
-    tool = shutil.which("compute-sanitizer") or next(
-        (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None
-    )
-    if tool is None:
-        out.line("--sanitize: compute-sanitizer was not found (it ships with the CUDA toolkit)")
-        return EXIT_UNAVAILABLE
-    inner = [a for a in argv if a != "--sanitize"]
-    cmd = [
-        tool,
-        "--tool",
-        "memcheck",
-        "--error-exitcode",
-        "99",
-        "--print-limit",
-        "20",
-        sys.executable,
-        "-m",
-        "checks",
-        *inner,
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stdout.write(proc.stdout)
-    findings = [l for l in (proc.stdout + proc.stderr).splitlines() if l.startswith("=========")]
-    summary = next((l for l in findings if "ERROR SUMMARY" in l), "")
-    m = re.search(r"ERROR SUMMARY: (\d+) error", summary)
-    errors = int(m.group(1)) if m else (1 if proc.returncode == 99 else 0)
-    if errors:
-        out.line(f"compute-sanitizer found {plural(errors, 'memory error')}:", "bold red")
-        for l in findings[:40]:
-            out.line(f"  {l}")
-        return 1
-    out.line("compute-sanitizer: no memory errors found")
-    return proc.returncode
 
 
 def _select(args) -> list:
@@ -249,12 +221,100 @@ def _no_cuda_gpu() -> bool:
     return not torch.cuda.is_available()
 
 
+def _validate(args, selected: list) -> None:
+    """Every usage error a run can have, before any notice or work."""
+    if args.interpret and args.no_interpret:
+        raise UsageError("--interpret and --no-interpret contradict each other; choose one")
+    if args.check and len(selected) != 1:
+        raise UsageError("--check needs one named workshop")
+    if args.file is not None and not Path(args.file).is_file():
+        raise UsageError(f"--file: {args.file} does not exist")
+    if args.check:
+        from checks.judging.engine import cases_for
+
+        w = selected[0]
+        try:
+            known = {c.id for c in cases_for(w.id)}
+        except ImportError:
+            return  # its checks need torch: the run says so
+        unknown = [i for i in args.check if i not in known]
+        if unknown:
+            raise UsageError(
+                f"--check: unknown check id(s) for {w.id}: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+
+
+def _shown(path: Path) -> str:
+    """A path as the learner would type it: relative to the current folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _run_one(w, path, args, show) -> list:
+    """The records of one workshop's checks: in a child process stopped after
+    ``--timeout`` seconds (a hang names the line it was stuck on), or here with no limit."""
+    try:
+        if args.timeout:
+            from checks.running.child import ChildRun, Worker
+            from checks.running.events import RecordEvent
+
+            # On a GPU the worker must preload as the app's does (a CPU run's address-space
+            # cap would starve CUDA); elsewhere nothing to warm: the run imports what it needs.
+            worker = Worker(preload="gpu" if (w.gpu and not args.interpret) else "none")
+            runner = ChildRun(
+                w.id, path, interpret=args.interpret, only=args.check, timeout=args.timeout, worker=worker
+            )
+            records = []
+            try:
+                for ev in runner.events():
+                    if isinstance(ev, RecordEvent):
+                        records.append(ev.record)
+                        show(ev.record)
+            except BaseException:
+                runner.cancel()  # an interrupt or a closed pipe must not leave the worker running
+                raise
+            if runner.outcome == "usage":
+                raise UsageError(runner.usage_error)
+            return records
+        from checks.judging.engine import run_checks
+
+        return run_checks(w.id, path, interpret=args.interpret, only=args.check, on_record=show)
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"")) from None
+
+
+def _save_progress(w, path, records, mode, args, out: Printer) -> bool:
+    """Record the workshop's standing in the progress file; True when saved."""
+    from checks import workspace
+
+    status = str(progress_of(records))
+    h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
+    try:
+        workspace.record_progress(
+            w.id,
+            status,
+            h,
+            args.workspace,
+            note=f"{mode}; {summary_line(records)}",
+            warn=lambda msg: out.line(f"  ({msg})"),
+        )
+        workspace.record_result(
+            w.id, status, sum(r.status == "pass" for r in records), len(records), h, args.workspace
+        )
+    except (OSError, TimeoutError) as e:
+        out.line(f"  (progress not saved: {e})")
+        return False
+    return True
+
+
 def run(args, out: Printer) -> int:
     from checks import workspace
 
     selected = _select(args)
-    if args.interpret and args.no_interpret:
-        raise UsageError("--interpret and --no-interpret contradict each other; choose one")
+    _validate(args, selected)
     if any(w.gpu for w in selected) and not args.interpret and not args.no_interpret:
         if _no_cuda_gpu():
             args.interpret = True  # as the app does; one notice, not one per check
@@ -271,8 +331,6 @@ def run(args, out: Printer) -> int:
         out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
         out.line(summary_line([]))
         return EXIT_UNAVAILABLE
-    if args.check and len(selected) != 1:
-        raise UsageError("--check needs one named workshop")
 
     all_records: list = []
     last_path = workspace.state_dir(args.workspace or workspace.default_workspace()) / "last-run.json"
@@ -280,68 +338,33 @@ def run(args, out: Printer) -> int:
         previous = json.loads(last_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         previous = {}
+    records_progress = not (args.solution or args.file or args.check)
     changes_total = []
     for w in selected:
         path = _target(w, args)
-        if not Path(path).is_file():
-            raise UsageError(f"--file: {path} does not exist")
         mode = "interpreter" if (w.gpu and args.interpret) else ("GPU" if w.gpu else "CPU")
         out.heading(f"{w.code} {w.title} [{w.id}] - {path} ({mode})")
-        before = _previous(previous, w.id) if not (args.solution or args.file) else {}
+        out.begin(lesson=_shown(w.folder / "lesson.md"))
+        before = _previous(previous, w.id) if records_progress else {}
         changes = []
 
-        said = set()
-
         def show(rec: Record):
-            if rec.status in ("skipped", "not run") and rec.message in said:
-                rec = dataclasses.replace(rec, message="")  # the same reason, said once
-            said.add(rec.message)
             change = change_since(before.get(rec.id), rec.status)
             if change:
                 changes.append((rec.id, change))
             out.record(rec, change)
 
-        try:
-            if args.timeout:
-                from checks.running.child import ChildRun
-                from checks.running.events import RecordEvent
-
-                runner = ChildRun(w.id, path, interpret=args.interpret, only=args.check, timeout=args.timeout)
-                records = []
-                for ev in runner.events():
-                    if isinstance(ev, RecordEvent):
-                        records.append(ev.record)
-                        show(ev.record)
-                if runner.outcome == "usage":
-                    raise UsageError(runner.usage_error)
-            else:
-                from checks.judging.engine import run_checks
-
-                records = run_checks(w.id, path, interpret=args.interpret, only=args.check, on_record=show)
-        except KeyError as e:
-            raise UsageError(str(e).strip("'\"")) from None
-        if not (args.solution or args.file or args.check):
-            status = str(progress_of(records))
-            h = workspace.content_hash(Path(path).read_bytes()) if Path(path).exists() else ""
-            try:
-                workspace.record_progress(
-                    w.id,
-                    status,
-                    h,
-                    args.workspace,
-                    note=f"{mode}; {summary_line(records)}",
-                    warn=lambda msg: out.line(f"  ({msg})"),
-                )
-                workspace.record_result(
-                    w.id, status, sum(r.status == "pass" for r in records), len(records), h, args.workspace
-                )
+        records = _run_one(w, path, args, show)
+        out.finish()
+        if records_progress:
+            if not ran_any(records):
+                out.line("  (no check could run here: your progress is left as it was)")
+            elif _save_progress(w, path, records, mode, args, out):
                 previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
-            except (OSError, TimeoutError) as e:
-                out.line(f"  (progress not saved: {e})")
         changes_total += [(w.id, i, c) for i, c in changes]
         all_records += records
 
-    if not (args.solution or args.file or args.check):
+    if records_progress and ran_any(all_records):
         try:
             write_json_atomic(last_path, previous)
         except OSError:
@@ -356,7 +379,11 @@ def run(args, out: Printer) -> int:
     if args.json:
         payload = {
             **run_header("", code, args.interpret),
+            "outcome": str(outcome_of(all_records)),
+            "outcome_line": line,
             "summary": summary_line(all_records),
+            "counts": {s: sum(r.status == s for r in all_records) for s in STATUSES},
+            "timeout_seconds": args.timeout or None,
             "seed": all_records[0].seed if all_records else 0,
             "records": [r.to_dict() for r in all_records],
         }
@@ -369,8 +396,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
     try:
-        if args.timeout is not None and not args.timeout > 0:
-            raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
+        if args.timeout is None and not args.self_check:
+            args.timeout = DEFAULT_TIMEOUT  # the self-check keeps its own, longer limit
+        if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout >= 0):
+            raise UsageError(f"--timeout: must be a number of seconds (0: no limit), not {args.timeout:g}")
         if args.seed is not None:
             from checks.judging.case import SEED_ENV, parse_seed
 
@@ -389,6 +418,8 @@ def main(argv=None) -> int:
 
             return self_check(_select(args), args, out)
         if args.sanitize:
+            from checks.sanitizer import run_sanitized
+
             return run_sanitized(list(sys.argv[1:] if argv is None else argv), out)
         if args.hint is not None or args.hints or args.explain or args.reset or args.where:
             w = _select(args)
@@ -423,4 +454,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_quietly_on_broken_pipe(main))

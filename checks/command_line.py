@@ -8,12 +8,19 @@ Standard library only, plus the records it reads.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from typing import Callable
 
 from checks.judging.records import Progress, progress_of
 
 # Exit codes of `python -m checks` (a usage error is 64, not argparse's 2, which means TODO here).
 EXIT_PASS, EXIT_WRONG, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 1, 2, 3, 64
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a reader that went away
+
+# A run's time limit when none is given, as in the app: an infinite loop ends as a timeout.
+DEFAULT_TIMEOUT = 120.0
 
 EXIT_OF_PROGRESS = {
     Progress.PASSED: EXIT_PASS,
@@ -36,3 +43,20 @@ class UsageParser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+def exit_quietly_on_broken_pipe(main: Callable[[], int]) -> int:
+    """``main()``'s exit code; when the reader of stdout goes away first
+    (``python -m checks --list | head``), exit 141 without a traceback.  stdout is
+    pointed at devnull so that Python's own flush at exit cannot fail again."""
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE

@@ -191,8 +191,9 @@ def test_usage_errors_have_their_own_code(tmp_path):
     assert r.returncode == EXIT_USAGE and "--file" in r.stderr
     r = cli("online_normalizer", "--hint", "99")
     assert r.returncode == EXIT_USAGE and "--hint" in r.stderr
-    r = cli("online_normalizer", "--timeout", "0")
-    assert r.returncode == EXIT_USAGE and "--timeout" in r.stderr
+    for bad in ("-1", "nan"):
+        r = cli("online_normalizer", "--timeout", bad)
+        assert r.returncode == EXIT_USAGE and "--timeout" in r.stderr
 
 
 def test_json_records_match_the_printout(tmp_path):

@@ -40,9 +40,9 @@ class Outcome(str, Enum):
 
     PASSED = "passed"  # every check ran and passed
     PASSED_HERE = "passed here"  # every check that can run on this machine passed
-    FAILED = "failed"  # a wrong answer, a crash, a timeout, a file that does not import
+    FAILED = "failed"  # a wrong answer, a crash, a timeout (its check an error), a file that does not import
     INCOMPLETE = "incomplete"  # a TODO is left
-    NOT_RUN = "not run"  # the run ended before its checks did (a timeout, a cancel)
+    NOT_RUN = "not run"  # the run ended before its checks did and left nothing wrong (a cancel)
     UNAVAILABLE = "unavailable"  # nothing could run here (every check needs a GPU)
 
     def __str__(self) -> str:
@@ -98,15 +98,18 @@ def outcome_line(records: list) -> str:
     if outcome is Outcome.FAILED:
         errors = count("error")
         with_errors = f" ({plural(errors, 'error')})" if errors else ""
-        return f"failed: {count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}"
+        never = count("not run")
+        never_ran = f"; {never} never ran (the run ended first)" if never else ""
+        return f"failed: {count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}{never_ran}"
     if outcome is Outcome.INCOMPLETE:
         return f"incomplete: {count('todo')} of {plural(n, 'check')} still TODO"
     if outcome is Outcome.NOT_RUN:
         if not n:
             return "not run: no check ran"
         return f"not run: {count('not run')} of {plural(n, 'check')} never ran (the run ended first)"
-    which = f"none of the {n} checks" if n != 1 else "the 1 check"
-    return f"unavailable: {which} can run on this machine"
+    if n == 1:
+        return "unavailable: the 1 check cannot run on this machine"
+    return f"unavailable: none of the {n} checks can run on this machine"
 
 
 class Progress(str, Enum):
@@ -163,9 +166,21 @@ def progress_of(records: list) -> Progress:
     return Progress.PASSED
 
 
+# The statuses of a check that ran to a verdict (a skipped check did not run here; a
+# check that was not run did not run at all: neither says anything about the code).
+RAN = (Status.PASS, Status.FAIL, Status.TODO, Status.ERROR)
+
+
+def ran_any(records: list) -> bool:
+    """True when at least one check ran to a verdict: a run where nothing could run (no
+    GPU and --no-interpret, say) changes neither the progress file nor what changed."""
+    return any(r.status in RAN for r in records)
+
+
 def change_since(old, new) -> str:
-    """'newly passing' / 'newly failing' between a check's previous and current status."""
-    if old is None or old == new or Status.PASS not in (old, new):
+    """'newly passing' / 'newly failing' between a check's previous and current status;
+    only between two verdicts (a check skipped here is never newly failing)."""
+    if old is None or old == new or Status.PASS not in (old, new) or old not in RAN or new not in RAN:
         return ""
     return "newly passing" if new == Status.PASS else "newly failing"
 

@@ -141,16 +141,29 @@ def mismatch_report(
         return None
     numel = g.numel()
     finite = torch.where(torch.isfinite(diff), diff, torch.zeros_like(diff))
-    flat_worst = int(torch.argmax(torch.where(bad, finite, torch.zeros_like(finite)).reshape(-1)))
+    # A wrong element whose error is not a number (NaN or Inf where the oracle is finite,
+    # or a finite value where it is infinite) is worse than any finite error: the first
+    # of them is the worst, so a NaN is never reported as an error of 0.
+    not_finite = (bad & ~torch.isfinite(diff)).reshape(-1)
+    if bool(not_finite.any()):
+        flat_worst = int(not_finite.nonzero()[0])
+    else:
+        flat_worst = int(torch.argmax(torch.where(bad, finite, torch.zeros_like(finite)).reshape(-1)))
     worst_idx = [int(i) for i in torch.unravel_index(torch.tensor(flat_worst), g.shape)] if g.dim() else []
     rel = finite / e.abs().clamp_min(1e-30)
+    worst_err = float(diff.reshape(-1)[flat_worst])
     bad_positions = bad.nonzero().tolist()
     facts = {
         "mismatched": n_bad,
         "total": numel,
         "fraction": n_bad / max(numel, 1),
-        "max_abs_error": float(finite.max()),
-        "max_rel_error": float(torch.where(bad, rel, torch.zeros_like(rel)).max()),
+        "max_abs_error": worst_err if not math.isfinite(worst_err) else float(finite.max()),
+        "max_rel_error": (
+            worst_err
+            if not math.isfinite(worst_err)
+            else float(torch.where(bad, rel, torch.zeros_like(rel)).max())
+        ),
+        "not_finite": int(not_finite.sum()),
         "worst_index": worst_idx,
         "worst_got": float(g.reshape(-1)[flat_worst]),
         "worst_expected": float(e.reshape(-1)[flat_worst]),
@@ -172,15 +185,24 @@ def mismatch_report(
         facts["n_rows_affected"] = len(rows)
         facts["n_cols_affected"] = len(cols)
         facts["map"] = error_map(bad)
+        facts["map_scale"] = map_scale(tuple(bad.shape))
     return facts
 
 
-def error_map(bad: torch.Tensor, rows: int = 8, cols: int = 32) -> list:
+MAP_LINES, MAP_CHARS = 8, 32  # the error map's most lines, and most characters a line
+
+
+def _edges(n: int, cells: int) -> list:
+    """Where each of ``cells`` near-equal bands of ``n`` rows (or columns) starts, and the end."""
+    cells = min(cells, n)
+    return [round(i * n / cells) for i in range(cells + 1)]
+
+
+def error_map(bad: torch.Tensor, rows: int = MAP_LINES, cols: int = MAP_CHARS) -> list:
     """A downsampled picture of where a 2D output is wrong: one string per row band,
     '#' where any element in the cell is wrong, '.' where all are right."""
     R, C = bad.shape
-    r_edges = [round(i * R / min(rows, R)) for i in range(min(rows, R) + 1)]
-    c_edges = [round(j * C / min(cols, C)) for j in range(min(cols, C) + 1)]
+    r_edges, c_edges = _edges(R, rows), _edges(C, cols)
     out = []
     for i in range(len(r_edges) - 1):
         band = bad[r_edges[i] : r_edges[i + 1]]
@@ -189,6 +211,13 @@ def error_map(bad: torch.Tensor, rows: int = 8, cols: int = 32) -> list:
         )
         out.append(line)
     return out
+
+
+def map_scale(shape: tuple, rows: int = MAP_LINES, cols: int = MAP_CHARS) -> dict:
+    """How much of a ``shape`` (rows, columns) output one line and one character of its
+    :func:`error_map` stand for: the output's size, the map's lines and characters."""
+    R, C = shape
+    return {"rows": R, "cols": C, "lines": min(rows, R), "chars": min(cols, C)}
 
 
 def describe(facts: dict) -> str:
@@ -200,11 +229,17 @@ def describe(facts: dict) -> str:
         parts.append(f"{facts['nan']} NaN, {facts['inf']} Inf")
     if "rows_affected" in facts:
         parts.append(f"rows {facts['rows_affected']}; cols {facts['cols_affected']}")
-    parts.append(
-        f"worst at {facts['worst_index']}: got {_fmt(facts['worst_got'])}, "
-        f"expected {_fmt(facts['worst_expected'])} "
-        f"(abs err {_fmt(facts['max_abs_error'])}, tol atol={facts['atol']:.1e} rtol={facts['rtol']:.1e})"
-    )
+    tol = f"tol atol={facts['atol']:.1e} rtol={facts['rtol']:.1e}"
+    worst = f"got {_fmt(facts['worst_got'])}, expected {_fmt(facts['worst_expected'])}"
+    if math.isfinite(facts["max_abs_error"]):
+        parts.append(
+            f"worst at {facts['worst_index']}: {worst} (abs err {_fmt(facts['max_abs_error'])}, {tol})"
+        )
+    else:  # a NaN or an Inf: no error size means anything; say which element
+        parts.append(
+            f"worst at {facts['worst_index']} (the first element whose error is not a finite number): "
+            f"{worst} ({tol})"
+        )
     return "; ".join(parts)
 
 
