@@ -114,7 +114,7 @@ def test_a_grid_capped_below_the_rows_is_reported_with_the_grid_and_a_map(tmp_pa
     x = torch.randn(300, 3)
     e = _unwritten(path, mod.softmax, x)
     assert "with 132 of 900 elements that no program of your kernels stored" in e.message
-    assert "rows 256-299 (44 of 300); every one of the 3 columns" in e.message
+    assert "rows 256-299 (44 of 300); all 3 columns" in e.message
     assert "The output has 300 rows and 3 columns" in e.message
     assert "softmax_rows_kernel on grid (256,) = 256 programs" in e.message
     assert "triton.cdiv" in e.message and "already stored" not in e.message
@@ -152,7 +152,7 @@ def test_a_store_that_uses_the_input_strides_is_an_addressing_bug(tmp_path):
     x = torch.randn(1, 77).expand(9, 77)  # one row broadcast to 9: row stride 0
     e = _unwritten(path, mod.softmax, x)
     assert "with 616 of 693 elements that no program of your kernels stored" in e.message
-    assert "rows 1-8 (8 of 9); every one of the 77 columns" in e.message
+    assert "rows 1-8 (8 of 9); all 77 columns" in e.message
     assert "softmax_rows_kernel on grid (9,) = 9 programs" in e.message
     # every program stored row 0: the repeated addresses are named
     assert "616 of their stores landed on elements already stored" in e.message
@@ -165,7 +165,7 @@ def test_a_skipped_last_gemm_group_is_an_addressing_bug(tmp_path):
     e = _unwritten(path, mod.matmul, a, b)
     # 3 row tiles in groups of 2: the grid counts 1 whole group, 2 x 2 tiles; rows 32-39 are left
     assert "with 256 of 1280 elements that no program of your kernels stored" in e.message
-    assert "rows 32-39 (8 of 40); every one of the 32 columns" in e.message
+    assert "rows 32-39 (8 of 40); all 32 columns" in e.message
     assert "matmul_kernel on grid (4,) = 4 programs" in e.message
     assert e.details["map"][-1] == "#" * 32 and e.details["map"][0] == "." * 32
     # the tiles that were stored are right: the kernel did its own work
@@ -265,3 +265,21 @@ def test_the_checks_still_name_a_numpy_view_write_not_own_kernel():
     (record,) = run_checks("strided_softmax", path, interpret=True, only=["own-kernel"])
     assert record.status == "fail" and record.details["verdict"] == "not-own-kernel"
     assert "Your kernel, not PyTorch" in record.message
+
+
+@pytest.mark.parametrize(
+    "workshop, wrong, value_check",
+    [
+        ("streaming_attention", "grid_misses_tail.py", "ragged-lengths"),  # n // BLOCK_M programs
+        ("split_softmax", "floor_tile_count.py", "width-chunk-plus-1"),  # the last chunk dropped
+    ],
+)
+def test_own_kernel_passes_an_addressing_bug_its_small_call_shows(workshop, wrong, value_check):
+    # own-kernel's one small call already misses elements here; it says so and passes,
+    # and the check that compares values fails with the addressing report
+    path = REPO / "workshops" / workshop / "wrong" / wrong
+    records = {r.id: r for r in run_checks(workshop, path, interpret=True, only=["own-kernel", value_check])}
+    own = records["own-kernel"]
+    assert own.status == "pass" and "were stored by no program" in own.message, own.message
+    assert records[value_check].status == "fail"
+    assert records[value_check].details.get("verdict") == "unwritten", records[value_check].message

@@ -262,25 +262,31 @@ def _where_unwritten(mask: np.ndarray) -> str:
     """Which indices hold unwritten elements, dimension by dimension."""
     if mask.ndim == 1:
         return f"elements {_index_ranges(np.flatnonzero(mask).tolist())}"
-    names = ("rows", "columns") if mask.ndim == 2 else tuple(f"dim {d}" for d in range(mask.ndim))
     parts = []
-    for d, name in enumerate(names):
-        others = tuple(a for a in range(mask.ndim) if a != d)
-        hit = np.flatnonzero(mask.any(axis=others)).tolist()
+    for d in range(mask.ndim):
+        hit = np.flatnonzero(mask.any(axis=tuple(a for a in range(mask.ndim) if a != d))).tolist()
         size = mask.shape[d]
-        parts.append(
-            f"every one of the {size} {name}"
-            if len(hit) == size
-            else f"{name} {_index_ranges(hit)} ({len(hit)} of {size})"
-        )
+        name = ("row", "column")[d] if mask.ndim == 2 else f"dim {d}"
+        if mask.ndim == 2 and size == 1:
+            parts.append(f"the only {name}")
+        elif len(hit) == size:
+            parts.append(f"all {_count(size, name)}" if mask.ndim == 2 else f"every index of {name}")
+        else:
+            said = f"{name}s" if mask.ndim == 2 else f"{name} indices"
+            parts.append(f"{said} {_index_ranges(hit)} ({len(hit)} of {size})")
     return "; ".join(parts)
+
+
+def _count(n: int, name: str) -> str:
+    """'1 row', '3 rows'."""
+    return f"{n} {name}" + ("" if n == 1 else "s")
 
 
 def _size_said(shape: tuple) -> str:
     if len(shape) == 1:
-        return f"The output has {shape[0]} elements"
+        return f"The output has {_count(shape[0], 'element')}"
     if len(shape) == 2:
-        return f"The output has {shape[0]} rows and {shape[1]} columns"
+        return f"The output has {_count(shape[0], 'row')} and {_count(shape[1], 'column')}"
     return f"The output has shape {shape}"
 
 
