@@ -283,3 +283,21 @@ def test_own_kernel_passes_an_addressing_bug_its_small_call_shows(workshop, wron
     assert own.status == "pass" and "were stored by no program" in own.message, own.message
     assert records[value_check].status == "fail"
     assert records[value_check].details.get("verdict") == "unwritten", records[value_check].message
+
+
+def test_where_stores_are_not_seen_the_witness_keeps_to_launches(tmp_path, monkeypatch):
+    # On a GPU the witness sees launches, not stores: a launch given the output suffices
+    # there, and the value checks find unwritten elements by the poison left in them.
+    mod, path = _module(
+        tmp_path,
+        ROWS,
+        """
+        def softmax(x):
+            out = torch.empty_like(x)
+            launch(x, out, min(x.shape[0], 256), x.shape[1])
+            return out
+        """,
+    )
+    monkeypatch.setattr(provenance, "interpreting", lambda: False)
+    out = provenance.witnessed_call(path, mod.softmax, torch.randn(300, 3))
+    assert out.shape == (300, 3)

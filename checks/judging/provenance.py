@@ -22,12 +22,10 @@ only copied by a kernel of the file is not the kernel's work.
 In Triton's interpreter the witness proves more: every store of the learner's
 launches is logged (checks.judging.oob reports each one; checks.judging.stored keeps them), and each
 returned element must hold the bytes such a store left there.  An output written
-through a NumPy view, copied in from the host, or stored by a kernel of another file
-is not the learner's work (:class:`NotOwnKernel`, with the first such elements named).
-Elements that nothing wrote at all (the output allocated and left) are the learner's
-kernels missing them: :class:`Unwritten` reports that addressing bug with the grid of
-every launch and a map.  On a GPU stores are not seen; the storage rule above holds (and
-the value checks find unwritten elements by the poison left in them).
+through a NumPy view, copied in, or stored by another file's kernel is not the learner's
+work (:class:`NotOwnKernel`); elements nothing wrote at all are an addressing bug of the
+learner's kernels (:class:`Unwritten`, with every launch's grid and a map).  On a GPU
+stores are not seen; the storage rule above holds.
 
 Triton 3.6 has no public hook for "a launch happened" that also names the kernel's
 Python function, so ``JITFunction.run``, the interpreter's ``InterpretedFunction.run``
@@ -222,10 +220,10 @@ def _wrap_run(original: Callable) -> Callable:
         w = _active()
         launch = _record_launch(self, args, meta, grid)
         with _inside_launch(w, launch):
-            # the grid is read inside (a grid function is user code, not the call's own ops);
-            # a launch made inside another (an autotuner's, with its config) tells the grid it ran
-            outer = launch or getattr(_state, "launch", None)
-            if outer is not None and getattr(_state, "witness", None) is not None:
+            # Read inside (a grid function is user code, not the call's ops), and only where
+            # stores are seen; a launch made inside another (an autotuner's) gives its grid.
+            outer, witness = launch or getattr(_state, "launch", None), getattr(_state, "witness", None)
+            if outer is not None and witness is not None and witness.stores is not None:
                 outer.programs = _programs(self, grid, args, meta) or outer.programs
             return original(self, *args, **kwargs)
 
@@ -239,10 +237,7 @@ def _wrap_compiled_getitem(original: Callable) -> Callable:
         def launch(*args, **kwargs):
             src = getattr(self, "src", None)
             w = _active()
-            launch = _record_launch(getattr(src, "fn", self), args, kwargs, grid)
-            if launch is not None and isinstance(grid, (tuple, list)):
-                launch.programs = _programs(self, grid, args, kwargs)
-            with _inside_launch(w, launch):
+            with _inside_launch(w, _record_launch(getattr(src, "fn", self), args, kwargs, grid)):
                 return runner(*args, **kwargs)
 
         return launch
