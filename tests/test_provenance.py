@@ -35,11 +35,15 @@ def _module(tmp_path, body, name="mine.py"):
 
 
 def _verdict(mod, path, fn="double"):
+    """The not-own-kernel message of one call, or None (an Unwritten failure is the kernel's own)."""
     x = torch.arange(100, dtype=torch.float32)
     try:
         provenance.witnessed_call(path, getattr(mod, fn), x, fn_name=fn)
     except provenance.NotOwnKernel as e:
+        assert e.details["verdict"] == "not-own-kernel"
         return e.message
+    except provenance.Unwritten:
+        return None
     return None
 
 
@@ -273,7 +277,7 @@ def double(x):
     assert 'section "Your kernel, not PyTorch"' in msg
 
 
-def test_masked_lanes_are_not_stores_and_the_first_unstored_element_is_named(tmp_path):
+def test_masked_lanes_are_not_stores_and_the_elements_left_as_allocated_are_named(tmp_path):
     mod, path = _module(
         tmp_path,
         """
@@ -283,8 +287,13 @@ def test_masked_lanes_are_not_stores_and_the_first_unstored_element_is_named(tmp
             return out
         """,
     )
-    msg = _verdict(mod, path)
-    assert msg and "40 of 100 elements were never stored" in msg and "(first: [60], [61], [62])" in msg
+    assert _verdict(mod, path) is None  # the kernel's own work, with a bug in what it covers
+    with pytest.raises(provenance.Unwritten) as caught:
+        provenance.witnessed_call(path, mod.double, torch.arange(100, dtype=torch.float32), fn_name="double")
+    msg = caught.value.message
+    assert "with 40 of 100 elements that no program of your kernels stored" in msg
+    assert "elements 60-99" in msg and "double_kernel on grid (1,) = 1 program" in msg
+    assert caught.value.details["first_unwritten"] == [[60], [61], [62]]
 
 
 def test_values_overwritten_after_the_kernel_stored_them_are_rejected(tmp_path):
@@ -364,9 +373,8 @@ def pair_unstored(x):
     x = torch.arange(100, dtype=torch.float32)
     empty, got = provenance.witnessed_call(path, mod.pair, x)
     assert empty.numel() == 0 and torch.equal(got, 2 * x)
-    with pytest.raises(
-        provenance.NotOwnKernel, match="returned the tensor \\(shape \\(100,\\)\\): 100 of 100"
-    ):
+    # a kernel given the output whose mask lets no lane through: its own bug, not another's work
+    with pytest.raises(provenance.Unwritten, match="with 100 of 100 elements that no program"):
         provenance.witnessed_call(path, mod.pair_unstored, x)
 
 

@@ -77,6 +77,10 @@ PLAIN_NAMES = {
 # Allowed ops that write a tensor's values, and Tensor methods that hand its memory to
 # Python: how values reach an output without a kernel's store (named when one did).
 WRITERS = frozenset({"copy_", "fill_", "zero_", "set_"})
+# Of those, the ones that set elements to one constant (``torch.zeros``, ``out.fill_(0)``):
+# an output initialised so and then missed by the kernels is left as allocated, not
+# written another way (checks.judging.stored.left_as_allocated).
+INITIALIZERS = frozenset({"aten::fill_", "aten::zero_"})
 MEMORY_HANDLES = {
     "numpy": ".numpy()",
     "__array__": "np.asarray(tensor)",

@@ -22,8 +22,10 @@ only copied by a kernel of the file is not the kernel's work.
 In Triton's interpreter the witness proves more: every store of the learner's
 launches is logged (checks.judging.oob reports each one; checks.judging.stored keeps them), and each
 returned element must hold the bytes such a store left there.  An output written
-through a NumPy view, copied in from the host, or left as allocated fails, with the
-first such elements named.  On a GPU stores are not seen; the storage rule above holds.
+through a NumPy view, copied in, or stored by another file's kernel is not the learner's
+work (:class:`NotOwnKernel`); elements nothing wrote at all are an addressing bug of the
+learner's kernels (:class:`Unwritten`, with every launch's grid and a map).  On a GPU
+stores are not seen; the storage rule above holds.
 
 Triton 3.6 has no public hook for "a launch happened" that also names the kernel's
 Python function, so ``JITFunction.run``, the interpreter's ``InterpretedFunction.run``
@@ -52,13 +54,20 @@ from checks.judging.op_rules import (
     PLAIN_NAMES,
     WRITERS,
 )
-from checks.judging.stored import StoreLog, interpreting, stored_problem
+from checks.judging.stored import StoreLog, interpreting, stored_problem, unwritten_problem
 
 LESSON_SECTION = "Your kernel, not PyTorch"
 
 
 class NotOwnKernel(CheckFailed):
-    """The call's answer did not come from a kernel of the learner's file."""
+    """The call's answer did not come from a kernel of the learner's file
+    (``details["verdict"]`` is ``"not-own-kernel"``)."""
+
+
+class Unwritten(CheckFailed):
+    """The learner's kernels computed the answer but no program stored some of its
+    elements, and nothing else wrote them: a grid, mask or stride bug, not someone
+    else's work (``details["verdict"]`` is ``"unwritten"``).  Interpreter only."""
 
 
 @dataclass
@@ -67,6 +76,7 @@ class Launch:
     file: str
     storages: set
     grid: object = None  # as given to the launch (a tuple, or a callable of the meta)
+    programs: Optional[tuple] = None  # the grid the launch ran, when it could be read
 
 
 @dataclass
@@ -84,6 +94,10 @@ class Witness:
 
     def own_launches(self) -> list:
         return [l for l in self.launches if _same_file(l.file, self.learner_file)]
+
+    def foreign_storages(self) -> set:
+        """The storages given to launches of kernels defined outside the learner's file."""
+        return set().union(*(l.storages for l in self.launches if not _same_file(l.file, self.learner_file)))
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -153,18 +167,38 @@ def _record_launch(kernel_obj, args, kwargs, grid=None) -> Optional[Launch]:
     return launch
 
 
+def _programs(kernel_obj, grid, args, kwargs) -> Optional[tuple]:
+    """The grid a launch runs: a tuple as given, or what a grid function returns for
+    the launch's arguments by name (as Triton calls it); None when it cannot be read
+    here (an autotuner's meta-parameters are known only to the launch it makes inside)."""
+    if grid is None:
+        return None
+    try:
+        if callable(grid):
+            fn = _python_fn(kernel_obj)
+            if fn is None:
+                return None
+            params = inspect.signature(fn).parameters
+            bound = inspect.signature(fn).bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+            bound.apply_defaults()
+            grid = grid(dict(bound.arguments))
+        return tuple(int(g) for g in grid)
+    except Exception:  # noqa: BLE001 - a grid read only to report it; the launch itself says what is wrong
+        return None
+
+
 @contextlib.contextmanager
 def _inside_launch(w: Optional[Witness], launch: Optional[Launch]):
     """Triton's own work from here on; stores count when the launch is the learner's."""
-    prev = getattr(_state, "own_launch", False)
+    prev, prev_launch = getattr(_state, "own_launch", False), getattr(_state, "launch", None)
     if launch is not None and w is not None:  # a launch is recorded only while witnessing
-        _state.own_launch = _same_file(launch.file, w.learner_file)
+        _state.own_launch, _state.launch = _same_file(launch.file, w.learner_file), launch
     _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
     try:
         yield
     finally:
         _state.launch_depth -= 1
-        _state.own_launch = prev
+        _state.own_launch, _state.launch = prev, prev_launch
 
 
 def _on_store(addrs, values, elem) -> None:
@@ -184,7 +218,13 @@ def _wrap_run(original: Callable) -> Callable:
         grid = kwargs.get("grid")
         meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         w = _active()
-        with _inside_launch(w, _record_launch(self, args, meta, grid)):
+        launch = _record_launch(self, args, meta, grid)
+        with _inside_launch(w, launch):
+            # Read inside (a grid function is user code, not the call's ops), and only where
+            # stores are seen; a launch made inside another (an autotuner's) gives its grid.
+            outer, witness = launch or getattr(_state, "launch", None), getattr(_state, "witness", None)
+            if outer is not None and witness is not None and witness.stores is not None:
+                outer.programs = _programs(self, grid, args, meta) or outer.programs
             return original(self, *args, **kwargs)
 
     return functools.update_wrapper(run, original, assigned=(), updated=())  # sets __wrapped__ only
@@ -390,7 +430,7 @@ def witnessing(path, allowed: Optional[frozenset] = None):
         yield Witness(learner_file=str(path))
         return
     w = Witness(learner_file=str(path))
-    _state.witness, _state.launch_depth, _state.own_launch = w, 0, False
+    _state.witness, _state.launch_depth, _state.own_launch, _state.launch = w, 0, False, None
     try:
         with contextlib.ExitStack() as stack:
             if interpreting():  # stores are seen only in the interpreter
@@ -410,22 +450,29 @@ def witnessed_call(
     path, fn: Callable, *args, fn_name: Optional[str] = None, allowed: Optional[frozenset] = None, **kwargs
 ):
     """Call ``fn`` and return its result; raise :class:`NotOwnKernel` when its tensors
-    were not computed by a kernel defined in the file at ``path``.  A call inside a
-    witnessed call is not witnessed again (the outer one sees everything)."""
+    were not computed by a kernel defined in the file at ``path``, and :class:`Unwritten`
+    (in the interpreter) when they were but some elements no program stored.  A call
+    inside a witnessed call is not witnessed again (the outer one sees everything)."""
     if getattr(_state, "witness", None) is not None:
         return fn(*args, **kwargs)
     with witnessing(path, allowed) as w:
         _storage_ptrs(list(args) + list(kwargs.values()), w.inputs)
         result = fn(*args, **kwargs)
-    problem = verdict(w, fn_name or str(getattr(fn, "__name__", "your function")), result)
+    name = fn_name or str(getattr(fn, "__name__", "your function"))
+    problem = verdict(w, name, result)
     if problem:
         raise NotOwnKernel(
             problem,
             {
+                "verdict": "not-own-kernel",
                 "launches": [(l.kernel, _display(l.file)) for l in w.launches],
                 "torch_ops": [list(o) for o in w.torch_ops[:20]],
             },
         )
+    if w.stores is not None:
+        missed = unwritten_problem(w, name, [t for t in _tensors_in(result, []) if t.numel() > 0])
+        if missed is not None:
+            raise Unwritten(*missed)
     return result
 
 

@@ -6,7 +6,7 @@ import torch
 
 from checks.judging.case import check, collect
 from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, _oracle, _run
-from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative
+from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative, own_work
 from checks.judging.tensors import assert_close
 
 SECTION_TILES = "Who owns which tile"
@@ -21,6 +21,7 @@ SECTION_K = "The K loop and its masks"
     section=SECTION_OWN,
     cost=0,
 )
+@own_work
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.

@@ -8,7 +8,11 @@ workshop calls each code path once, first in the order, so a PyTorch stand-in or
 borrowed kernel is named at once with the op and the line.
 """
 
+import functools
+
 import torch
+
+from checks.judging.provenance import Unwritten
 
 SECTION_OWN = "Your kernel, not PyTorch"
 
@@ -18,6 +22,27 @@ OWN_KERNEL_WHY = (
     "a kernel imported from another file in place of your kernel fails here, named "
     "with the op and the line of your file"
 )
+
+
+def own_work(body):
+    """The body of a workshop's own-kernel check: it passes when the learner's kernels did
+    the work they did.  Elements that no program stored and nothing else wrote are an
+    addressing bug (checks.judging.provenance.Unwritten), not someone else's work: the
+    checks that compare values report them, with the grid and a map; this one does not."""
+
+    @functools.wraps(body)
+    def run(mod, ctx):
+        try:
+            return body(mod, ctx)
+        except Unwritten as e:
+            return (
+                f"your kernels computed the output, but {e.details.get('never_stored')} of its "
+                f"{e.details.get('total')} elements were stored by no program: the checks that "
+                f"compare values say where"
+            )
+
+    return run
+
 
 # More programs than any small constant a grid might be capped at (a learner's
 # "grid = (min(rows, 1024),)"), yet cheap: rows of a few elements.

@@ -13,6 +13,7 @@ from checks.judging.cases.guards import (
     beyond_fp16,
     fp16_fine_steps,
     many,
+    own_work,
 )
 from checks.judging.cases.softmax_backward import _call, _draw, _expect, _inputs, _vjp64
 
@@ -27,6 +28,7 @@ SECTION_TILES = "Tile ownership and addresses"
     section=SECTION_OWN,
     cost=0,
 )
+@own_work
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.

@@ -3,7 +3,14 @@ with many programs on both grid axes (rows and chunks), and in the value ranges 
 fp16 and bf16 differ (see checks.judging.cases.guards)."""
 
 from checks.judging.case import check, collect
-from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, fp16_fine_steps, many
+from checks.judging.cases.guards import (
+    OWN_KERNEL_WHY,
+    SECTION_OWN,
+    beyond_fp16,
+    fp16_fine_steps,
+    many,
+    own_work,
+)
 from checks.judging.cases.split_softmax import _expect_softmax
 from checks.judging.tensors import randn
 
@@ -18,6 +25,7 @@ SECTION_NUMERICS = "Kernel 2: the rescaled merge"
     section=SECTION_OWN,
     cost=0,
 )
+@own_work
 def own_kernel(mod, ctx):
     _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
 

@@ -5,7 +5,7 @@ blocks are reached by "widest-length" (N=2048: 32 query blocks, in the interpret
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16
+from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, own_work
 from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, _qkv, _run
 
 SECTION_PRECISION = "Precision: P in the input dtype"
@@ -19,6 +19,7 @@ SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
     section=SECTION_OWN,
     cost=0,
 )
+@own_work
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # (causal, batched heads) are witnessed the same way.

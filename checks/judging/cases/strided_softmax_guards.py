@@ -3,7 +3,14 @@ hundreds or tens of thousands of row programs, and in the value ranges where fp1
 bf16 differ (see checks.judging.cases.guards)."""
 
 from checks.judging.case import check, collect
-from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, fp16_fine_steps, many
+from checks.judging.cases.guards import (
+    OWN_KERNEL_WHY,
+    SECTION_OWN,
+    beyond_fp16,
+    fp16_fine_steps,
+    many,
+    own_work,
+)
 from checks.judging.cases.strided_softmax import SECTION_EDGES, SECTION_NUMERICS, _expect, _transposed
 from checks.judging.tensors import randn
 
@@ -15,6 +22,7 @@ from checks.judging.tensors import randn
     section=SECTION_OWN,
     cost=0,
 )
+@own_work
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once.  Every call of every other
     # check is witnessed the same way (other layouts, dtypes and paths included).
