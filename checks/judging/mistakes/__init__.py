@@ -119,6 +119,16 @@ def oracles_of(workshop_id: str) -> Optional[Any]:
         raise
 
 
+def recorded_functions(workshop_id: str, functions: Iterable[str]) -> tuple:
+    """The functions whose calls are remembered: the contract's, and any helper the
+    workshop's mistakes module names in ``ALSO_RECORDED`` (e.g. a tile map a check calls)."""
+    try:
+        module = oracles_of(workshop_id)
+    except Exception:  # noqa: BLE001 - no oracles (e.g. torch missing): the contract alone
+        module = None
+    return tuple(functions) + tuple(getattr(module, "ALSO_RECORDED", ()))
+
+
 def mistakes_of(workshop_id: str) -> list:
     module = oracles_of(workshop_id)
     return list(module.MISTAKES) if module is not None else []
