@@ -449,7 +449,8 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
         ]
     if w.gpu:
         mod = witnessed(mod, path, w)
-    mod = mistakes.Recorder(mod, mistakes.recorded_functions(w.id, w.functions))  # each check's contract calls, for naming a mistake
+    # Each check's contract calls are remembered: a failure may then name a classic mistake.
+    mod = mistakes.Recorder(mod, mistakes.recorded_functions(w.id, w.functions))
     records = []
     for case in cases:
         if on_begin:

@@ -58,8 +58,8 @@ class Mistake:
     the workshop's lesson.md); ``why`` says in a sentence or two why the answer comes out
     wrong.  ``oracle(call)`` returns what the wrong computation gives for ``call``: None
     when the mistake cannot apply to that call (a causal-only mistake on a non-causal
-    call), one expected value, or a list of candidates (e.g. one per plausible tile
-    size), any of which may match."""
+    call), one expected value, or :class:`Variants`, several candidates (e.g. one per
+    plausible tile size), any of which may match."""
 
     id: str
     function: str
@@ -71,6 +71,11 @@ class Mistake:
 
     def details(self) -> dict:
         return {key: getattr(self, key) for key in DETAIL_KEYS}
+
+
+class Variants(list):
+    """Several candidates of one oracle (e.g. one per plausible tile size), any of which
+    may match: a plain list is one expected value (the CPU workshop's probabilities)."""
 
 
 class Recorder:
@@ -137,7 +142,7 @@ def mistakes_of(workshop_id: str) -> list:
 def _candidates(found: Any) -> list:
     if found is None:
         return []
-    return list(found) if isinstance(found, list) else [found]
+    return list(found) if isinstance(found, Variants) else [found]
 
 
 def matching(module: Any, call: Call) -> Optional[Mistake]:

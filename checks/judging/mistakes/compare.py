@@ -63,13 +63,17 @@ def gathered(t: torch.Tensor, strides: tuple) -> torch.Tensor:
     outside the storage."""
     storage = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage())
     flat = as64(storage)
-    index = torch.full(tuple(t.shape), t.storage_offset(), dtype=torch.long)
+    index = torch.full(tuple(t.shape), int(t.storage_offset()), dtype=torch.long)
     for dim, stride in enumerate(strides):
         shape = [1] * t.dim()
         shape[dim] = t.shape[dim]
         index = index + (torch.arange(t.shape[dim]) * stride).reshape(shape)
     inside = (index >= 0) & (index < flat.numel())
-    values = flat[index.clamp(0, max(flat.numel() - 1, 0))] if flat.numel() else torch.zeros(index.shape, dtype=F64)
+    values = (
+        flat[index.clamp(0, max(flat.numel() - 1, 0))]
+        if flat.numel()
+        else torch.zeros(index.shape, dtype=F64)
+    )
     return torch.where(inside, values, torch.full_like(values, float("nan")))
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, Variants
 from checks.judging.mistakes.compare import F64, Partial, agrees as _agrees, as64, rounded
 
 OWNERSHIP = "Who owns which tile"
@@ -43,7 +43,13 @@ def _operands(call: Call) -> Optional[_Operands]:
     a, b, bias = (call.argument(i, name) for i, name in enumerate(("a", "b", "bias")))
     if not all(isinstance(t, torch.Tensor) for t in (a, b, bias)):
         return None
-    if a.dim() != 2 or b.dim() != 2 or bias.dim() != 1 or a.shape[1] != b.shape[0] or bias.shape[0] != b.shape[1]:
+    if (
+        a.dim() != 2
+        or b.dim() != 2
+        or bias.dim() != 1
+        or a.shape[1] != b.shape[0]
+        or bias.shape[0] != b.shape[1]
+    ):
         return None
     if a.shape[0] * a.shape[1] * b.shape[1] > MAX_WORK:
         return None
@@ -61,7 +67,9 @@ def tile_of(pid: int, num_pid_m: int, num_pid_n: int, group_m: int, *, fixed_gro
 
 
 def _tile_of_args(call: Call) -> Optional[tuple]:
-    args = tuple(call.argument(i, name) for i, name in enumerate(("pid", "num_pid_m", "num_pid_n", "group_m")))
+    args = tuple(
+        call.argument(i, name) for i, name in enumerate(("pid", "num_pid_m", "num_pid_n", "group_m"))
+    )
     if not all(isinstance(v, int) and v >= 0 for v in args) or not all(args[1:]):
         return None
     return args
@@ -116,7 +124,7 @@ def _fp16_accumulator(call: Call):
     found = _operands(call)
     if found is None or found.dtype != torch.float16 or found.k == 0:
         return None
-    candidates = []
+    candidates = Variants()
     for block_k in BLOCK_K_CHOICES:
         acc = torch.zeros(found.m, found.n, dtype=F64)
         for start in range(0, found.k, block_k):
@@ -145,7 +153,7 @@ def _fixed_group_tiles(call: Call):
     num_pid_m = -(-found.m // found.tile_m)
     if num_pid_m % found.group_m == 0:
         return None  # every group full: the mistake changes nothing
-    candidates = []
+    candidates = Variants()
     for block_n in BLOCK_N_CHOICES:
         num_pid_n = -(-found.n // block_n)
         known = torch.zeros(found.m, found.n, dtype=torch.bool)
@@ -203,7 +211,10 @@ MISTAKES = [
         sentence="Your kernel applies ReLU before adding the bias; the contract is relu(acc + bias).",
         where="the epilogue: value = max(acc + bias[None, :], 0)",
         section=EPILOGUE,
-        why="relu(acc) + bias is a different function: negative products are clipped before the bias moves them",
+        why=(
+            "relu(acc) + bias is a different function: negative products are clipped before the bias moves "
+            "them"
+        ),
         oracle=_relu_before_bias,
     ),
     Mistake(

@@ -109,7 +109,9 @@ MISTAKES = [
     Mistake(
         id="reduce-g-alone",
         function="backward",
-        sentence="Your kernel subtracts the row sum of g alone; the reduction must be the dot product sum(y * g).",
+        sentence=(
+            "Your kernel subtracts the row sum of g alone; the reduction must be the dot product sum(y * g)."
+        ),
         where="the one row reduction: dot = tl.sum(y * g, axis=1), not tl.sum(g, axis=1)",
         section=WORKED,
         why=(
@@ -155,7 +157,9 @@ MISTAKES = [
     Mistake(
         id="capped-grid",
         function="backward",
-        sentence="Your launch grid has fewer programs than the rows need, so the last rows are never written.",
+        sentence=(
+            "Your launch grid has fewer programs than the rows need, so the last rows are never written."
+        ),
         where="the grid: cdiv(n_rows, rows_per_program) programs, however many rows there are",
         section=ADDRESSES,
         why=(

@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, Variants
 from checks.judging.mistakes.compare import F64, Partial, agrees as _agrees, as64, rounded
 
 KERNEL_1 = "Kernel 1: partial statistics"
@@ -110,7 +110,7 @@ def _floor_scratch(call: Call):
     rows, n, chunk = (call.argument(i, name) for i, name in enumerate(("M", "N", "chunk_size")))
     if not all(isinstance(v, int) and v >= 0 for v in (rows, n, chunk)) or not chunk or n % chunk == 0:
         return None
-    return [8 * rows * (n // chunk + 1), 8 * rows * (n // chunk)]
+    return Variants([8 * rows * (n // chunk + 1), 8 * rows * (n // chunk)])
 
 
 def _half_through_fp16(call: Call):
@@ -166,7 +166,9 @@ MISTAKES = [
     Mistake(
         id="floor-chunk-count",
         function="softmax",
-        sentence="Your chunk count rounds down (N // chunk_size), so the ragged last chunk is never launched.",
+        sentence=(
+            "Your chunk count rounds down (N // chunk_size), so the ragged last chunk is never launched."
+        ),
         where="the wrapper: T = cdiv(N, chunk_size) chunks",
         section=OWNERSHIP,
         why=FLOOR_WHY,

@@ -240,7 +240,10 @@ MISTAKES = [
     Mistake(
         id="grid-misses-tail",
         function="attention",
-        sentence="Your grid rounds the query blocks down (N // BLOCK_M), so the last partial block is never written.",
+        sentence=(
+            "Your grid rounds the query blocks down (N // BLOCK_M), so the last partial block is never "
+            "written."
+        ),
         where="the grid: cdiv(N, BLOCK_M) query blocks",
         section=OWNERSHIP,
         why="the rows of a partial last query block belong to no program and keep whatever memory held",
@@ -249,10 +252,16 @@ MISTAKES = [
     Mistake(
         id="capped-grid",
         function="attention",
-        sentence="Your launch grid has fewer programs than the query blocks need, so the last rows are never written.",
+        sentence=(
+            "Your launch grid has fewer programs than the query blocks need, so the last rows are never "
+            "written."
+        ),
         where="the grid: one program per BLOCK_M query rows (per head), however long the sequence",
         section=OWNERSHIP,
-        why="a capped grid covers only the first query rows; every row past the cap keeps whatever memory held",
+        why=(
+            "a capped grid covers only the first query rows; every row past the cap keeps whatever memory "
+            "held"
+        ),
         oracle=_capped_grid,
     ),
 ]

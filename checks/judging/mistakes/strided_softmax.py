@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, Variants
 from checks.judging.mistakes.compare import (
     F64,
     Partial,
@@ -88,7 +88,7 @@ def _stale_denominator(call: Call):
     x64 = as64(x)
     n_cols = x.shape[1]
     blocks = [1 << k for k in range(4, 13) if (1 << k) < n_cols]  # a tile narrower than the row
-    return [stale_running_sum(x64, b) for b in blocks]
+    return Variants(stale_running_sum(x64, b) for b in blocks)
 
 
 def _max_not_subtracted(call: Call):
@@ -146,7 +146,9 @@ MISTAKES = [
     Mistake(
         id="stale-running-sum",
         function="softmax",
-        sentence="Your tiled pass keeps the running sum l without rescaling it when the running maximum grows.",
+        sentence=(
+            "Your tiled pass keeps the running sum l without rescaling it when the running maximum grows."
+        ),
         where="pass 1 of the tiled kernel: l = l * exp(m - m_new) + sum(exp(tile - m_new))",
         section=LAYOUT_AWARE,
         why=(
@@ -179,7 +181,9 @@ MISTAKES = [
     Mistake(
         id="capped-grid",
         function="softmax",
-        sentence="Your launch grid has fewer programs than the rows need, so the last rows are never written.",
+        sentence=(
+            "Your launch grid has fewer programs than the rows need, so the last rows are never written."
+        ),
         where="the grid: one program per row (or per row block), however many rows there are",
         section=ROW_KERNEL,
         why=(
