@@ -139,7 +139,8 @@ def mistakes_of(workshop_id: str) -> list:
     return list(module.MISTAKES) if module is not None else []
 
 
-def _candidates(found: Any) -> list:
+def candidates_of(found: Any) -> list:
+    """What an oracle returned, as a list of candidates (empty for None)."""
     if found is None:
         return []
     return list(found) if isinstance(found, Variants) else [found]
@@ -154,7 +155,7 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     for mistake in module.MISTAKES:
         if mistake.function != call.function:
             continue
-        for expected in _candidates(mistake.oracle(call)):
+        for expected in candidates_of(mistake.oracle(call)):
             if module.agrees(call, expected):
                 return mistake
     return None
