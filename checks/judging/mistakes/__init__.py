@@ -11,7 +11,7 @@ Each workshop has a module here (``checks/judging/mistakes/<workshop_id>.py``) w
 
 While a check runs, :class:`Recorder` remembers the last few contract calls (arguments
 and result, by reference).  When the check fails, :func:`diagnose` tries the mistakes
-on those calls, most recent first: the first mistake whose oracle matches a result that
+on those calls, most recent first: the mistake whose oracle alone matches a result that
 the right computation does not match is the diagnosis, and :func:`annotate` puts it on
 the record.  A failure that matches no mistake keeps the check's own words.
 
@@ -147,18 +147,20 @@ def candidates_of(found: Any) -> list:
 
 
 def matching(module: Any, call: Call) -> Optional[Mistake]:
-    """The first of the module's mistakes that explains ``call``'s result, or None (also
-    None when the right computation explains it, or cannot be computed)."""
+    """The one mistake of the module that explains ``call``'s result, or None: None when
+    the right computation explains it (or cannot be computed), and None when two
+    different mistakes explain it equally well (the evidence cannot tell them apart, and
+    naming the wrong one would mislead)."""
     right = module.right(call)
     if right is None or module.agrees(call, right):
         return None
+    found = []
     for mistake in module.MISTAKES:
-        if mistake.function != call.function:
+        if mistake.function != call.function or any(m.id == mistake.id for m in found):
             continue
-        for expected in candidates_of(mistake.oracle(call)):
-            if module.agrees(call, expected):
-                return mistake
-    return None
+        if any(module.agrees(call, expected) for expected in candidates_of(mistake.oracle(call))):
+            found.append(mistake)
+    return found[0] if len(found) == 1 else None
 
 
 def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:

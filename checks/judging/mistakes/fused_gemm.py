@@ -21,6 +21,7 @@ ALSO_RECORDED = ("tile_of",)
 MAX_WORK = 1 << 28  # M * N * K above this: not diagnosed (its oracles would take too long)
 BLOCK_N_CHOICES = (16, 32, 64, 128, 256)  # plausible BLOCK_N values of a learner's launch
 BLOCK_K_CHOICES = (16, 32, 64)
+MAX_TILES = 1 << 14  # the fixed-group oracle walks the pids in Python
 
 
 class _Operands:
@@ -151,8 +152,8 @@ def _fixed_group_tiles(call: Call):
         return None
     expected = torch.relu(found.product() + found.bias)
     num_pid_m = -(-found.m // found.tile_m)
-    if num_pid_m % found.group_m == 0:
-        return None  # every group full: the mistake changes nothing
+    if num_pid_m % found.group_m == 0 or num_pid_m * -(-found.n // 16) > MAX_TILES:
+        return None  # every group full: the mistake changes nothing (or too many tiles to walk)
     candidates = Variants()
     for block_n in BLOCK_N_CHOICES:
         num_pid_n = -(-found.n // block_n)
