@@ -154,7 +154,7 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     right = module.right(call)
     if right is None or module.agrees(call, right):
         return None
-    found = []
+    found: list = []
     for mistake in module.MISTAKES:
         if mistake.function != call.function or any(m.id == mistake.id for m in found):
             continue
