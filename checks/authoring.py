@@ -3,15 +3,78 @@ runs: every file a learner or the app needs is there, every check names a lesson
 section that exists, and the kept wrong answers match the map in ``meta.json`` (a
 missing file is an error, never '').  Then ``python -m checks --self-check`` runs every
 file: the answer passes, the starter is TODO, each kept wrong answer is rejected by the
-checks its ``meta.json`` names."""
+checks its ``meta.json`` names, and each one that makes a classic mistake (meta.json's
+``"mistakes"``: file -> mistake id) has that mistake named by at least one of them."""
 
 from __future__ import annotations
 
+import json
+
 from checks.command_line import EXIT_UNAVAILABLE, exit_code
 from checks.json_files import run_header, write_json_atomic
+from checks.judging import mistakes
 from checks.judging.engine import cases_for
 
 REQUIRED_FILES = ("meta.json", "lesson.md", "hints.md", "explanation.md", "starter.py", "solution.py")
+
+
+def named_mistakes(w) -> dict:
+    """meta.json's ``"mistakes"``: each kept wrong answer's file name -> the id of the
+    classic mistake it makes (empty when there is none or meta.json cannot be read)."""
+    try:
+        meta = json.loads((w.folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    named = meta.get("mistakes", {})
+    return dict(named) if isinstance(named, dict) else {"": named}
+
+
+def mistake_problems(w) -> list:
+    """What is wrong with meta.json's ``"mistakes"`` map of workshop ``w``: a file that is
+    not a kept wrong answer, an id that names no mistake of the workshop.  (A workshop
+    without oracles, ``checks/judging/mistakes/<id>.py``, has its ids unchecked: nothing
+    can name them.)"""
+    named = named_mistakes(w)
+    if "" in named or not all(isinstance(k, str) and isinstance(v, str) for k, v in named.items()):
+        return [f"{w.id}: meta.json's mistakes must map file names in wrong/ to mistake ids"]
+    files = {p.name for p in w.wrong_versions()}
+    problems = [
+        f"{w.id}: meta.json's mistakes names wrong/{name}, which does not exist"
+        for name in sorted(set(named) - files)
+    ]
+    try:
+        has_oracles = mistakes.oracles_of(w.id) is not None
+        known = {m.id for m in mistakes.mistakes_of(w.id)}
+    except Exception as e:  # noqa: BLE001 - a broken oracles module is the author's to fix
+        return problems + [f"{w.id}: its mistake oracles do not load: {type(e).__name__}: {e}"]
+    headings = {line[3:].strip() for line in w.lesson.splitlines() if line.startswith("## ")}
+    if has_oracles:
+        for name, mistake_id in sorted(named.items()):
+            if mistake_id not in known:
+                problems.append(
+                    f"{w.id}: meta.json says wrong/{name} makes mistake {mistake_id!r}, "
+                    f"which is not one of {', '.join(sorted(known))}"
+                )
+    for m in mistakes.mistakes_of(w.id):
+        if m.section not in headings:
+            problems.append(
+                f"{w.id}: mistake {m.id!r} names lesson section {m.section!r}, which lesson.md does not have"
+            )
+    return problems
+
+
+def mistakes_named_by(records) -> set:
+    """The ids of the classic mistakes the failing records name."""
+    return {r.details.get("mistake", {}).get("id") for r in records if r.status == "fail"} - {None}
+
+
+def unnamed_mistake(w, wrong_name: str, records) -> str:
+    """The mistake meta.json says ``wrong_name`` makes, when no failing check named it
+    ('' when none is named, or it was, or the workshop has no oracles to name it)."""
+    wanted = named_mistakes(w).get(wrong_name, "")
+    if not wanted or wanted in mistakes_named_by(records) or mistakes.oracles_of(w.id) is None:
+        return ""
+    return wanted
 
 
 def folder_problems(w) -> list:
@@ -47,7 +110,7 @@ def folder_problems(w) -> list:
             )
         if not c.why:
             problems.append(f"{w.id}: check {c.id!r} does not say why it matters")
-    return problems
+    return problems + mistake_problems(w)
 
 
 def missed_catches(w, wrong_name: str, records) -> list:
@@ -89,7 +152,8 @@ def self_check(workshops: list, args, out) -> int:
         code = exit_code(records)
         missed = missed_catches(w, path.name, records) if want == {1} else []
         unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
-        ok = (code in want or unavailable) and not missed
+        unnamed = unnamed_mistake(w, path.name, records) if want == {1} and not unavailable else ""
+        ok = (code in want or unavailable) and not missed and not unnamed
         problems += not ok
         caught = sorted({r.id for r in records if r.status in ("fail", "error")})
         note = (
@@ -101,6 +165,12 @@ def self_check(workshops: list, args, out) -> int:
             note += f"; its checks ({', '.join(only or [])}) cannot run here"
         if missed:
             note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
+        mistake = named_mistakes(w).get(path.name, "") if want == {1} else ""
+        mistake_named = bool(mistake) and mistake in mistakes_named_by(records)
+        if unnamed:
+            note += f"; mistake {unnamed!r} NOT named by any failing check (meta.json says it is made)"
+        elif mistake_named:
+            note += f"; names the mistake {mistake}"
         rel = str(path.relative_to(w.folder.parent))
         out.line(
             f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
@@ -115,6 +185,8 @@ def self_check(workshops: list, args, out) -> int:
                 "ok": ok,
                 "caught_by": caught,
                 "missed": missed,
+                "mistake": mistake,
+                "mistake_named": mistake_named,
                 "records": [r.to_dict() for r in records],
             }
         )

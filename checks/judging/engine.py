@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
+from checks.judging import mistakes
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record
 from workshops import catalog
@@ -269,6 +270,8 @@ def run_case(
         rec.message = case.interpreter_reason or "needs a CUDA GPU; not run in the interpreter"
         return rec
     ctx = Context(case_id=case.id, device=device, interpret=interpret, base_seed=seed)
+    if isinstance(mod, mistakes.Recorder):
+        mod.forget()  # only this check's calls are evidence for its diagnosis
     t0 = time.perf_counter()
     try:
         msg = case.fn(mod, ctx)
@@ -314,6 +317,10 @@ def run_case(
             rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
             rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
+    if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
+        found = mistakes.diagnose(workshop_id, mod.calls)
+        if found is not None:
+            mistakes.annotate(rec, found)  # the failure names the classic mistake it matches
     return rec
 
 
@@ -442,6 +449,8 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
         ]
     if w.gpu:
         mod = witnessed(mod, path, w)
+    # Each check's contract calls are remembered: a failure may then name a classic mistake.
+    mod = mistakes.Recorder(mod, mistakes.recorded_functions(w.id, w.functions))
     records = []
     for case in cases:
         if on_begin:

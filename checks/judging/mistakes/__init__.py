@@ -1,0 +1,193 @@
+"""Mistake oracles: when a check fails, name the classic mistake the answer makes.
+
+Each workshop has a module here (``checks/judging/mistakes/<workshop_id>.py``) with
+
+* ``MISTAKES``: the classic mistakes of that workshop, each a :class:`Mistake` whose
+  ``oracle`` computes, in float64 (plain floats for the CPU workshop), what the *wrong*
+  computation gives on a contract call's arguments;
+* ``right(call)``: what the right computation gives (None when it cannot say);
+* ``agrees(call, expected)``: whether the call's result equals ``expected`` within the
+  tolerance of the result's dtype.
+
+While a check runs, :class:`Recorder` remembers the last few contract calls (arguments
+and result, by reference).  When the check fails, :func:`diagnose` tries the mistakes
+on those calls, most recent first: the mistake whose oracle alone matches a result that
+the right computation does not match is the diagnosis, and :func:`annotate` puts it on
+the record.  A failure that matches no mistake keeps the check's own words.
+
+Standard library only: the CPU workshop runs under ``python -S`` without torch; a GPU
+workshop's module imports torch when it is first needed (only on a failing check).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+RECENT_CALLS = 4  # contract calls remembered per check, most recent last
+
+# The record's details["mistake"] has exactly these keys (the app and the CLI read them).
+DETAIL_KEYS = ("id", "sentence", "where", "section", "why")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One contract call a check made: the function's name, its arguments and what it
+    returned (references, not copies: the inputs are not changed by a right answer)."""
+
+    function: str
+    args: tuple
+    kwargs: dict
+    result: Any
+
+    def argument(self, index: int, name: str, default: Any = None) -> Any:
+        """The argument at position ``index`` or keyword ``name`` (else ``default``)."""
+        if len(self.args) > index:
+            return self.args[index]
+        return self.kwargs.get(name, default)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A classic mistake of one workshop.
+
+    ``sentence`` names the mistake in one plain sentence; ``where`` says where in the
+    kernel it goes wrong; ``section`` is the lesson section to read (a ``## `` heading of
+    the workshop's lesson.md); ``why`` says in a sentence or two why the answer comes out
+    wrong.  ``oracle(call)`` returns what the wrong computation gives for ``call``: None
+    when the mistake cannot apply to that call (a causal-only mistake on a non-causal
+    call), one expected value, or :class:`Variants`, several candidates (e.g. one per
+    plausible tile size), any of which may match."""
+
+    id: str
+    function: str
+    sentence: str
+    where: str
+    section: str
+    why: str
+    oracle: Callable[[Call], Any] = field(compare=False, repr=False)
+
+    def details(self) -> dict:
+        return {key: getattr(self, key) for key in DETAIL_KEYS}
+
+
+class Variants(list):
+    """Several candidates of one oracle (e.g. one per plausible tile size), any of which
+    may match: a plain list is one expected value (the CPU workshop's probabilities)."""
+
+
+class Recorder:
+    """The learner's module as a check sees it, remembering each contract call.
+
+    Every attribute is the wrapped module's; a contract function is wrapped so that each
+    call that returns is remembered in :attr:`calls` (the last :data:`RECENT_CALLS`)."""
+
+    def __init__(self, module: Any, functions: Iterable[str]):
+        self.recorded_module = module
+        self.contract_functions = frozenset(functions)
+        self.calls: deque = deque(maxlen=RECENT_CALLS)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = getattr(self.recorded_module, name)
+        except AttributeError:
+            # Raised again as this object's, so "your file does not define ..." still
+            # recognises the missing contract function.
+            raise AttributeError(f"module has no attribute {name!r}", name=name, obj=self) from None
+        if name not in self.contract_functions or not callable(value):
+            return value
+        calls = self.calls
+
+        def call(*args, **kwargs):
+            result = value(*args, **kwargs)
+            calls.append(Call(name, args, dict(kwargs), result))
+            return result
+
+        call.__name__ = name
+        call.__wrapped__ = value  # type: ignore[attr-defined]
+        return call
+
+    def forget(self) -> None:
+        """Start a new check: the calls of the previous one are not its evidence."""
+        self.calls.clear()
+
+
+def oracles_of(workshop_id: str) -> Optional[Any]:
+    """The workshop's mistakes module, or None when it has none."""
+    try:
+        return importlib.import_module(f"{__name__}.{workshop_id}")
+    except ModuleNotFoundError as e:
+        if e.name == f"{__name__}.{workshop_id}":
+            return None
+        raise
+
+
+def recorded_functions(workshop_id: str, functions: Iterable[str]) -> tuple:
+    """The functions whose calls are remembered: the contract's, and any helper the
+    workshop's mistakes module names in ``ALSO_RECORDED`` (e.g. a tile map a check calls)."""
+    try:
+        module = oracles_of(workshop_id)
+    except Exception:  # noqa: BLE001 - no oracles (e.g. torch missing): the contract alone
+        module = None
+    return tuple(functions) + tuple(getattr(module, "ALSO_RECORDED", ()))
+
+
+def mistakes_of(workshop_id: str) -> list:
+    module = oracles_of(workshop_id)
+    return list(module.MISTAKES) if module is not None else []
+
+
+def candidates_of(found: Any) -> list:
+    """What an oracle returned, as a list of candidates (empty for None)."""
+    if found is None:
+        return []
+    return list(found) if isinstance(found, Variants) else [found]
+
+
+def matching(module: Any, call: Call) -> Optional[Mistake]:
+    """The one mistake of the module that explains ``call``'s result, or None: None when
+    the right computation explains it (or cannot be computed), and None when two
+    different mistakes explain it equally well (the evidence cannot tell them apart, and
+    naming the wrong one would mislead)."""
+    right = module.right(call)
+    if right is None or module.agrees(call, right):
+        return None
+    found: list = []
+    for mistake in module.MISTAKES:
+        if mistake.function != call.function or any(m.id == mistake.id for m in found):
+            continue
+        if any(module.agrees(call, expected) for expected in candidates_of(mistake.oracle(call))):
+            found.append(mistake)
+    return found[0] if len(found) == 1 else None
+
+
+def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
+    """The classic mistake that explains the most recent of ``calls`` that one explains.
+
+    Never raises: an oracle that cannot handle an input (an unusual shape, a tensor it
+    cannot read) means no diagnosis, not a broken check."""
+    try:
+        module = oracles_of(workshop_id)
+    except Exception:  # noqa: BLE001 - no oracles (e.g. torch missing): no diagnosis
+        return None
+    if module is None:
+        return None
+    for call in reversed(list(calls)):
+        try:
+            found = matching(module, call)
+        except Exception:  # noqa: BLE001 - see the docstring
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def annotate(record: Any, mistake: Mistake) -> None:
+    """Put ``mistake`` on a failing check's record: its sentence opens the message (the
+    numbers stay), its why and section replace the check's own."""
+    record.message = f"{mistake.sentence} — {record.message}" if record.message else mistake.sentence
+    record.why = mistake.why
+    record.section = mistake.section
+    record.details = {**record.details, "mistake": mistake.details()}

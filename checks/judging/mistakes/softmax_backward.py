@@ -1,0 +1,171 @@
+"""I2 softmax backward: the classic mistakes, each a float64 oracle of the wrong computation."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes.compare import (
+    Partial,
+    agrees as _agrees,
+    as64,
+    gathered,
+    rounded,
+    rows_known,
+    unwritten_suffix,
+)
+
+DERIVING = "Deriving the vector-Jacobian product"
+WORKED = "Worked example"
+ADDRESSES = "Tile ownership and addresses"
+PRECISION = "Precision: one fp32 reduction, one cast"
+
+MAX_ELEMENTS = 1 << 22  # a larger call is not diagnosed (its oracles would take too long)
+HALF = (torch.float16, torch.bfloat16)
+
+
+def _inputs(call: Call) -> Optional[tuple]:
+    y, g = call.argument(0, "y"), call.argument(1, "grad_output")
+    if not (isinstance(y, torch.Tensor) and isinstance(g, torch.Tensor)):
+        return None
+    if y.dim() != 2 or y.shape != g.shape or y.numel() > MAX_ELEMENTS:
+        return None
+    return y, g
+
+
+def vjp(y64: torch.Tensor, g64: torch.Tensor) -> torch.Tensor:
+    return y64 * (g64 - (y64 * g64).sum(dim=-1, keepdim=True))
+
+
+def right(call: Call):
+    found = _inputs(call)
+    return None if found is None else vjp(as64(found[0]), as64(found[1]))
+
+
+def agrees(call: Call, expected) -> bool:
+    return _agrees(call.result, expected)
+
+
+def _reduce_g_alone(call: Call):
+    found = _inputs(call)
+    if found is None:
+        return None
+    y64, g64 = as64(found[0]), as64(found[1])
+    return y64 * (g64 - g64.sum(dim=-1, keepdim=True))
+
+
+def _unit_column_stride(call: Call):
+    found = _inputs(call)
+    if found is None or found[0].shape[1] < 2 or (found[0].stride(1) == 1 and found[1].stride(1) == 1):
+        return None
+    y, g = found
+    return vjp(gathered(y, (y.stride(0), 1)), gathered(g, (g.stride(0), 1)))
+
+
+def _half_precision_dot(call: Call):
+    """dot = sum(y * g) accumulated in the input's 16-bit dtype: off by up to a few
+    roundings of the running sum.  The dot each row's result implies is fitted (least
+    squares on dx = y * (g - dot)); the mistake matches when that dot is within 16-bit
+    rounding of the true one and reproduces every element."""
+    found = _inputs(call)
+    got = call.result
+    if found is None or found[0].dtype not in HALF or not isinstance(got, torch.Tensor):
+        return None
+    if got.shape != found[0].shape or found[0].shape[1] == 0:
+        return None
+    y64, g64, dx = as64(found[0]), as64(found[1]), as64(got)
+    weight = (y64 * y64).sum(dim=-1, keepdim=True)
+    implied = (y64 * (y64 * g64 - dx)).sum(dim=-1, keepdim=True) / weight.clamp_min(1e-300)
+    implied = rounded(implied, found[0].dtype)  # the dot itself is a 16-bit value
+    true_dot = (y64 * g64).sum(dim=-1, keepdim=True)
+    eps = torch.finfo(found[0].dtype).eps
+    bound = eps * (y64 * g64).abs().sum(dim=-1, keepdim=True) * max(1, found[0].shape[1]).bit_length()
+    if not bool(((implied - true_dot).abs() <= bound + eps).all()):
+        return None
+    return rounded(y64 * (g64 - implied), found[0].dtype)
+
+
+def _half_through_fp16(call: Call):
+    found = _inputs(call)
+    if found is None or found[0].dtype != torch.bfloat16:
+        return None
+    return vjp(rounded(as64(found[0]), torch.float16), rounded(as64(found[1]), torch.float16))
+
+
+def _capped_grid(call: Call):
+    found, got = _inputs(call), call.result
+    if found is None or not isinstance(got, torch.Tensor) or got.shape != found[0].shape:
+        return None
+    expected = vjp(as64(found[0]), as64(found[1]))
+    first = unwritten_suffix(got, expected)
+    if first is None or first % 16:
+        return None
+    return Partial(expected, rows_known(tuple(got.shape), first))
+
+
+MISTAKES = [
+    Mistake(
+        id="reduce-g-alone",
+        function="backward",
+        sentence=(
+            "Your kernel subtracts the row sum of g alone; the reduction must be the dot product sum(y * g)."
+        ),
+        where="the one row reduction: dot = tl.sum(y * g, axis=1), not tl.sum(g, axis=1)",
+        section=WORKED,
+        why=(
+            "dx_j = y_j * (g_j - sum_k y_k g_k): the subtracted term is the gradient's mean under the "
+            "probabilities y; without the weighting a constant gradient no longer gives 0 and rows no "
+            "longer sum to 0"
+        ),
+        oracle=_reduce_g_alone,
+    ),
+    Mistake(
+        id="unit-column-stride",
+        function="backward",
+        sentence="Your kernel reads y and grad_output as if their column stride were 1.",
+        where="the load addresses: row * stride_row + col * stride_col, each tensor with its own two strides",
+        section=ADDRESSES,
+        why=(
+            "on contiguous inputs the column stride is 1, so the mistake hides; on a transpose, a column "
+            "step or a broadcast gradient each lane reads an element of another row"
+        ),
+        oracle=_unit_column_stride,
+    ),
+    Mistake(
+        id="half-through-fp16",
+        function="backward",
+        sentence="Your kernel converts bf16 inputs through fp16 on their way to fp32.",
+        where="the loads: convert y and g straight to fp32 (.to(tl.float32))",
+        section=PRECISION,
+        why="bf16 values past 65,504 become inf in fp16 and probabilities below 6e-5 lose their bits",
+        oracle=_half_through_fp16,
+    ),
+    Mistake(
+        id="half-precision-dot",
+        function="backward",
+        sentence="Your kernel accumulates the dot product sum(y * g) in 16 bits instead of fp32.",
+        where="the loads: convert y and g to fp32 before the reduction, so tl.sum accumulates in fp32",
+        section=PRECISION,
+        why=(
+            "tl.sum keeps its input's dtype; a dot near 1000 is rounded to 0.5 in fp16 (4 in bf16), and "
+            "when g carries a common offset that rounding is as large as the whole answer g - dot"
+        ),
+        oracle=_half_precision_dot,
+    ),
+    Mistake(
+        id="capped-grid",
+        function="backward",
+        sentence=(
+            "Your launch grid has fewer programs than the rows need, so the last rows are never written."
+        ),
+        where="the grid: cdiv(n_rows, rows_per_program) programs, however many rows there are",
+        section=ADDRESSES,
+        why=(
+            "a capped grid covers only the first rows; every row past the cap keeps whatever memory held "
+            "(rows before it are right)"
+        ),
+        oracle=_capped_grid,
+    ),
+]

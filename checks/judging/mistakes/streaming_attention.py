@@ -1,0 +1,267 @@
+"""A3 streaming attention: the classic mistakes, each a float64 oracle of the wrong computation.
+
+Every oracle works on [N, D] and on [B, H, N, D] alike (the matrix products batch over
+the leading dimensions)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+
+from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes.compare import (
+    F64,
+    Partial,
+    agrees as _agrees,
+    as64,
+    rounded,
+    rows_known,
+    unwritten_suffix,
+)
+
+OWNERSHIP = "Who owns what: programs, tiles and the state"
+RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
+WORKED = "Worked example: logits [0, 0, log 2]"
+CAUSAL = "Causal attention and the diagonal"
+RAGGED = "Ragged lengths and masks"
+PROBLEM = "The problem: attention without the score matrix"
+
+MAX_WORK = 1 << 28  # heads * N * N * D above this: not diagnosed (its oracles would take too long)
+QUERY_BLOCKS = (16, 32, 64, 128)  # plausible BLOCK_M values of a learner's launch
+
+
+class _Inputs:
+    """q, k, v as float64 with the call's options."""
+
+    def __init__(self, call: Call):
+        q, k, v = (call.argument(i, name) for i, name in enumerate("qkv"))
+        self.dtype = q.dtype
+        self.q, self.k, self.v = as64(q), as64(k), as64(v)
+        self.causal = bool(call.kwargs.get("causal", call.args[3] if len(call.args) > 3 else False))
+        self.block_n = call.kwargs.get("block_n", call.args[4] if len(call.args) > 4 else 32)
+        self.n, self.d = self.q.shape[-2], self.q.shape[-1]
+
+    def scores(self, scale: Optional[float] = None) -> torch.Tensor:
+        s = self.q @ self.k.transpose(-1, -2) * (1 / math.sqrt(self.d) if scale is None else scale)
+        return self.masked(s) if self.causal else s
+
+    def masked(self, s: torch.Tensor, diagonal: int = 1) -> torch.Tensor:
+        future = torch.ones(self.n, self.n, dtype=torch.bool).triu(diagonal)
+        return s.masked_fill(future, float("-inf"))
+
+
+def _inputs(call: Call) -> Optional[_Inputs]:
+    q, k, v = (call.argument(i, name) for i, name in enumerate("qkv"))
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        return None
+    if q.dim() not in (2, 4) or q.shape != k.shape or q.shape != v.shape or q.numel() == 0:
+        return None
+    heads = q.numel() // (q.shape[-1] * q.shape[-2])
+    if heads * q.shape[-2] * q.shape[-2] * q.shape[-1] > MAX_WORK:
+        return None
+    return _Inputs(call)
+
+
+def attend(s: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(s, dim=-1) @ v
+
+
+def right(call: Call):
+    found = _inputs(call)
+    return None if found is None else attend(found.scores(), found.v)
+
+
+def agrees(call: Call, expected) -> bool:
+    return _agrees(call.result, expected)
+
+
+def _causal_excludes_diagonal(call: Call):
+    found = _inputs(call)
+    if found is None or not found.causal:
+        return None
+    s = found.masked(found.q @ found.k.transpose(-1, -2) / math.sqrt(found.d), diagonal=0)
+    return attend(s, found.v)  # row 0 has no key left: NaN, as in the kernel
+
+
+def _causal_ignored(call: Call):
+    found = _inputs(call)
+    if found is None or not found.causal:
+        return None
+    return attend(found.q @ found.k.transpose(-1, -2) / math.sqrt(found.d), found.v)
+
+
+def _scale_forgotten(call: Call):
+    found = _inputs(call)
+    return None if found is None else attend(found.scores(scale=1.0), found.v)
+
+
+def accumulator_not_rescaled(s: torch.Tensor, v: torch.Tensor, block_n: int) -> torch.Tensor:
+    """The recurrence over key tiles of ``block_n`` with l rescaled by alpha but acc not."""
+    n = s.shape[-1]
+    m = torch.full(s.shape[:-1], float("-inf"), dtype=F64)
+    l = torch.zeros(s.shape[:-1], dtype=F64)
+    acc = torch.zeros(s.shape[:-1] + (v.shape[-1],), dtype=F64)
+    for start in range(0, n, block_n):
+        tile = s[..., start : start + block_n]
+        m_new = torch.maximum(m, tile.amax(dim=-1))
+        alpha = torch.where(m == float("-inf"), torch.zeros_like(m), torch.exp(m - m_new))
+        p = torch.exp(tile - m_new[..., None])
+        l = l * alpha + p.sum(dim=-1)
+        acc = acc + p @ v[..., start : start + block_n, :]  # the missing acc * alpha
+        m = m_new
+    return acc / l[..., None]
+
+
+def _accumulator_not_rescaled(call: Call):
+    found = _inputs(call)
+    if found is None or not isinstance(found.block_n, int) or found.block_n <= 0 or found.n <= found.block_n:
+        return None
+    return accumulator_not_rescaled(found.scores(), found.v, found.block_n)
+
+
+def _tail_scores_not_masked(call: Call):
+    """Keys past N in the last key tile load as zeros and score 0 instead of -inf: each
+    adds exp(0 - m) to l (and nothing to acc, its value being 0 too)."""
+    found = _inputs(call)
+    if found is None or found.causal or not isinstance(found.block_n, int) or found.block_n <= 0:
+        return None
+    phantoms = -found.n % found.block_n
+    if not phantoms:
+        return None
+    s = found.scores()
+    m = torch.clamp_min(s.amax(dim=-1, keepdim=True), 0.0)  # the phantoms' 0 takes part in the max
+    weights = torch.exp(s - m)
+    return (weights @ found.v) / (weights.sum(dim=-1, keepdim=True) + phantoms * torch.exp(-m))
+
+
+def _scores_in_fp16(call: Call):
+    found = _inputs(call)
+    if found is None or found.dtype != torch.float16:
+        return None
+    s = rounded(found.q @ found.k.transpose(-1, -2), torch.float16) / math.sqrt(found.d)
+    return attend(found.masked(s) if found.causal else s, found.v)
+
+
+def _unwritten_rows(call: Call) -> Optional[tuple]:
+    found, got = _inputs(call), call.result
+    if found is None or not isinstance(got, torch.Tensor) or got.shape != found.q.shape:
+        return None
+    expected = attend(found.scores(), found.v)
+    first = unwritten_suffix(got, expected)
+    return None if first is None else (expected, first, found.n)
+
+
+def _floor_grid(first: int, n: int) -> bool:
+    return any(n % b and first == n - n % b for b in QUERY_BLOCKS)
+
+
+def _grid_misses_tail(call: Call):
+    found = _unwritten_rows(call)
+    if found is None or not _floor_grid(found[1], found[2]):
+        return None
+    expected, first, _ = found
+    return Partial(expected, rows_known(tuple(expected.shape), first))
+
+
+def _capped_grid(call: Call):
+    found = _unwritten_rows(call)
+    if found is None or found[1] % 16 or _floor_grid(found[1], found[2]):
+        return None
+    expected, first, _ = found
+    return Partial(expected, rows_known(tuple(expected.shape), first))
+
+
+MISTAKES = [
+    Mistake(
+        id="causal-excludes-diagonal",
+        function="attention",
+        sentence="Your causal mask keeps keys j < i; query i must also see its own key (j <= i).",
+        where="the causal mask: tl.where(offs_n[None, :] <= offs_m[:, None], s, -inf)",
+        section=CAUSAL,
+        why=(
+            "with a strict mask row i averages keys 0..i-1 only, and row 0 sees no key at all: its "
+            "maximum stays -inf and exp(-inf - (-inf)) makes it NaN"
+        ),
+        oracle=_causal_excludes_diagonal,
+    ),
+    Mistake(
+        id="causal-ignored",
+        function="attention",
+        sentence="Your kernel ignores causal=True: every query row attends to future keys.",
+        where="the key-tile loop: with causal=True, set s[i, j] = -inf where j > i",
+        section=CAUSAL,
+        why="causal row i must depend on keys 0..i only; without the mask it averages the whole sequence",
+        oracle=_causal_ignored,
+    ),
+    Mistake(
+        id="accumulator-not-rescaled",
+        function="attention",
+        sentence="Your kernel rescales l by alpha = exp(m_old - m_new) when the maximum rises, but not acc.",
+        where="the key-tile update: acc = acc * alpha[:, None] before adding p @ v",
+        section=WORKED,
+        why=(
+            "l and acc are both sums of exp(s - m_old); after the maximum rises both must shrink by alpha, "
+            "or acc mixes two scales (the worked example gives 7 instead of 6)"
+        ),
+        oracle=_accumulator_not_rescaled,
+    ),
+    Mistake(
+        id="tail-scores-not-masked",
+        function="attention",
+        sentence="Your kernel gives the keys past N in the last key tile a score of 0 instead of -inf.",
+        where="the last key tile: s = tl.where(offs_n[None, :] < N, s, -inf) after the masked loads",
+        section=RAGGED,
+        why=(
+            "a key loaded as zeros scores q . 0 = 0, not 'absent': each phantom key adds exp(0 - m) to the "
+            "denominator, so every row comes out too small whenever N is not a multiple of block_n"
+        ),
+        oracle=_tail_scores_not_masked,
+    ),
+    Mistake(
+        id="scale-forgotten",
+        function="attention",
+        sentence="Your kernel leaves out the scale 1/sqrt(D) from the scores.",
+        where="the scores: s = q @ k^T * (1 / sqrt(D))",
+        section=PROBLEM,
+        why="without the scale every logit is sqrt(D) times too large, so the weights are far too peaked",
+        oracle=_scale_forgotten,
+    ),
+    Mistake(
+        id="scores-in-fp16",
+        function="attention",
+        sentence="Your kernel keeps the scores q . k in fp16; they must stay fp32.",
+        where="the score tile: keep tl.dot(q, tl.trans(k)) in fp32 (no .to(tl.float16))",
+        section=RECURRENCE,
+        why="fp16 stops at 65,504: a larger q . k becomes inf, and inf - inf turns the row into NaN",
+        oracle=_scores_in_fp16,
+    ),
+    Mistake(
+        id="grid-misses-tail",
+        function="attention",
+        sentence=(
+            "Your grid rounds the query blocks down (N // BLOCK_M), so the last partial block is never "
+            "written."
+        ),
+        where="the grid: cdiv(N, BLOCK_M) query blocks",
+        section=OWNERSHIP,
+        why="the rows of a partial last query block belong to no program and keep whatever memory held",
+        oracle=_grid_misses_tail,
+    ),
+    Mistake(
+        id="capped-grid",
+        function="attention",
+        sentence=(
+            "Your launch grid has fewer programs than the query blocks need, so the last rows are never "
+            "written."
+        ),
+        where="the grid: one program per BLOCK_M query rows (per head), however long the sequence",
+        section=OWNERSHIP,
+        why=(
+            "a capped grid covers only the first query rows; every row past the cap keeps whatever memory "
+            "held"
+        ),
+        oracle=_capped_grid,
+    ),
+]

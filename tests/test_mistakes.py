@@ -1,0 +1,460 @@
+"""Mistake oracles: a failing check names the classic mistake the answer makes.
+
+Each oracle reproduces its kept wrong answer's output and not the reference answer's;
+the end-to-end record of a kept wrong answer carries the mistake; an unrelated error
+gets no diagnosis, and a passing check never does.  GPU workshops run in Triton's
+interpreter (conftest sets TRITON_INTERPRET=1); inputs stay small."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from checks.authoring import mistake_problems, named_mistakes, unnamed_mistake
+from checks.judging import mistakes
+from checks.judging.case import Case, CheckFailed
+from checks.judging.engine import cases_for, load_exercise, run_case, run_checks
+from checks.judging.mistakes import Call, Recorder, matching
+from checks.judging.mistakes.compare import Partial
+from workshops import catalog
+
+FP16, BF16 = torch.float16, torch.bfloat16
+
+
+def _randn(*shape, scale=1.0, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+def _with(t, index, value):
+    t = t.clone()
+    t[index] = value
+    return t
+
+
+def _rising_transpose():
+    ramp = torch.arange(2100, dtype=torch.float64) * 0.01
+    return (ramp[:, None] + _randn(2100, 4, scale=0.1, dtype=torch.float64)).float().t()
+
+
+def _probs(rows, cols, dtype=torch.float32, seed=0):
+    return torch.softmax(_randn(rows, cols, seed=seed, dtype=torch.float64), dim=-1).to(dtype)
+
+
+def _qkv(n, d, seed=0):
+    x = _randn(3, n, d, seed=seed, dtype=torch.float64)
+    return tuple(x[i].to(FP16).clone() for i in range(3))
+
+
+def _large_scores():
+    q, k, v = _qkv(70, 16)
+    q, k = torch.zeros_like(q), torch.zeros_like(k)
+    q[:, :2] = 250.0
+    k[:, :2] = (250.0 - 0.125 * (torch.arange(70) % 16)).to(FP16)[:, None]
+    return (q, k, v), {"causal": False, "block_n": 32}
+
+
+def _gemm(m, n, k, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a, b, bias = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((m, k), (k, n), (n,)))
+    return (a.to(FP16), b.to(FP16), bias.to(FP16)), {}
+
+
+def _one_rounding():
+    a = torch.zeros(2, 16, dtype=FP16)
+    a[:, 0], a[:, 1] = 2048.0, 1.0  # acc = 2049: fp16 rounds it to 2048
+    return (a, torch.ones(16, 16, dtype=FP16), torch.full((16,), -2048.0, dtype=FP16)), {}
+
+
+def _partial_sums():
+    a = torch.full((24, 64), 250.0, dtype=FP16)
+    b = torch.full((64, 20), 250.0, dtype=FP16)
+    b[32:] = -250.0  # partial sums reach 2e6 before the second half cancels them
+    return (a, b, torch.ones(20, dtype=FP16)), {}
+
+
+# (workshop, kept wrong answer, the mistake it makes, function, inputs that expose it)
+ORACLE_CASES = [
+    (
+        "strided_softmax",
+        "unit_column_stride",
+        "unit-column-stride",
+        "softmax",
+        lambda: ((_randn(20, 7).t(),), {}),
+    ),
+    (
+        "strided_softmax",
+        "input_strides_for_output",
+        "input-strides-for-output",
+        "softmax",
+        lambda: ((_randn(9, 6).t(),), {}),
+    ),
+    (
+        "strided_softmax",
+        "tiled_stale_denominator",
+        "stale-running-sum",
+        "softmax",
+        lambda: ((_rising_transpose(),), {}),
+    ),
+    (
+        "strided_softmax",
+        "half_through_fp16",
+        "half-through-fp16",
+        "softmax",
+        # row 0 past fp16's range; row 1 near 100, where exp(x) would overflow fp32 but
+        # exp(x - max) does not: only the trip through fp16 explains the output
+        lambda: (
+            (_with(_randn(3, 40, dtype=BF16), (0, 3), 7e4) + torch.tensor([[0.0], [100.0], [0.0]]).to(BF16),),
+            {},
+        ),
+    ),
+    (
+        "strided_softmax",
+        "max_not_subtracted",
+        "max-not-subtracted",
+        "softmax",
+        lambda: ((_randn(4, 50, scale=3.0) + 1000.0,), {}),
+    ),
+    (
+        "softmax_backward",
+        "reduce_g_alone",
+        "reduce-g-alone",
+        "backward",
+        lambda: ((_probs(4, 37), _randn(4, 37, seed=1)), {}),
+    ),
+    (
+        "softmax_backward",
+        "unit_column_stride",
+        "unit-column-stride",
+        "backward",
+        lambda: ((_probs(9, 5).t(), _randn(9, 5, seed=1).t()), {}),
+    ),
+    (
+        "softmax_backward",
+        "half_precision_dot",
+        "half-precision-dot",
+        "backward",
+        lambda: ((_probs(4, 16, FP16), (1000 + _randn(4, 16, seed=1)).to(FP16)), {}),
+    ),
+    (
+        "softmax_backward",
+        "half_through_fp16",
+        "half-through-fp16",
+        "backward",
+        lambda: ((_probs(6, 40, BF16), _randn(6, 40, seed=1, scale=7e4, dtype=BF16)), {}),
+    ),
+    (
+        "split_softmax",
+        "concat_local_normalized",
+        "local-normalization",
+        "softmax",
+        lambda: ((_randn(2, 600),), {"chunk_size": 256}),
+    ),
+    (
+        "split_softmax",
+        "merge_without_rescale",
+        "merge-without-rescale",
+        "softmax",
+        lambda: ((torch.arange(785.0).repeat(2, 1) * 0.02,), {"chunk_size": 256}),
+    ),
+    (
+        "split_softmax",
+        "zero_padding_in_stats",
+        "zero-padding-in-stats",
+        "softmax",
+        lambda: ((_randn(2, 300),), {"chunk_size": 256}),
+    ),
+    (
+        "split_softmax",
+        "floor_tile_count",
+        "floor-chunk-count",
+        "scratch_bytes",
+        lambda: ((4, 32769, 1024), {}),
+    ),
+    (
+        "split_softmax",
+        "half_through_fp16",
+        "half-through-fp16",
+        "softmax",
+        lambda: ((_with(_randn(2, 300, dtype=BF16), (1, 7), 7e4),), {"chunk_size": 256}),
+    ),
+    (
+        "streaming_attention",
+        "causal_excludes_diagonal",
+        "causal-excludes-diagonal",
+        "attention",
+        lambda: (_qkv(40, 16), {"causal": True, "block_n": 32}),
+    ),
+    (
+        "streaming_attention",
+        "rescale_l_not_acc",
+        "accumulator-not-rescaled",
+        "attention",
+        lambda: (_qkv(70, 16), {"causal": False, "block_n": 32}),
+    ),
+    (
+        "streaming_attention",
+        "tail_scores_not_masked",
+        "tail-scores-not-masked",
+        "attention",
+        lambda: (_qkv(40, 16), {"causal": False, "block_n": 32}),
+    ),
+    ("streaming_attention", "fp16_scores", "scores-in-fp16", "attention", _large_scores),
+    ("fused_gemm", "bias_by_row", "bias-by-row", "matmul_bias_relu", lambda: _gemm(20, 24, 16)),
+    ("fused_gemm", "cast_before_epilogue", "cast-before-epilogue", "matmul_bias_relu", _one_rounding),
+    ("fused_gemm", "fp16_accumulator", "fp16-accumulator", "matmul_bias_relu", _partial_sums),
+    ("fused_gemm", "fixed_group_size", "fixed-group-size", "tile_of", lambda: ((5, 3, 2, 2), {})),
+    (
+        "fused_gemm",
+        "fixed_group_size",
+        "fixed-group-size",
+        "matmul_bias_relu",
+        lambda: (_gemm(70, 100, 16)[0], {"tile_m": 32, "group_m": 4}),
+    ),
+    (
+        "online_normalizer",
+        "raw_denominator",
+        "raw-denominator",
+        "merge",
+        lambda: (((2.0, 2.0), (4.0, 1.0)), {}),
+    ),
+    (
+        "online_normalizer",
+        "raw_denominator",
+        "raw-denominator",
+        "streaming_softmax",
+        lambda: (([3.0, -1.0, 7.0, 2.0, 9.5], 2), {}),
+    ),
+    (
+        "online_normalizer",
+        "empty_nan",
+        "empty-merge-nan",
+        "merge",
+        lambda: (((-math.inf, 0.0), (-math.inf, 0.0)), {}),
+    ),
+]
+
+_LOADED: dict = {}
+
+
+def _module(workshop_id, name):
+    """The reference answer ('solution') or a kept wrong answer, loaded once."""
+    w = catalog.get(workshop_id)
+    path = w.solution if name == "solution" else w.folder / "wrong" / f"{name}.py"
+    if path not in _LOADED:
+        _LOADED[path] = load_exercise(path)
+    return _LOADED[path]
+
+
+def _call(workshop_id, name, function, args, kwargs):
+    return Call(function, args, dict(kwargs), getattr(_module(workshop_id, name), function)(*args, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "workshop_id, wrong, mistake_id, function, inputs",
+    ORACLE_CASES,
+    ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in ORACLE_CASES],
+)
+def test_each_oracle_matches_its_kept_wrong_answer_and_not_the_reference(
+    workshop_id, wrong, mistake_id, function, inputs
+):
+    oracles = mistakes.oracles_of(workshop_id)
+    (mistake,) = [m for m in oracles.MISTAKES if m.id == mistake_id and m.function == function]
+    args, kwargs = inputs()
+    bad = _call(workshop_id, wrong, function, args, kwargs)
+    good = _call(workshop_id, "solution", function, args, kwargs)
+    candidates = mistakes.candidates_of(mistake.oracle(bad))
+    assert candidates, "the mistake should apply to these inputs"
+    assert any(oracles.agrees(bad, c) for c in candidates), "the oracle reproduces the wrong answer"
+    assert not oracles.agrees(bad, oracles.right(bad)), "the wrong answer is wrong here"
+    assert oracles.agrees(good, oracles.right(good)), "the reference answer is right here"
+    # An oracle of values never matches the reference; one that leaves the never-written
+    # elements open (a Partial) holds right values elsewhere, so there the diagnosis's
+    # own rule, "and the right computation does not match", is what keeps it quiet.
+    full = [c for c in mistakes.candidates_of(mistake.oracle(good)) if not isinstance(c, Partial)]
+    assert not any(oracles.agrees(good, c) for c in full)
+    found = matching(oracles, bad)
+    assert found is not None and found.id == mistake_id
+    assert matching(oracles, good) is None
+
+
+def test_meta_json_names_a_mistake_for_each_classic_wrong_answer():
+    for w in catalog.workshops():
+        named = named_mistakes(w)
+        known = {m.id for m in mistakes.mistakes_of(w.id)}
+        assert named and set(named.values()) <= known, w.id
+        assert set(named) <= {p.name for p in w.wrong_versions()}, w.id
+        assert mistake_problems(w) == [], w.id
+        # the shape of "wrong_answers" is unchanged: file -> list of check ids
+        meta = json.loads((w.folder / "meta.json").read_text())
+        assert all(isinstance(v, list) for v in meta["wrong_answers"].values())
+
+
+def test_every_mistake_is_fully_described_and_names_a_real_lesson_section():
+    for w in catalog.workshops():
+        headings = {line[3:].strip() for line in w.lesson.splitlines() if line.startswith("## ")}
+        functions = set(w.functions) | set(getattr(mistakes.oracles_of(w.id), "ALSO_RECORDED", ()))
+        for m in mistakes.mistakes_of(w.id):
+            assert m.section in headings, (w.id, m.id, m.section)
+            assert m.function in functions, (w.id, m.id)
+            assert all(getattr(m, key).strip() for key in mistakes.DETAIL_KEYS), (w.id, m.id)
+            assert "FIGURES" not in m.why and "reference course" not in m.why
+
+
+# (workshop, kept wrong answer, a check that rejects it, the mistake its record names)
+END_TO_END = [
+    ("strided_softmax", "unit_column_stride", "worked-transpose", "unit-column-stride"),
+    ("softmax_backward", "reduce_g_alone", "worked-example", "reduce-g-alone"),
+    ("streaming_attention", "causal_excludes_diagonal", "causal-row-zero", "causal-excludes-diagonal"),
+    ("fused_gemm", "fixed_group_size", "worked-tile-map", "fixed-group-size"),
+    ("split_softmax", "floor_tile_count", "worked-scratch", "floor-chunk-count"),
+    ("online_normalizer", "raw_denominator", "worked-merge", "raw-denominator"),
+]
+
+
+@pytest.mark.parametrize(
+    "workshop_id, wrong, check_id, mistake_id", END_TO_END, ids=[c[0] for c in END_TO_END]
+)
+def test_the_record_of_a_kept_wrong_answer_names_its_mistake(workshop_id, wrong, check_id, mistake_id):
+    w = catalog.get(workshop_id)
+    path = w.folder / "wrong" / f"{wrong}.py"
+    unnamed = run_checks(workshop_id, path, interpret=True, only=[check_id])
+    (rec,) = unnamed
+    assert rec.status == "fail"
+    detail = rec.details["mistake"]
+    assert list(detail) == ["id", "sentence", "where", "section", "why"]
+    assert detail["id"] == mistake_id
+    assert (
+        rec.message.startswith(detail["sentence"] + " — ") and len(rec.message) > len(detail["sentence"]) + 10
+    )
+    assert (rec.why, rec.section) == (detail["why"], detail["section"])
+    case_why = {c.id: c.why for c in cases_for(workshop_id)}
+    assert rec.why != case_why[check_id]
+    assert unnamed_mistake(w, path.name, unnamed) == ""  # the self-check's rule holds
+    assert json.loads(json.dumps(rec.to_dict()))["details"]["mistake"] == detail
+
+
+def test_the_self_check_rule_reports_a_mistake_no_check_named():
+    w = catalog.get("online_normalizer")
+    records = run_checks(w.id, w.folder / "wrong" / "raw_denominator.py", only=["worked-merge"])
+    for r in records:
+        r.details.pop("mistake")
+    assert unnamed_mistake(w, "raw_denominator.py", records) == "raw-denominator"
+    assert unnamed_mistake(w, "empty_nan.py", []) == "empty-merge-nan"
+
+
+def test_a_broken_mistakes_map_is_reported(tmp_path):
+    import dataclasses
+    import shutil
+
+    w = catalog.get("online_normalizer")
+    broken = tmp_path / w.id
+    shutil.copytree(w.folder, broken)
+    meta = json.loads((broken / "meta.json").read_text())
+    meta["mistakes"] = {"raw_denominator.py": "no-such-mistake", "gone.py": "raw-denominator"}
+    (broken / "meta.json").write_text(json.dumps(meta))
+    problems = "\n".join(mistake_problems(dataclasses.replace(w, folder=broken)))
+    assert "'no-such-mistake'" in problems and "wrong/gone.py, which does not exist" in problems
+
+
+def _tweaked(tmp_path, workshop_id, old, new):
+    w = catalog.get(workshop_id)
+    text = w.solution.read_text()
+    assert text.count(old) == 1
+    path = tmp_path / f"{workshop_id}.py"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_an_unrelated_error_gets_no_diagnosis(tmp_path):
+    # A plausible-looking bug that is none of the classic mistakes: every probability 1.5x.
+    path = _tweaked(
+        tmp_path, "strided_softmax", "numerators * (1.0 / denominator)", "numerators * (1.5 / denominator)"
+    )
+    (rec,) = run_checks("strided_softmax", path, interpret=True, only=["basic"])
+    assert rec.status == "fail" and "mistake" not in rec.details
+    case = {c.id: c for c in cases_for("strided_softmax")}
+    assert (rec.why, rec.section) == (case["basic"].why, case["basic"].section)
+    path = _tweaked(
+        tmp_path, "online_normalizer", "l_left * scale_left + l_right * scale_right", "l_left + l_right * 1.5"
+    )
+    (rec,) = run_checks("online_normalizer", path, only=["worked-merge"])
+    assert rec.status == "fail" and "mistake" not in rec.details
+
+
+def test_a_passing_check_is_never_diagnosed():
+    w = catalog.get("online_normalizer")
+    mod = Recorder(load_exercise(w.folder / "wrong" / "raw_denominator.py"), w.functions)
+
+    def quiet(m, ctx):
+        m.merge((2.0, 2.0), (4.0, 1.0))  # the raw merge's answer, but the check passes
+
+    rec = run_case(
+        Case("quiet", "calls the raw merge and passes", quiet),
+        mod,
+        Path(w.folder),
+        workshop_id=w.id,
+        device="cpu",
+        interpret=False,
+    )
+    assert rec.status == "pass" and "mistake" not in rec.details and len(mod.calls) == 1
+
+    def loud(m, ctx):
+        m.merge((2.0, 2.0), (4.0, 1.0))
+        raise CheckFailed("wrong")
+
+    rec = run_case(
+        Case("loud", "fails", loud), mod, Path(w.folder), workshop_id=w.id, device="cpu", interpret=False
+    )
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == "raw-denominator"
+    records = run_checks(w.id, w.solution, only=["worked-merge", "partition-invariance"])
+    assert all(r.status == "pass" and "mistake" not in r.details for r in records)
+
+
+def test_the_recorder_keeps_only_the_last_calls_of_one_check_and_the_missing_function_message(tmp_path):
+    w = catalog.get("online_normalizer")
+    mod = Recorder(load_exercise(w.solution), w.functions)
+    for i in range(mistakes.RECENT_CALLS + 2):
+        mod.summarize([float(i)])
+    assert [c.args[0] for c in mod.calls] == [[float(i)] for i in range(2, mistakes.RECENT_CALLS + 2)]
+    assert mod.EMPTY == (-math.inf, 0.0) and not mod.calls[-1].kwargs  # other attributes pass through
+    mod.forget()
+    assert not mod.calls
+    path = tmp_path / "partial.py"
+    path.write_text(w.solution.read_text().replace("def streaming_softmax(", "def streaming_softmax_later("))
+    (rec,) = run_checks(w.id, path, only=["empty-input"])
+    assert rec.status == "fail" and "does not define 'streaming_softmax'" in rec.message
+
+
+def test_a_broken_oracle_means_no_diagnosis_not_a_broken_check(monkeypatch):
+    oracles = mistakes.oracles_of("online_normalizer")
+
+    def broken(call):
+        raise ZeroDivisionError("oracle bug")
+
+    first = oracles.MISTAKES[0]
+    monkeypatch.setattr(
+        oracles,
+        "MISTAKES",
+        [mistakes.Mistake(**{**first.details(), "function": first.function, "oracle": broken})],
+    )
+    call = Call("merge", ((2.0, 2.0), (4.0, 1.0)), {}, (4.0, 3.0))
+    assert mistakes.diagnose("online_normalizer", [call]) is None
+    assert mistakes.diagnose("no_such_workshop", [call]) is None
+
+
+def test_two_mistakes_that_explain_a_result_equally_well_name_neither():
+    # bf16 logits near 70,000 are NaN whether the kernel goes through fp16 or forgets to
+    # subtract the maximum: the evidence cannot tell, so the check keeps its own words.
+    x = torch.full((2, 8), 7e4, dtype=BF16)
+    call = _call("strided_softmax", "half_through_fp16", "softmax", (x,), {})
+    oracles = mistakes.oracles_of("strided_softmax")
+    explaining = {
+        m.id
+        for m in oracles.MISTAKES
+        if any(oracles.agrees(call, c) for c in mistakes.candidates_of(m.oracle(call)))
+    }
+    assert explaining == {"half-through-fp16", "max-not-subtracted"}
+    assert matching(oracles, call) is None
