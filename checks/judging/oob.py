@@ -99,7 +99,8 @@ def _view_offsets(layout) -> np.ndarray:
 
 def _strides_of_another(bad_addrs, best, ranges) -> Optional[tuple]:
     """The tensor whose layout explains every out-of-range address, read as offsets from
-    ``best``'s first element: the access uses that tensor's strides for ``best``."""
+    ``best``'s first element: the access was built with that tensor's strides, or it
+    indexes rows past ``best``'s last one (the message says both)."""
     start, _, _, _, (shape, strides, elem) = best
     rel = bad_addrs.astype(np.int64) - np.int64(start)
     if elem <= 0 or (rel % elem).any():
@@ -145,10 +146,13 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
         if other is not None:
             # The offsets are valid for another argument's layout: its strides were used.
             where += f" (strides {strides})"
+            # Say what was observed, not which mistake made it: the same addresses come from
+            # an offset built with the other tensor's strides or from a row index out of range.
             advice = (
-                f"these addresses follow the strides of {other[2]} {other[4][1]}, not those of "
-                f"{name}: build each tensor's addresses from its own strides; a mask would "
-                f"only hide the elements this access misplaces"
+                f"the bad addresses, counted from the start of {name}, step like the elements of "
+                f"{other[2]} {other[4][1]}: an offset computed with {other[2]}'s strides (or a row "
+                f"index past {name}'s last row); build each tensor's addresses from its own strides "
+                f"and bound its row index; a mask would only hide the elements this access misplaces"
             )
         elif st_start <= bad < st_end:
             # Inside the tensor's memory but outside the view the kernel was given: the
