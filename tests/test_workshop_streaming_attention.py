@@ -212,3 +212,37 @@ def test_benchmark_variants_work_without_the_skip_option():
     for c in cands:
         c["fn"]()
     assert calls == [(True, 32), (True, 32), (True, 64)]
+
+
+# --- the fp32 state: acc and l ------------------------------------------------------------
+
+
+def test_an_fp16_accumulator_is_inf_where_the_answer_is_about_3000_and_the_reference_passes():
+    ids = ["fp32-accumulator", "fp32-denominator"]
+    assert all(r.status == "pass" for r in run_checks(WID, W.solution, interpret=True, only=ids))
+    (rec,) = run_checks(WID, W.folder / "wrong" / "fp16_accumulator.py", interpret=True, only=ids[:1])
+    assert rec.status == "fail" and rec.details["inf"] > 0
+    assert "acc must be fp32" in rec.message
+
+
+def test_an_fp16_denominator_loses_the_faint_tiles_and_the_outputs_are_too_large():
+    path = W.folder / "wrong" / "fp16_denominator.py"
+    (rec,) = run_checks(WID, path, interpret=True, only=["fp32-denominator"])
+    assert rec.status == "fail" and "l must be fp32" in rec.message
+    assert rec.details["nan"] == 0 and rec.details["inf"] == 0  # wrong by 1.4%, not broken
+
+
+def test_the_faint_keys_are_lost_by_fp16_rounding_and_kept_by_fp32():
+    from checks.judging.cases.streaming_attention_guards import FAINT_LOGIT
+
+    weight = math.exp(-FAINT_LOGIT)
+    tile = 32 * weight
+    half_spacing_at_1 = 2.0**-11
+    assert tile < half_spacing_at_1  # each tile rounds away in fp16...
+    assert 64 * weight > half_spacing_at_1  # (with 64 keys a tile rounds up: block_n 32 only)
+    l16 = torch.tensor(1.0, dtype=torch.float16)
+    for _ in range(31):
+        l16 = (l16.float() + tile).half()
+    assert float(l16) == 1.0
+    true_l = 1.0 + 1023 * weight
+    assert true_l - 1.0 > 1.4 * tolerance(torch.float16)["rtol"]  # ...and the loss is past the tolerance
