@@ -181,3 +181,25 @@ def test_a_check_run_leaves_the_interpreter_as_it_found_it(tmp_path):
     records = run_checks(w.id, w.solution, interpret=True, only=["own-kernel"])
     assert [r.status for r in records] == ["pass"]
     assert _triton_own_methods() == TRITONS_OWN
+
+
+@triton.jit
+def _copy_blocks(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, other=0.0)
+    tl.store(y + offs, v, mask=offs < n)
+
+
+def test_a_load_listener_hears_each_programs_active_lanes_and_nothing_after_it_closes():
+    x, y = torch.arange(20, dtype=torch.float32), torch.empty(20)
+    heard = []
+    with oob.observing_loads(lambda addrs, elem, pid: heard.append((pid, addrs, elem))):
+        _copy_blocks[(3,)](x, y, 20, BLOCK=8)
+    assert torch.equal(x, y)
+    assert [pid for pid, _, _ in heard] == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    elements = [((addrs.astype("int64") - x.data_ptr()) // elem).tolist() for _, addrs, elem in heard]
+    assert elements == [list(range(0, 8)), list(range(8, 16)), list(range(16, 20))]  # masked lanes left out
+    assert {elem for _, _, elem in heard} == {4}
+    assert _triton_own_methods() == TRITONS_OWN  # the wrappers are gone again
+    _copy_blocks[(3,)](x, y, 20, BLOCK=8)
+    assert len(heard) == 3

@@ -246,3 +246,15 @@ def test_the_faint_keys_are_lost_by_fp16_rounding_and_kept_by_fp32():
     assert float(l16) == 1.0
     true_l = 1.0 + 1023 * weight
     assert true_l - 1.0 > 1.4 * tolerance(torch.float16)["rtol"]  # ...and the loss is past the tolerance
+
+
+def test_an_ignored_skip_flag_is_caught_by_the_loads_it_makes_and_named_by_program():
+    (ok,) = run_checks(WID, W.solution, interpret=True, only=["skip-future-tiles"])
+    assert ok.status == "pass" and "no program loaded" in ok.message
+    (rec,) = run_checks(
+        WID, W.folder / "wrong" / "skip_flag_ignored.py", interpret=True, only=["skip-future-tiles"]
+    )
+    assert rec.status == "fail"
+    d = rec.details
+    assert d["key_rows"][0] > d["query_rows"][1]  # the tile lies wholly after the program's rows
+    assert f"program {tuple(d['program_id'])}" in rec.message and "loaded k rows" in rec.message

@@ -13,7 +13,9 @@ relative to the nearest tensor.
 
 The same hooks tell a listener (see :func:`observing_stores`) which bytes each store
 wrote and with which values: the witness (checks.judging.provenance) uses that to prove that
-every element a call returns was stored by the learner's kernel.
+every element a call returns was stored by the learner's kernel.  Another listener (see
+:func:`observing_loads`) hears which addresses each program loaded: a check uses that to
+see which key tiles a causal attention kernel read.
 
 Triton 3.6 offers no public hook for any of this.  The narrowest seam is the
 interpreter builder's memory methods: every ``tl.store`` (plain, masked, block
@@ -35,7 +37,7 @@ import numpy as np
 
 from checks.judging.case import CheckFailed, cause_of_type
 
-_state = threading.local()  # .launch: the running launch's tensors; .on_store: a listener
+_state = threading.local()  # .launch: the running launch's tensors; .on_store, .on_load: listeners
 _lock = threading.Lock()
 _depth = 0  # open contexts; the wrappers are on the classes while it is above 0
 _originals: list = []  # (class, attribute, original) to put back when the last one closes
@@ -129,9 +131,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     bad, n_bad = int(bad_addrs[0]), int(bad_addrs.size)
     # Describe the address relative to the nearest tensor.
     best = min(ranges, key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
-    from triton.runtime.interpreter import interpreter_builder
-
-    pid = tuple(interpreter_builder.grid_idx or ())
+    pid = _program_id()
     advice = "mask this access"
     if best is not None:
         start, end, name, (st_start, st_end), (_, strides, _) = best
@@ -184,6 +184,13 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     )
 
 
+def _program_id() -> tuple:
+    """The (x, y, z) program id the interpreter runs now (() outside a launch)."""
+    from triton.runtime.interpreter import interpreter_builder
+
+    return tuple(int(i) for i in (interpreter_builder.grid_idx or ()))
+
+
 def _stored_bytes(value, ptrs, active) -> Optional[np.ndarray]:
     """The bytes each active lane wrote, one row per lane (None: not known)."""
     vals = np.asarray(value.data)
@@ -207,6 +214,21 @@ def observing_stores(listener: Callable):
             yield
         finally:
             _state.on_store = prev
+
+
+@contextlib.contextmanager
+def observing_loads(listener: Callable):
+    """Call ``listener(addresses, elem_bytes, program_id)`` before every load in this
+    thread: the uint64 addresses of the active (unmasked) lanes, the element size, and
+    the (x, y, z) id of the program that loads.  A load whose lanes are all masked off
+    touches no memory and is not reported."""
+    with checking(bounds=False):
+        prev = getattr(_state, "on_load", None)
+        _state.on_load = listener
+        try:
+            yield
+        finally:
+            _state.on_load = prev
 
 
 @contextlib.contextmanager
@@ -263,9 +285,14 @@ def _wrap() -> None:
     orig_cas = builder_cls.create_atomic_cas
 
     def masked_load(self, ptrs, mask, other, *rest):
+        listener = getattr(_state, "on_load", None)
+        if not _bounds and listener is None:
+            return orig_load(self, ptrs, mask, other, *rest)
+        addrs, active = _lanes(ptrs, mask)
         if _bounds:
-            addrs, active = _lanes(ptrs, mask)
             _check("load", addrs, _elem_bytes(ptrs), active is not None)
+        if listener is not None and addrs.size:
+            listener(addrs.copy(), _elem_bytes(ptrs), _program_id())
         return orig_load(self, ptrs, mask, other, *rest)
 
     def masked_store(self, ptrs, value, mask, *rest):
