@@ -124,16 +124,19 @@ def missed_catches(w, wrong_name: str, records) -> list:
 
 def self_check(workshops: list, args, out) -> int:
     """``python -m checks --self-check``.  Rustlings' rule for a course: every unsolved
-    exercise must fail.  Each file runs
-    in its own worker process (a wrong kernel's CUDA error cannot spoil the next file);
-    the next worker starts importing while the current one runs.  A kept wrong answer
-    runs only the checks its meta.json names: each of them must reject it."""
-    from checks.running import ChildRun, WorkerPool, preload_for
+    exercise must fail.  Each file runs in its own worker process (a wrong kernel's CUDA
+    error cannot spoil another file), several files at once: about one per two cores, and
+    on a GPU at most one per 8 GiB of its memory (``KERNEL_COURSE_POOL=N`` sets it); one
+    more worker starts importing while they run.  A kept wrong answer runs only
+    the checks its meta.json names: each of them must reject it."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from checks.running import ChildRun, WorkerPool, pool_size, preload_for
 
     folder_issues = [p for w in workshops for p in folder_problems(w)]
     for p in folder_issues:
         out.line(f"  BAD {p}", "bold red")
-    pool = WorkerPool(1)  # one warm worker ahead of the file that runs
     expected = []
     for w in workshops:
         expected.append((w, w.solution, {0}, "answer passes", None))
@@ -141,56 +144,86 @@ def self_check(workshops: list, args, out) -> int:
         named = dict(w.wrong_answers)
         for bad in w.wrong_versions():
             expected.append((w, bad, {1}, "wrong answer rejected", named.get(bad.name)))
-    problems, files = 0, []
-    for w, path, want, what, only in expected:
+    # Lines come out in file order: a file's line waits for the files listed before it.
+    on_gpu = any(w.gpu for w in workshops) and not args.interpret
+    jobs = max(1, min(pool_size(gpu=on_gpu), len(expected)))
+    pool = WorkerPool(1)
+    running: set = set()
+    stop = threading.Event()
+
+    def run_file(item) -> list:
+        w, path, _, _, only = item
+        if stop.is_set():
+            return []
         preload = preload_for(w.gpu, args.interpret)
-        worker = pool.take(preload)[0]
-        pool.prime(preload)
-        records = ChildRun(
-            w.id, path, interpret=args.interpret, worker=worker, only=only, timeout=args.timeout or 600
-        ).run()
-        code = exit_code(records)
-        missed = missed_catches(w, path.name, records) if want == {1} else []
-        unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
-        unnamed = unnamed_mistake(w, path.name, records) if want == {1} and not unavailable else ""
-        ok = (code in want or unavailable) and not missed and not unnamed
-        problems += not ok
-        caught = sorted({r.id for r in records if r.status in ("fail", "error")})
-        note = (
-            f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}"
-            if caught and code == 1
-            else ""
+        run = ChildRun(
+            w.id,
+            path,
+            interpret=args.interpret,
+            worker=pool.take(preload, n=1)[0],
+            only=only,
+            timeout=args.timeout or 600,
         )
-        if unavailable:
-            note += f"; its checks ({', '.join(only or [])}) cannot run here"
-        if missed:
-            note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
-        mistake = named_mistakes(w).get(path.name, "") if want == {1} else ""
-        mistake_named = bool(mistake) and mistake in mistakes_named_by(records)
-        if unnamed:
-            note += f"; mistake {unnamed!r} NOT named by any failing check (meta.json says it is made)"
-        elif mistake_named:
-            note += f"; names the mistake {mistake}"
-        rel = str(path.relative_to(w.folder.parent))
-        out.line(
-            f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
-            "" if ok else "bold red",
-        )
-        files.append(
-            {
-                "workshop": w.id,
-                "file": rel,
-                "expected": what,
-                "exit_code": code,
-                "ok": ok,
-                "caught_by": caught,
-                "missed": missed,
-                "mistake": mistake,
-                "mistake_named": mistake_named,
-                "records": [r.to_dict() for r in records],
-            }
-        )
-    pool.close()
+        pool.prime(preload)  # the next file's worker imports while this one runs
+        running.add(run)
+        try:
+            return run.run()
+        finally:
+            running.discard(run)
+
+    problems, files = 0, []
+    executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="self-check")
+    try:
+        for (w, path, want, what, only), records in zip(expected, executor.map(run_file, expected)):
+            code = exit_code(records)
+            missed = missed_catches(w, path.name, records) if want == {1} else []
+            unavailable = want == {1} and records and all(r.status == "skipped" for r in records)
+            unnamed = unnamed_mistake(w, path.name, records) if want == {1} and not unavailable else ""
+            ok = (code in want or unavailable) and not missed and not unnamed
+            problems += not ok
+            caught = sorted({r.id for r in records if r.status in ("fail", "error")})
+            note = (
+                f"; caught by {', '.join(caught[:4])}{'...' if len(caught) > 4 else ''}"
+                if caught and code == 1
+                else ""
+            )
+            if unavailable:
+                note += f"; its checks ({', '.join(only or [])}) cannot run here"
+            if missed:
+                note += f"; NOT caught by {', '.join(missed)} (meta.json says it should be)"
+            mistake = named_mistakes(w).get(path.name, "") if want == {1} else ""
+            mistake_named = bool(mistake) and mistake in mistakes_named_by(records)
+            if unnamed:
+                note += f"; mistake {unnamed!r} NOT named by any failing check (meta.json says it is made)"
+            elif mistake_named:
+                note += f"; names the mistake {mistake}"
+            rel = str(path.relative_to(w.folder.parent))
+            out.line(
+                f"  {'ok ' if ok else 'BAD'} {w.id:<20} {rel}: exit {code} ({what}){note}",
+                "" if ok else "bold red",
+            )
+            files.append(
+                {
+                    "workshop": w.id,
+                    "file": rel,
+                    "expected": what,
+                    "exit_code": code,
+                    "ok": ok,
+                    "caught_by": caught,
+                    "missed": missed,
+                    "mistake": mistake,
+                    "mistake_named": mistake_named,
+                    "records": [r.to_dict() for r in records],
+                }
+            )
+    except BaseException:  # Ctrl-C: stop the files that run now, start no other
+        stop.set()
+        for run in list(running):
+            run.cancel()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+        pool.close()
     out.line(
         f"{len(expected) - problems} of {len(expected)} course files behave as expected."
         + (f" {len(folder_issues)} problem(s) in the folders." if folder_issues else "")

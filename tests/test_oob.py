@@ -124,9 +124,34 @@ def test_a_store_with_the_inputs_strides_is_not_told_to_add_a_mask():
         _store_with_input_strides[(7,)](x, y, 56, x.stride(0), x.stride(1), BLOCK=64)
     v = oob.find_violation(info.value)
     assert v is not None and v.details["kind"] == "store"
-    assert "follow the strides of x (70, 1), not those of y" in v.message
+    assert "step like the elements of x (70, 1)" in v.message
+    assert "offset computed with x's strides (or a row index past y's last row)" in v.message
     assert "its own strides" in v.message
     assert "mask this access" not in v.message and "0 bytes" not in v.message
+
+
+@triton.jit
+def _load_with_output_strides(x, y, n_cols, stride_out_row, BLOCK: tl.constexpr):
+    # the bug: the input (contiguous, rows n_cols apart) is read with the output's row stride
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x + row * stride_out_row + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y + row * stride_out_row + cols, v, mask=cols < n_cols)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_load_that_steps_like_the_outputs_rows_says_what_was_seen_not_whose_strides_were_used():
+    # the addresses match out's rows; that is what the message reports, with both readings
+    # (out's row stride used for x, or a row index past x's last row), not a verdict
+    x = torch.randn(7, 56)
+    out = torch.empty(12, 70)[:7, :56]  # row stride 70
+    with pytest.raises(Exception) as info:
+        _load_with_output_strides[(7,)](x, out, 56, out.stride(0), BLOCK=64)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["kind"] == "load"
+    assert "step like the elements of y (70, 1)" in v.message
+    assert "an offset computed with y's strides (or a row index past x's last row)" in v.message
+    assert "follow the strides" not in v.message and "mask this access" not in v.message
 
 
 def test_the_check_is_a_context_that_always_puts_tritons_methods_back():
@@ -156,3 +181,25 @@ def test_a_check_run_leaves_the_interpreter_as_it_found_it(tmp_path):
     records = run_checks(w.id, w.solution, interpret=True, only=["own-kernel"])
     assert [r.status for r in records] == ["pass"]
     assert _triton_own_methods() == TRITONS_OWN
+
+
+@triton.jit
+def _copy_blocks(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n, other=0.0)
+    tl.store(y + offs, v, mask=offs < n)
+
+
+def test_a_load_listener_hears_each_programs_active_lanes_and_nothing_after_it_closes():
+    x, y = torch.arange(20, dtype=torch.float32), torch.empty(20)
+    heard = []
+    with oob.observing_loads(lambda addrs, elem, pid: heard.append((pid, addrs, elem))):
+        _copy_blocks[(3,)](x, y, 20, BLOCK=8)
+    assert torch.equal(x, y)
+    assert [pid for pid, _, _ in heard] == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    elements = [((addrs.astype("int64") - x.data_ptr()) // elem).tolist() for _, addrs, elem in heard]
+    assert elements == [list(range(0, 8)), list(range(8, 16)), list(range(16, 20))]  # masked lanes left out
+    assert {elem for _, _, elem in heard} == {4}
+    assert _triton_own_methods() == TRITONS_OWN  # the wrappers are gone again
+    _copy_blocks[(3,)](x, y, 20, BLOCK=8)
+    assert len(heard) == 3

@@ -166,3 +166,15 @@ def test_benchmark_spec(solution):
         got = v["fn"]()
         assert got.dtype == torch.float16
         assert torch.allclose(got.double(), expected, atol=1e-3, rtol=1e-2), v["name"]
+
+
+def test_fp16_scratch_moves_the_chunk_maxima_and_fp32_statistics_names_the_scratch(solution):
+    from checks.judging.engine import run_checks
+
+    (ok,) = run_checks(WID, FOLDER / "solution.py", interpret=True, only=["fp32-statistics"])
+    assert ok.status == "pass", ok.message
+    (rec,) = run_checks(WID, FOLDER / "wrong" / "fp16_scratch.py", interpret=True, only=["fp32-statistics"])
+    assert rec.status == "fail" and "fp32 scratch" in rec.message
+    # the inputs: chunk maxima strictly between fp16 values, which fp32 keeps
+    m = torch.tensor([1000.05, 1000.2, 1000.45], dtype=torch.float32)
+    assert not torch.equal(m.half().float(), m)

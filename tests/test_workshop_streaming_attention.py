@@ -2,6 +2,7 @@
 answer is caught by the checks named for it (all in Triton's interpreter on the CPU),
 plus unit tests of the reasoning the checks rely on."""
 
+import difflib
 import math
 from types import SimpleNamespace
 
@@ -15,7 +16,7 @@ from workshops import catalog
 
 WID = "streaming_attention"
 W = catalog.get(WID)
-GPU_ONLY = {"bf16-basic", "bf16-hazards", "non-default-stream"}
+GPU_ONLY = {"bf16-basic", "bf16-hazards", "non-default-stream", "heads-past-int32"}
 # Checks that exercise only the wrapper's validation: the starter passes them.
 VALIDATION_ONLY = {
     "rejects-dtype",
@@ -212,3 +213,82 @@ def test_benchmark_variants_work_without_the_skip_option():
     for c in cands:
         c["fn"]()
     assert calls == [(True, 32), (True, 32), (True, 64)]
+
+
+# --- the fp32 state: acc and l ------------------------------------------------------------
+
+
+def test_an_fp16_accumulator_is_inf_where_the_answer_is_about_3000_and_the_reference_passes():
+    ids = ["fp32-accumulator", "fp32-denominator"]
+    assert all(r.status == "pass" for r in run_checks(WID, W.solution, interpret=True, only=ids))
+    (rec,) = run_checks(WID, W.folder / "wrong" / "fp16_accumulator.py", interpret=True, only=ids[:1])
+    assert rec.status == "fail" and rec.details["inf"] > 0
+    assert "acc must be fp32" in rec.message
+
+
+def test_an_fp16_denominator_loses_the_faint_tiles_and_the_outputs_are_too_large():
+    path = W.folder / "wrong" / "fp16_denominator.py"
+    (rec,) = run_checks(WID, path, interpret=True, only=["fp32-denominator"])
+    assert rec.status == "fail" and "l must be fp32" in rec.message
+    assert rec.details["nan"] == 0 and rec.details["inf"] == 0  # wrong by 1.4%, not broken
+
+
+def test_the_faint_keys_are_lost_by_fp16_rounding_and_kept_by_fp32():
+    from checks.judging.cases.streaming_attention_guards import FAINT_LOGIT
+
+    weight = math.exp(-FAINT_LOGIT)
+    tile = 32 * weight
+    half_spacing_at_1 = 2.0**-11
+    assert tile < half_spacing_at_1  # each tile rounds away in fp16...
+    assert 64 * weight > half_spacing_at_1  # (with 64 keys a tile rounds up: block_n 32 only)
+    l16 = torch.tensor(1.0, dtype=torch.float16)
+    for _ in range(31):
+        l16 = (l16.float() + tile).half()
+    assert float(l16) == 1.0
+    true_l = 1.0 + 1023 * weight
+    assert true_l - 1.0 > 1.4 * tolerance(torch.float16)["rtol"]  # ...and the loss is past the tolerance
+
+
+def test_an_ignored_skip_flag_is_caught_by_the_loads_it_makes_and_named_by_program():
+    (ok,) = run_checks(WID, W.solution, interpret=True, only=["skip-future-tiles"])
+    assert ok.status == "pass" and "no program loaded" in ok.message
+    (rec,) = run_checks(
+        WID, W.folder / "wrong" / "skip_flag_ignored.py", interpret=True, only=["skip-future-tiles"]
+    )
+    assert rec.status == "fail"
+    d = rec.details
+    assert d["key_rows"][0] > d["query_rows"][1]  # the tile lies wholly after the program's rows
+    assert f"program {tuple(d['program_id'])}" in rec.message and "loaded k rows" in rec.message
+
+
+def test_tensors_past_2_31_elements_are_checked_on_a_gpu_only_and_skipped_here_with_the_reason():
+    from checks.judging.cases import streaming_attention_gpu_only as G
+
+    (case,) = [c for c in G.CASES if c.id == "heads-past-int32"]
+    assert not case.interpreter and "2^31" in case.interpreter_reason
+    assert case.cost > max(c.cost for c in G.CASES if c is not case)  # runs last: a fault spoils the rest
+    (rec,) = run_checks(WID, W.folder / "wrong" / "int32_head_offset.py", interpret=True, only=[case.id])
+    assert rec.status == "skipped" and "2^31" in rec.message
+    # the wrong answer differs from the reference only in the width of the head offset
+    ref, wrong = (
+        p.read_text().splitlines() for p in (W.solution, W.folder / "wrong" / "int32_head_offset.py")
+    )
+    code = difflib.ndiff(ref[ref.index("import math") :], wrong[wrong.index("import math") :])
+    changed = [line for line in code if line[:2] in ("- ", "+ ")]
+    assert sorted(line for line in changed if "tl.program_id(0)" in line) == [
+        "+     head = tl.program_id(0)  # int32, like every program id",
+        "-     head = tl.program_id(0).to(tl.int64)",
+    ]
+    assert all(line.startswith("-     #") for line in changed if "tl.program_id(0)" not in line)
+
+
+def test_the_batched_contract_accepts_more_than_2_31_elements_but_not_a_head_that_spans_them():
+    # Shapes only (metadata is all the wrapper reads): a stride-0 expand has 2^31 + 4096
+    # elements without the memory, and is accepted; the [N, D] form keeps its 32-bit limit.
+    mod = load_exercise(W.solution)
+    big = torch.zeros(1, 1, 1, 64, dtype=torch.float16).expand(2, 262145, 64, 64)
+    assert big.numel() > 2**31
+    assert mod._check_inputs(big, big, big, False, 32, True) == (True, big.shape)
+    for path in (W.solution, W.starter):
+        source = path.read_text()
+        assert "int32_offsets=not batched" in source and "one head's rows span" in source

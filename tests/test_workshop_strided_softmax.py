@@ -183,4 +183,4 @@ def test_the_transpose_checks_reason_speaks_of_the_load_and_the_store():
         w.id, w.folder / "wrong" / "input_strides_for_output.py", interpret=True, only=["column-slice"]
     )
     assert rec.status == "fail" and "mask this access" not in rec.message
-    assert "follow the strides of x_ptr" in rec.message
+    assert "step like the elements of x_ptr" in rec.message

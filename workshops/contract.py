@@ -65,7 +65,12 @@ _ACCEPTED: set = set()
 _ACCEPTED_MAX = 4096
 
 
-def check_tensor(t, name: str, *, ndim: int, dtypes=FLOAT_DTYPES, contiguous: bool = False) -> None:
+def check_tensor(
+    t, name: str, *, ndim: int, dtypes=FLOAT_DTYPES, contiguous: bool = False, int32_offsets: bool = True
+) -> None:
+    """Type, dtype, device, rank, requires_grad, strides; ``int32_offsets`` (the default):
+    every element offset of ``t`` fits a signed 32-bit index.  A wrapper whose kernel
+    computes its large offsets in 64 bits passes False and checks what remains 32-bit."""
     if isinstance(t, torch.Tensor):
         key = (
             t.dtype,
@@ -76,18 +81,19 @@ def check_tensor(t, name: str, *, ndim: int, dtypes=FLOAT_DTYPES, contiguous: bo
             ndim,
             dtypes,
             contiguous,
+            int32_offsets,
             interpreting(),
         )
         if key in _ACCEPTED:  # seen and accepted before: only requires_grad can differ
             if t.requires_grad and torch.is_grad_enabled():
                 _reject_requires_grad(name)
             return
-        _check_tensor_slow(t, name, ndim, dtypes, contiguous)
+        _check_tensor_slow(t, name, ndim, dtypes, contiguous, int32_offsets)
         if len(_ACCEPTED) >= _ACCEPTED_MAX:
             _ACCEPTED.clear()
         _ACCEPTED.add(key)
         return
-    _check_tensor_slow(t, name, ndim, dtypes, contiguous)
+    _check_tensor_slow(t, name, ndim, dtypes, contiguous, int32_offsets)
 
 
 def _reject_requires_grad(name: str) -> None:
@@ -97,7 +103,7 @@ def _reject_requires_grad(name: str) -> None:
     )
 
 
-def _check_tensor_slow(t, name: str, ndim: int, dtypes, contiguous: bool) -> None:
+def _check_tensor_slow(t, name: str, ndim: int, dtypes, contiguous: bool, int32_offsets: bool) -> None:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
     if t.dtype not in dtypes:
@@ -119,6 +125,8 @@ def _check_tensor_slow(t, name: str, ndim: int, dtypes, contiguous: bool) -> Non
         raise ValueError(
             f"{name}: must be contiguous, got strides {tuple(t.stride())} for shape {tuple(t.shape)}"
         )
+    if not int32_offsets:
+        return
     # The largest element offset the kernel can form must fit a signed 32-bit index.
     span = sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
     if t.storage_offset() + span > INT32_MAX or t.numel() > INT32_MAX:

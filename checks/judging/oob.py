@@ -13,7 +13,9 @@ relative to the nearest tensor.
 
 The same hooks tell a listener (see :func:`observing_stores`) which bytes each store
 wrote and with which values: the witness (checks.judging.provenance) uses that to prove that
-every element a call returns was stored by the learner's kernel.
+every element a call returns was stored by the learner's kernel.  Another listener (see
+:func:`observing_loads`) hears which addresses each program loaded: a check uses that to
+see which key tiles a causal attention kernel read.
 
 Triton 3.6 offers no public hook for any of this.  The narrowest seam is the
 interpreter builder's memory methods: every ``tl.store`` (plain, masked, block
@@ -35,7 +37,7 @@ import numpy as np
 
 from checks.judging.case import CheckFailed, cause_of_type
 
-_state = threading.local()  # .launch: the running launch's tensors; .on_store: a listener
+_state = threading.local()  # .launch: the running launch's tensors; .on_store, .on_load: listeners
 _lock = threading.Lock()
 _depth = 0  # open contexts; the wrappers are on the classes while it is above 0
 _originals: list = []  # (class, attribute, original) to put back when the last one closes
@@ -99,7 +101,8 @@ def _view_offsets(layout) -> np.ndarray:
 
 def _strides_of_another(bad_addrs, best, ranges) -> Optional[tuple]:
     """The tensor whose layout explains every out-of-range address, read as offsets from
-    ``best``'s first element: the access uses that tensor's strides for ``best``."""
+    ``best``'s first element: the access was built with that tensor's strides, or it
+    indexes rows past ``best``'s last one (the message says both)."""
     start, _, _, _, (shape, strides, elem) = best
     rel = bad_addrs.astype(np.int64) - np.int64(start)
     if elem <= 0 or (rel % elem).any():
@@ -128,9 +131,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     bad, n_bad = int(bad_addrs[0]), int(bad_addrs.size)
     # Describe the address relative to the nearest tensor.
     best = min(ranges, key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
-    from triton.runtime.interpreter import interpreter_builder
-
-    pid = tuple(interpreter_builder.grid_idx or ())
+    pid = _program_id()
     advice = "mask this access"
     if best is not None:
         start, end, name, (st_start, st_end), (_, strides, _) = best
@@ -145,10 +146,13 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
         if other is not None:
             # The offsets are valid for another argument's layout: its strides were used.
             where += f" (strides {strides})"
+            # Say what was observed, not which mistake made it: the same addresses come from
+            # an offset built with the other tensor's strides or from a row index out of range.
             advice = (
-                f"these addresses follow the strides of {other[2]} {other[4][1]}, not those of "
-                f"{name}: build each tensor's addresses from its own strides; a mask would "
-                f"only hide the elements this access misplaces"
+                f"the bad addresses, counted from the start of {name}, step like the elements of "
+                f"{other[2]} {other[4][1]}: an offset computed with {other[2]}'s strides (or a row "
+                f"index past {name}'s last row); build each tensor's addresses from its own strides "
+                f"and bound its row index; a mask would only hide the elements this access misplaces"
             )
         elif st_start <= bad < st_end:
             # Inside the tensor's memory but outside the view the kernel was given: the
@@ -180,6 +184,13 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     )
 
 
+def _program_id() -> tuple:
+    """The (x, y, z) program id the interpreter runs now (() outside a launch)."""
+    from triton.runtime.interpreter import interpreter_builder
+
+    return tuple(int(i) for i in (interpreter_builder.grid_idx or ()))
+
+
 def _stored_bytes(value, ptrs, active) -> Optional[np.ndarray]:
     """The bytes each active lane wrote, one row per lane (None: not known)."""
     vals = np.asarray(value.data)
@@ -203,6 +214,21 @@ def observing_stores(listener: Callable):
             yield
         finally:
             _state.on_store = prev
+
+
+@contextlib.contextmanager
+def observing_loads(listener: Callable):
+    """Call ``listener(addresses, elem_bytes, program_id)`` before every load in this
+    thread: the uint64 addresses of the active (unmasked) lanes, the element size, and
+    the (x, y, z) id of the program that loads.  A load whose lanes are all masked off
+    touches no memory and is not reported."""
+    with checking(bounds=False):
+        prev = getattr(_state, "on_load", None)
+        _state.on_load = listener
+        try:
+            yield
+        finally:
+            _state.on_load = prev
 
 
 @contextlib.contextmanager
@@ -259,9 +285,14 @@ def _wrap() -> None:
     orig_cas = builder_cls.create_atomic_cas
 
     def masked_load(self, ptrs, mask, other, *rest):
+        listener = getattr(_state, "on_load", None)
+        if not _bounds and listener is None:
+            return orig_load(self, ptrs, mask, other, *rest)
+        addrs, active = _lanes(ptrs, mask)
         if _bounds:
-            addrs, active = _lanes(ptrs, mask)
             _check("load", addrs, _elem_bytes(ptrs), active is not None)
+        if listener is not None and addrs.size:
+            listener(addrs.copy(), _elem_bytes(ptrs), _program_id())
         return orig_load(self, ptrs, mask, other, *rest)
 
     def masked_store(self, ptrs, value, mask, *rest):

@@ -26,6 +26,12 @@ Batched heads: q, k, v may also be [B, H, N, D] with any nonnegative strides (a
 [B, N, H, D] tensor's ``.transpose(1, 2)`` included).  Heads are independent: the
 grid's first axis is the head (b * H + h), and each tensor is addressed through its
 own four strides.  The [N, D] form is the same kernel with one head.
+
+Sizes: B x H x N x D may pass 2^31 elements.  The head offsets (head * N * D for the
+output, b * stride_b + h * stride_h for the inputs) are then past 32-bit range, so the
+kernel computes them in 64 bits from ``tl.program_id(0).to(tl.int64)``.  Offsets
+within one head stay 32-bit: a tensor whose one head spans more than 2^31 - 1 elements
+((N - 1) * row stride + (D - 1) * column stride) is a ValueError naming it.
 """
 
 import math
@@ -141,7 +147,10 @@ def _attention_kernel(
     # Axis 0: the head, b * H + h.  Axis 1: query blocks, last block first.  Blocks start
     # in launch order, axis 0 fastest: every head's longest causal block starts first and
     # the short ones fill the SMs at the end, instead of a few long blocks running alone.
-    head = tl.program_id(0)
+    # The head's offsets pass 2^31 elements in a large batch (head * N * HEAD_DIM, and
+    # b * stride_qb + h * stride_qh): computed in 64 bits from the program id on.  Offsets
+    # within one head stay 32-bit (the wrapper checks that they fit).
+    head = tl.program_id(0).to(tl.int64)
     start_m = tl.num_programs(1) - 1 - tl.program_id(1)
     b = head // H
     h = head % H
@@ -275,11 +284,15 @@ def _attention_kernel(
 
 def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
     """Metadata only.  Returns (batched, shape): [N, D] contiguous, or [B, H, N, D] with
-    any nonnegative strides; k and v must match q's shape, dtype and device."""
+    any nonnegative strides; k and v must match q's shape, dtype and device.  The batched
+    form may pass 2^31 elements (the kernel's head offsets are 64-bit); one head's rows
+    must not (offsets within a head are 32-bit)."""
     batched = isinstance(q, torch.Tensor) and q.dim() == 4
     ndim = 4 if batched else 2
     for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(t, name, ndim=ndim, dtypes=HALF_DTYPES, contiguous=not batched)
+        check_tensor(
+            t, name, ndim=ndim, dtypes=HALF_DTYPES, contiguous=not batched, int32_offsets=not batched
+        )
     same_dtype("k", k, "q", q)
     same_dtype("v", v, "q", q)
     same_device("k", k, "q", q)
@@ -301,8 +314,14 @@ def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
         raise ValueError(f"k: shape {tuple(k.shape)} differs from q's {tuple(shape)}")
     if v.shape != shape:
         raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {tuple(shape)}")
-    if q.numel() > INT32_MAX:
-        raise ValueError(f"q: {q.numel()} elements do not fit signed 32-bit indexing")
+    if batched and n > 0:
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            head_span = (n - 1) * t.stride(2) + (d - 1) * t.stride(3)
+            if head_span > INT32_MAX:
+                raise ValueError(
+                    f"{name}: one head's rows span {head_span} elements (row stride {t.stride(2)}); "
+                    f"offsets within a head are 32-bit, at most {INT32_MAX}"
+                )
     return batched, shape
 
 

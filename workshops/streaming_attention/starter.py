@@ -31,6 +31,10 @@ Outline (use it as scaffolding, or delete it for more challenge):
     grid 2D, program_id(0) = the head b * H + h and program_id(1) = the query block; move
     Q, K, V by b * stride_b + h * stride_h and Out by head * N * D; address rows and
     columns with the row and column strides.  The [N, D] form is then one head.
+    Sizes: B * H * N * D may pass 2^31 elements, where head * N * D no longer fits 32 bits:
+    compute the head offsets in 64 bits, head = tl.program_id(0).to(tl.int64) (the
+    lesson's "Offsets past 2^31").  Offsets within one head stay 32-bit; the validation
+    below refuses a head whose rows span more.
 
     attention(q, k, v, *, causal=False, block_n=32, skip_future_tiles=True):
         1. validate metadata (already written below; it returns whether q is batched)
@@ -51,7 +55,15 @@ import math
 
 import torch
 
-from workshops.contract import HALF_DTYPES, check_bool, check_option, check_tensor, same_device, same_dtype
+from workshops.contract import (
+    HALF_DTYPES,
+    INT32_MAX,
+    check_bool,
+    check_option,
+    check_tensor,
+    same_device,
+    same_dtype,
+)
 
 MAX_SEQ_LEN = 2048  # the [N, D] form (one head)
 MAX_SEQ_LEN_BATCHED = 16384  # the [B, H, N, D] form
@@ -65,11 +77,14 @@ BLOCK_M = 64  # query rows per program: a multiple of every block_n
 
 def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
     """Metadata only.  [N, D] contiguous, or [B, H, N, D] with any nonnegative strides;
-    k and v must match q's shape, dtype and device.  Returns True for the batched form."""
+    k and v must match q's shape, dtype and device.  Returns True for the batched form,
+    which may pass 2^31 elements as long as one head's rows fit 32-bit offsets."""
     batched = isinstance(q, torch.Tensor) and q.dim() == 4
     ndim = 4 if batched else 2
     for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(t, name, ndim=ndim, dtypes=HALF_DTYPES, contiguous=not batched)
+        check_tensor(
+            t, name, ndim=ndim, dtypes=HALF_DTYPES, contiguous=not batched, int32_offsets=not batched
+        )
     same_dtype("k", k, "q", q)
     same_dtype("v", v, "q", q)
     same_device("k", k, "q", q)
@@ -87,6 +102,14 @@ def _check_inputs(q, k, v, causal, block_n, skip_future_tiles):
         raise ValueError(f"k: shape {tuple(k.shape)} differs from q's {tuple(q.shape)}")
     if v.shape != q.shape:
         raise ValueError(f"v: shape {tuple(v.shape)} differs from q's {tuple(q.shape)}")
+    if batched and n > 0:
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            head_span = (n - 1) * t.stride(2) + (d - 1) * t.stride(3)
+            if head_span > INT32_MAX:
+                raise ValueError(
+                    f"{name}: one head's rows span {head_span} elements (row stride {t.stride(2)}); "
+                    f"offsets within a head are 32-bit, at most {INT32_MAX}"
+                )
     return batched
 
 

@@ -2,7 +2,9 @@
 with many programs on both grid axes (rows and chunks), and in the value ranges where
 fp16 and bf16 differ (see checks.judging.cases.guards)."""
 
-from checks.judging.case import check, collect
+import torch
+
+from checks.judging.case import CheckFailed, check, collect
 from checks.judging.cases.guards import (
     OWN_KERNEL_WHY,
     SECTION_OWN,
@@ -16,6 +18,7 @@ from checks.judging.tensors import randn
 
 SECTION_TILES = "Tile ownership and masks"
 SECTION_NUMERICS = "Kernel 2: the rescaled merge"
+SECTION_STATS = "Kernel 1: partial statistics"
 
 
 @check(
@@ -69,6 +72,32 @@ def bf16_beyond_fp16(mod, ctx):
 )
 def fp16_fine(mod, ctx):
     _expect_softmax(mod, fp16_fine_steps((3, 1300), ctx=ctx), ctx, chunk_size=256)
+
+
+@check(
+    "fp32-statistics",
+    "fp32 logits near 1000 whose chunk maxima fall between fp16 values, and near +/-70,000",
+    why="kernel 1's (m, l) pairs must be stored in fp32: an fp16 m near 1000 moves by up to "
+    "0.25 (fp16's spacing there is 0.5), so the merge weighs the chunk by up to exp(0.25) "
+    "wrongly, and an m past 65,504 becomes inf",
+    section=SECTION_STATS,
+    cost=2,
+)
+def fp32_statistics(mod, ctx):
+    # Each 256-column chunk's logits sit a different fraction above 1000: between fp16's
+    # values 1000 and 1000.5, so a rounded maximum moves the chunk against the others.
+    g = ctx.torch_generator()
+    rows, cols, chunk = 2, 1300, 256
+    noise = torch.rand((rows, cols), generator=g, dtype=torch.float64) - 1.0  # in [-1, 0)
+    lift = 0.05 + 0.4 * torch.rand((rows, cols // chunk + 1), generator=g, dtype=torch.float64)
+    x = 1000.0 + noise + lift.repeat_interleave(chunk, dim=1)[:, :cols]
+    x = x.to(torch.float32).to(ctx.device)
+    hint = "store kernel 1's (m, l) pairs in fp32 scratch: these maxima are not fp16 values"
+    for sign, offset in ((1.0, 0.0), (1.0, 69_000.0), (-1.0, -69_000.0)):
+        try:
+            _expect_softmax(mod, sign * (x + offset), ctx, chunk_size=chunk)
+        except CheckFailed as e:
+            raise CheckFailed(f"{e.message}; {hint}", e.details) from None
 
 
 CASES = collect(globals())

@@ -4,7 +4,7 @@ blocks are reached by "widest-length" (N=2048: 32 query blocks, in the interpret
 
 import torch
 
-from checks.judging.case import check, collect
+from checks.judging.case import CheckFailed, check, collect
 from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, own_work
 from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, _qkv, _run
 
@@ -48,6 +48,71 @@ def fp16_large_scores(mod, ctx):
     q, k, v = (t.to(FP16) for t in (q, k, v))
     for causal in (False, True):
         _run(mod, q, k, v, causal=causal, block_n=32, what="scores near 31,000: ")
+
+
+def _hint_on_failure(run, hint):
+    """Run ``run()``; a CheckFailed gets ``hint`` appended to its message."""
+    try:
+        run()
+    except CheckFailed as e:
+        raise CheckFailed(f"{e.message}; {hint}", e.details) from None
+
+
+@check(
+    "fp32-accumulator",
+    "equal scores and values near 3000: acc sums 32 x 3000 = 96,000 per tile",
+    why="acc holds a sum of weighted values, not their average: with equal scores it grows "
+    "by |v| per key, and past 65,504 an fp16 acc is inf where the answer is about 3000",
+    section=SECTION_RECURRENCE,
+    cost=2,
+)
+def fp32_accumulator(mod, ctx):
+    n, d = 64, 16
+    q, _, v = _qkv(ctx, n, d, torch.float64)
+    k = torch.zeros_like(q)  # every score 0: every weight exp(0 - m) = 1
+    v = 3000.0 + 200.0 * v.clamp(-2.0, 2.0)  # 2600..3400, all one sign
+    q, k, v = (t.to(FP16) for t in (q, k, v))
+    hint = (
+        "the running numerator acc must be fp32: with these inputs it reaches "
+        f"{n} x 3000 before the division by l"
+    )
+    for causal, block_n in ((False, 32), (True, 64)):  # causal: rows past 21 overflow
+        _hint_on_failure(
+            lambda: _run(mod, q, k, v, causal=causal, block_n=block_n, what="values near 3000: "), hint
+        )
+
+
+# exp(-FAINT_LOGIT) ~ 1.45e-5: a tile of 32 such weights adds 4.6e-4 to l = 1, under half of
+# fp16's spacing at 1 (2^-11 ~ 4.9e-4), so an fp16 l rounds every tile's share away.
+FAINT_LOGIT = 11.140625  # exact in fp16
+
+
+@check(
+    "fp32-denominator",
+    "one dominant key, then 1023 faint keys whose weights each tile sums to under 2^-11",
+    why="l must be fp32: in fp16 it keeps 11 significant bits, so once l = 1 a tile whose weights "
+    "add up to less than half of fp16's spacing adds nothing, and after 31 such tiles every "
+    "output is 1.4% too large",
+    section=SECTION_RECURRENCE,
+    cost=3,
+)
+def fp32_denominator(mod, ctx):
+    # Causal with block_n=32 (with 64 keys a tile's share is over half a spacing and rounds
+    # up instead): the last rows see 32 tiles, and the loop stops at the diagonal.
+    n, d = 1024, 16
+    _, _, v = _qkv(ctx, n, d, torch.float64)
+    q = torch.zeros(n, d, dtype=torch.float64)
+    k = torch.zeros(n, d, dtype=torch.float64)
+    q[:, 0] = 4.0  # scale 1/4: key j scores k[j, 0]
+    k[0, 0] = FAINT_LOGIT  # key 0 outweighs each other key by exp(11.14) ~ 69,000
+    v = 10.0 * v.cpu()
+    v[0] = 50.0 * torch.where(torch.arange(d) % 2 == 0, 1.0, -1.0)  # most of every row's answer
+    q, k, v = (t.to(FP16).to(ctx.device) for t in (q, k, v))
+    hint = (
+        "the running denominator l must be fp32: here each tile adds about 4.6e-4 to l = 1, "
+        "which fp16 rounds away"
+    )
+    _hint_on_failure(lambda: _run(mod, q, k, v, causal=True, block_n=32, what="faint keys: "), hint)
 
 
 @check(
