@@ -9,6 +9,7 @@ what was done; the same command resumes).
 from __future__ import annotations
 
 import argparse
+import collections
 import signal
 import sys
 import time
@@ -146,6 +147,17 @@ def _job(sub: Submission, seed: int, args, plan) -> dict:
     }
 
 
+def why_lost(e: BaseException) -> str:
+    """A task's exception in a few words (Dask's own messages run to a paragraph)."""
+    name = type(e).__name__
+    if name == "KilledWorker":
+        return "KilledWorker: the Dask worker died while it ran the task"
+    if name == "CommClosedError":
+        return "CommClosedError: the connection to its Dask worker closed"
+    first = str(e).splitlines()[0] if str(e) else ""
+    return f"{name}: {first[:200]}"
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -184,17 +196,28 @@ def grade_all(todo: list, seed: int, args, report: CohortReport, say) -> int:
             futures[fut] = (sub, attempt)
             return fut
 
-        pending = as_completed([submit(s, 1) for s in todo])
+        queue = collections.deque((s, 1) for s in todo)
+        pending = as_completed()
+
+        def top_up() -> None:
+            # no more in flight than the cluster has threads: see cluster.py
+            room = cluster.slots(client) - len(futures)
+            while queue and room > 0:
+                pending.add(submit(*queue.popleft()))
+                room -= 1
+
+        top_up()
         try:
             for fut in pending:
                 sub, attempt = futures.pop(fut)
                 try:
                     result = fut.result()
                 except Exception as e:  # noqa: BLE001 - a lost worker, or the task itself broke
-                    reason = f"{type(e).__name__}: {e}"
+                    reason = why_lost(e)
                     if attempt < ATTEMPTS:
                         say(f"  {sub.learner}/{sub.workshop}: {reason}; running it once more")
-                        pending.add(submit(sub, attempt + 1))
+                        queue.appendleft((sub, attempt + 1))
+                        top_up()
                         continue
                     result = {
                         "learner": sub.learner,
@@ -209,6 +232,7 @@ def grade_all(todo: list, seed: int, args, report: CohortReport, say) -> int:
                     not_graded += 1
                 report.add(result)
                 say(progress.line(result))
+                top_up()
         except KeyboardInterrupt:
             cluster.stop_running(client)
             for fut in list(futures):

@@ -13,7 +13,11 @@
 
 A worker that dies while it runs a task (the task's process killed it, memory, a lost
 node) makes Dask raise at once (``allowed-failures`` 0 on the embedded scheduler); the
-driver retries the task once and then reports it lost (cli.py).
+driver retries the task once and then reports it lost (cli.py).  Dask hands a worker
+more tasks than it has threads when it can (even tasks that wait for its GPU), and a
+worker's death fails every task handed to it; so the driver keeps no more tasks in flight
+than the cluster has threads (:meth:`Plan.slots`): a submission that kills its worker
+takes no other submission with it.
 """
 
 from __future__ import annotations
@@ -82,6 +86,14 @@ def grade(job: dict, gpu_of_worker: dict) -> dict:
     return execution.run_submission(job, gpu=None if gpu is None else str(gpu), worker=str(name))
 
 
+def slots(client: Client) -> int:
+    """How many tasks may be in flight: the cluster's threads now (at least 1)."""
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - the scheduler is unreachable: keep going one at a time
+        return 1
+
+
 def _gpu_resource_workers(client: Client) -> tuple:
     workers = client.scheduler_info().get("workers", {}).values()
     return len(workers), sum(1 for w in workers if (w.get("resources") or {}).get("GPU", 0) >= 1)
@@ -119,7 +131,7 @@ def open_cluster(
             processes=True,
             resources=resources,
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            silence_logs=logging.CRITICAL,  # a lost worker is reported by the driver, in its words
         )
         try:
             client = Client(cluster)

@@ -21,6 +21,7 @@ Standard library only (psutil, when importable, finds the processes to stop).
 from __future__ import annotations
 
 import collections
+import importlib
 import json
 import os
 import platform
@@ -57,7 +58,7 @@ class CappedOutput:
     """Drain a pipe as it fills (a flood must not block the child on a full pipe) and
     keep its first HEAD_BYTES and last TAIL_BYTES; count the rest."""
 
-    def __init__(self, stream):
+    def __init__(self, stream) -> None:
         self.head = bytearray()
         self.tail: collections.deque = collections.deque()
         self.tail_size = 0
@@ -87,8 +88,9 @@ class CappedOutput:
 
 
 def _descendants(pid: int) -> list:
+    """Every process ``pid`` started, in whatever group (psutil comes with Dask)."""
     try:
-        import psutil
+        psutil = importlib.import_module("psutil")
     except ImportError:
         return []
     try:

@@ -36,7 +36,7 @@ def _fault_of_records(records: list) -> tuple:
     for r in records:
         if r.status != "error":
             continue
-        first = r.message.split("; last stderr")[0].splitlines()[0] if r.message else ""
+        first = r.message.split("; last stderr")[0].splitlines()[0].rstrip(": ") if r.message else ""
         if any(sign in r.message for sign in MEMORY_SIGNS):
             return "memory", f"{r.id}: {first}"
         if r.message.startswith("timed out"):
