@@ -86,16 +86,31 @@ def grade(job: dict, gpu_of_worker: dict) -> dict:
     return execution.run_submission(job, gpu=None if gpu is None else str(gpu), worker=str(name))
 
 
-def slots(client: Client) -> int:
-    """How many tasks may be in flight: the cluster's threads now (at least 1)."""
+def _workers(client: Client) -> list:
+    """Every worker's info (a newer Client returns only the first few unless asked)."""
     try:
-        return max(1, sum(client.nthreads().values()))
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:  # an older distributed: it always returns them all
+        info = client.scheduler_info()
+    return list(info.get("workers", {}).values())
+
+
+def slots(client: Client) -> int:
+    """How many tasks may be in flight now: per worker, its GPUs when it holds a GPU
+    resource (one submission per GPU), else its threads; at least 1."""
+    try:
+        workers = _workers(client)
     except Exception:  # noqa: BLE001 - the scheduler is unreachable: keep going one at a time
         return 1
+    total = 0
+    for w in workers:
+        gpus = int((w.get("resources") or {}).get("GPU", 0))
+        total += gpus if gpus >= 1 else int(w.get("nthreads", 1))
+    return max(1, total)
 
 
 def _gpu_resource_workers(client: Client) -> tuple:
-    workers = client.scheduler_info().get("workers", {}).values()
+    workers = _workers(client)
     return len(workers), sum(1 for w in workers if (w.get("resources") or {}).get("GPU", 0) >= 1)
 
 
@@ -109,7 +124,7 @@ def open_cluster(
         if scheduler:
             client = Client(scheduler, timeout="60s")
             try:
-                if not client.scheduler_info().get("workers"):
+                if not _workers(client):
                     say(f"waiting for a worker to join the scheduler at {scheduler} ...")
                     client.wait_for_workers(1)
                 n, with_gpu = _gpu_resource_workers(client)
