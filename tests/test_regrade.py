@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -339,6 +340,39 @@ def test_an_interrupted_regrade_resumes_and_skips_what_is_done(tmp_path):
     assert other_seed.returncode == 64 and f"holds a regrade with seed {seed}" in other_seed.stderr
 
 
+# --- other clusters ---
+
+
+def test_a_running_scheduler_is_used_and_bench_says_it_needs_a_gpu(tmp_path):
+    from distributed import LocalCluster
+
+    subs = tmp_path / "submissions"
+    copy(subs, "amy", "online_normalizer", WORKSHOPS / "online_normalizer" / "solution.py")
+    report = tmp_path / "report"
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as running:
+        address = running.scheduler_address
+        r = regrade(subs, "--seed", SEED, "--report", report, "--scheduler", address, "--bench")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Dask scheduler {address}: 1 worker now, 0 holding a GPU resource" in r.stdout
+    assert "--bench: no worker has a CUDA GPU" in r.stdout
+    amy = learner_results(report, "amy")["online_normalizer"]
+    assert amy["outcome"] == "passed" and amy["gpu"] is None and "bench" not in amy
+
+
+def test_a_gpu_worker_gives_its_check_processes_its_gpu(tmp_path):
+    """--gpus 0 on a machine without one: the worker holds GPU 0 as a resource and its
+    check processes get CUDA_VISIBLE_DEVICES=0 (torch finds no GPU: the checks still run)."""
+    subs = tmp_path / "submissions"
+    copy(subs, "amy", "online_normalizer", WORKSHOPS / "online_normalizer" / "solution.py")
+    report = tmp_path / "report"
+    r = regrade(subs, "--seed", SEED, "--report", report, "--gpus", "0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 worker, one per GPU (0)" in r.stdout
+    amy = learner_results(report, "amy")["online_normalizer"]
+    assert amy["outcome"] == "passed" and amy["gpu"] == "0" and amy["worker"] == "0"
+    assert amy["memory_limit_bytes"] == 8 << 30  # the CPU workshop's process touches no GPU
+
+
 # --- the parts, without a cluster ---
 
 
@@ -427,6 +461,19 @@ def test_the_memory_limit_turns_a_runaway_allocation_into_memory_error():
         memory_bytes=1 << 30,
     )
     assert run["returncode"] == 1 and "MemoryError" in run["output"]
+
+
+def test_the_readme_scale_table_is_the_committed_measurements():
+    """The README's figures for the regrade are generated from the JSON it names."""
+    from checks.regrade.measure import table_rows
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### How it scales") :]
+    named = re.search(r"results/[\w.-]+-regrade-scale\.json", section)
+    assert named, "the scale section names its JSON"
+    payload = json.loads((REPO / named[0]).read_text(encoding="utf-8"))
+    rows = table_rows(payload)
+    assert len(rows) >= 2 and all(row in section for row in rows), "\n".join(rows)
 
 
 def test_verdicts_without_records_say_what_ended_the_run():

@@ -31,6 +31,7 @@ from typing import Iterator, Optional
 import dask
 from distributed import Client, LocalCluster, get_worker
 
+from checks.judging.records import plural
 from checks.regrade import execution
 
 
@@ -56,14 +57,15 @@ class Plan:
 
     def describe(self) -> str:
         if self.kind == "local-gpu":
-            return f"embedded Dask LocalCluster: {self.workers} workers, one per GPU ({', '.join(self.gpus)})"
+            gpus = ", ".join(self.gpus)
+            return f"embedded Dask LocalCluster: {plural(self.workers, 'worker')}, one per GPU ({gpus})"
         if self.kind == "local-cpu":
             return (
-                f"embedded Dask LocalCluster: {self.workers} CPU worker"
-                f"{'s' if self.workers != 1 else ''} (GPU workshops in Triton's interpreter)"
+                f"embedded Dask LocalCluster: {plural(self.workers, 'CPU worker')} "
+                "(GPU workshops in Triton's interpreter)"
             )
         return (
-            f"Dask scheduler {self.address}: {self.workers} workers now, "
+            f"Dask scheduler {self.address}: {plural(self.workers, 'worker')} now, "
             f"{self.gpu_workers} holding a GPU resource"
         )
 

@@ -89,6 +89,20 @@ def measure_once(submissions: Path, workers: int, seed: int, timeout: float) -> 
     }
 
 
+def table_rows(payload: dict) -> list:
+    """The README's rows for a measurement: workers, wall, median seconds per file (the
+    CPU workshop / the interpreted GPU workshop), files per minute, speed-up."""
+    rows = []
+    for r in payload["runs"]:
+        by = r["submission_s_by_workshop"]
+        rows.append(
+            f"| {r['workers']} | {r['wall_s']:.1f} s | {by['online_normalizer']['median']:.2f} s / "
+            f"{by['strided_softmax']['median']:.1f} s | {r['submissions_per_minute']:.1f} | "
+            f"{r.get('speedup_over_1_worker', 1.0):.2f}x |"
+        )
+    return rows
+
+
 def main(argv=None) -> int:
     p = UsageParser(prog="python -m checks.regrade.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--learners", type=int, default=6, help="synthetic learners (default 6)")
@@ -137,6 +151,7 @@ def main(argv=None) -> int:
     if args.output:
         write_json_atomic(args.output, payload)
         print(f"written to {args.output}")
+    print("\n".join(table_rows(payload)))
     return 0
 
 

@@ -131,10 +131,13 @@ class CohortReport:
             return None
 
     def done(self, sub, bench: bool = False) -> bool:
+        """A verdict for this file and seed is here (and, with ``bench``, the timings of a
+        file that passed on a GPU: a file checked in the interpreter has none to add)."""
         r = self.results.get(sub.key)
         if r is None or r.get("outcome") == NOT_GRADED:
             return False
-        return not (bench and "bench" not in r)
+        timeable = r.get("mode") == "GPU" and r.get("outcome") in ("passed", "passed here")
+        return not (bench and timeable and "bench" not in r)
 
     # --- as verdicts arrive ---
     def add(self, result: dict, min_interval_s: float = 2.0) -> None:
