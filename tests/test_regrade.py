@@ -117,9 +117,7 @@ COHORT = {
 }
 
 
-@pytest.fixture(scope="module")
-def cohort(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cohort")
+def grade_cohort(root: Path) -> tuple:
     subs = root / "submissions"
     for (learner, workshop), source in COHORT.items():
         copy(subs, learner, workshop, source)
@@ -132,8 +130,15 @@ def cohort(tmp_path_factory):
     return subs, report, r
 
 
-def test_the_cohort_is_graded_and_every_verdict_is_the_single_runs(cohort, tmp_path):
-    subs, report, r = cohort
+def test_a_cohort_through_two_cpu_workers(tmp_path):
+    """One regrade, checked three ways (one test, so a parallel run grades it once)."""
+    graded = grade_cohort(tmp_path)
+    every_verdict_is_the_single_runs(*graded, tmp_path)
+    files_that_name_no_workshop_are_reported_not_guessed(*graded)
+    the_reports_agree_and_carry_seed_commit_and_machine(*graded)
+
+
+def every_verdict_is_the_single_runs(subs: Path, report: Path, r, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert "embedded Dask LocalCluster: 2 CPU workers" in r.stdout
     for (learner, workshop), _ in COHORT.items():
@@ -161,8 +166,7 @@ def test_the_cohort_is_graded_and_every_verdict_is_the_single_runs(cohort, tmp_p
     assert erin["mode"] == "interpreter" and erin["failing"][0] == "own-kernel"
 
 
-def test_files_that_name_no_workshop_are_reported_not_guessed(cohort):
-    subs, report, r = cohort
+def files_that_name_no_workshop_are_reported_not_guessed(subs: Path, report: Path, r) -> None:
     cohort_json = json.loads((report / "cohort.json").read_text())
     reasons = {(u["learner"], u["file"]): u["reason"] for u in cohort_json["not_graded_files"]}
     assert set(reasons) == {("alice", "A1.py"), ("alice", "notes.txt"), ("bob", "Online_Normalizer.py"),
@@ -176,8 +180,7 @@ def test_files_that_name_no_workshop_are_reported_not_guessed(cohort):
     assert set(alice["workshops"]) == {"online_normalizer"}
 
 
-def test_the_reports_agree_and_carry_seed_commit_and_machine(cohort):
-    subs, report, r = cohort
+def the_reports_agree_and_carry_seed_commit_and_machine(subs: Path, report: Path, r) -> None:
     data = json.loads((report / "cohort.json").read_text())
     assert data["seed"] == SEED and data["complete"] and data["pending"] == 0
     assert data["commit"] and data["machine"]["cpus"] >= 1 and data["cluster"]["workers"] == 2
@@ -217,9 +220,7 @@ FAULTS = {
 FAULT_TIMEOUT = 4
 
 
-@pytest.fixture(scope="module")
-def faulty(tmp_path_factory):
-    root = tmp_path_factory.mktemp("faulty")
+def grade_faults(root: Path) -> tuple:
     subs = root / "submissions"
     for learner, (text, _, _) in FAULTS.items():
         write(subs, learner, "online_normalizer.py", text)
@@ -229,8 +230,15 @@ def faulty(tmp_path_factory):
     return subs, report, r
 
 
-def test_each_fault_gets_a_verdict_saying_so(faulty):
-    subs, report, r = faulty
+def test_faults_through_two_cpu_workers(tmp_path):
+    """One regrade of faulty files and a right one, checked three ways."""
+    graded = grade_faults(tmp_path)
+    each_fault_gets_a_verdict_saying_so(*graded)
+    a_lost_worker_is_run_once_more_then_reported(*graded)
+    faults_give_the_single_runs_verdicts_and_change_no_other(*graded, tmp_path)
+
+
+def each_fault_gets_a_verdict_saying_so(subs: Path, report: Path, r) -> None:
     got = {learner: learner_results(report, learner)["online_normalizer"] for learner in FAULTS}
     assert {k: (v["outcome"], v["fault"]) for k, v in got.items()} == {
         k: (outcome, fault) for k, (_, outcome, fault) in FAULTS.items()
@@ -244,8 +252,7 @@ def test_each_fault_gets_a_verdict_saying_so(faulty):
     assert got["killparent"]["records"] == [] and "SIGKILL" in got["killparent"]["fault_detail"]
 
 
-def test_a_lost_worker_is_run_once_more_then_reported(faulty):
-    subs, report, r = faulty
+def a_lost_worker_is_run_once_more_then_reported(subs: Path, report: Path, r) -> None:
     assert r.returncode == 1, r.stdout + r.stderr  # one submission could not be graded
     lost = learner_results(report, "killworker")["online_normalizer"]
     assert lost["attempts"] == 2 and "KilledWorker" in lost["fault_detail"]
@@ -254,8 +261,9 @@ def test_a_lost_worker_is_run_once_more_then_reported(faulty):
     assert "[10/10]" in r.stdout
 
 
-def test_faults_give_the_single_runs_verdicts_and_change_no_other(faulty, cohort, tmp_path):
-    subs, report, _ = faulty
+def faults_give_the_single_runs_verdicts_and_change_no_other(
+    subs: Path, report: Path, r, tmp_path: Path
+) -> None:
     for learner in ("hang", "syntax", "exits", "segfault", "killpg", "killparent", "flood", "zed"):
         got = learner_results(report, learner)["online_normalizer"]
         path = subs / learner / "online_normalizer.py"
@@ -266,11 +274,9 @@ def test_faults_give_the_single_runs_verdicts_and_change_no_other(faulty, cohort
         assert got["outcome"] == str(outcome_of(records)), learner
         assert statuses(got["records"]) == statuses(records), learner
         assert got["exit_code"] == code, learner
-    # the right answer among the faults: exactly alice's verdict in the calm cohort
+    # the right answer among the faults: the same verdict as alone, every check passed
     zed = learner_results(report, "zed")["online_normalizer"]
-    alice = learner_results(cohort[1], "alice")["online_normalizer"]
-    assert zed["sha256"] == alice["sha256"]
-    assert statuses(zed["records"]) == statuses(alice["records"])
+    assert set(statuses(zed["records"]).values()) == {"pass"}
 
 
 # --- interrupted, then resumed ---
@@ -434,7 +440,7 @@ def test_a_runaway_process_tree_is_stopped_and_its_output_capped(tmp_path):
     a flood keeps only its first and last bytes."""
     marker = tmp_path / "grandchild-alive"
     grandchild = tmp_path / "grandchild.py"
-    grandchild.write_text(f"import pathlib, time\ntime.sleep(3)\npathlib.Path({str(marker)!r}).touch()\n")
+    grandchild.write_text(f"import pathlib, time\ntime.sleep(2)\npathlib.Path({str(marker)!r}).touch()\n")
     script = (
         "import subprocess, sys, time\n"
         f"subprocess.Popen([sys.executable, {str(grandchild)!r}], start_new_session=True)\n"
@@ -442,14 +448,14 @@ def test_a_runaway_process_tree_is_stopped_and_its_output_capped(tmp_path):
         "sys.stdout.flush()\n"
         "time.sleep(60)\n"
     )
-    run = execution.run_limited([sys.executable, "-c", script], env=dict(os.environ), limit_s=1.5)
+    run = execution.run_limited([sys.executable, "-c", script], env=dict(os.environ), limit_s=1)
     assert run["timed_out"] and run["returncode"] is None and run["seconds"] < 10
     assert run["output"].startswith("start xxx") and run["output"].rstrip().endswith("end")
     assert (
         run["output_bytes"] > 300000
         and len(run["output"]) < execution.HEAD_BYTES + execution.TAIL_BYTES + 100
     )
-    time.sleep(3.5)
+    time.sleep(2.5)
     assert not marker.exists(), "the grandchild in its own session outlived the time limit"
 
 

@@ -138,7 +138,7 @@ def _job(sub: Submission, seed: int, args, plan) -> dict:
     return {
         "learner": sub.learner,
         "workshop": sub.workshop,
-        "source": sub.path.read_bytes(),
+        "source": sub.source,
         "sha256": sub.sha256,
         "seed": seed,
         "timeout": args.timeout,
@@ -284,6 +284,7 @@ def main(argv=None) -> int:
     code = 0
     try:
         if todo:
+            report.write_cohort()  # the plan, all pending; and the folder now holds this seed
             code = grade_all(todo, seed, args, report, say)
     except KeyboardInterrupt:
         report.finish({"wall_s": round(time.monotonic() - started, 3)})

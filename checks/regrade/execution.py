@@ -43,9 +43,12 @@ GRACE_S = 30.0  # past the checks' own --timeout: starting Python and writing th
 BENCH_LIMIT_S = 600.0
 # Sets the address-space limit, then becomes the check process (exec: no Python code runs
 # between fork and exec in the worker, whose threads make preexec_fn unsafe).
+# A hard limit already lower than asked for is kept (only root may raise it).
 LIMITED_EXEC = (
     "import os, resource, sys\n"
     "n = int(sys.argv[1])\n"
+    "hard = resource.getrlimit(resource.RLIMIT_AS)[1]\n"
+    "n = n if hard == resource.RLIM_INFINITY else min(n, hard)\n"
     "resource.setrlimit(resource.RLIMIT_AS, (n, n))\n"
     "os.execv(sys.argv[2], sys.argv[2:])\n"
 )

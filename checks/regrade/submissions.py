@@ -11,7 +11,7 @@ Standard library only.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workshops import catalog
@@ -23,6 +23,7 @@ class Submission:
     workshop: str
     path: Path
     sha256: str
+    source: bytes = field(default=b"", repr=False)  # the bytes hashed: the bytes graded
 
     @property
     def key(self) -> tuple:
@@ -82,8 +83,12 @@ def discover(root: Path) -> tuple:
             if f.is_dir():
                 unmatched.append(Unmatched(entry.name, f, "a folder: workshop files lie directly in it"))
             elif f.suffix == ".py" and f.stem in known:
-                digest = hashlib.sha256(f.read_bytes()).hexdigest()
-                found.append(Submission(entry.name, f.stem, f, digest))
+                try:
+                    data = f.read_bytes()
+                except OSError as e:
+                    unmatched.append(Unmatched(entry.name, f, f"cannot be read: {e.strerror or e}"))
+                    continue
+                found.append(Submission(entry.name, f.stem, f, hashlib.sha256(data).hexdigest(), data))
             else:
                 unmatched.append(Unmatched(entry.name, f, _why_not(f.name, known)))
     return found, unmatched
