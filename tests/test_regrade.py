@@ -5,7 +5,8 @@ Dask worker, memory, a flood of output) each get their own verdict and change no
 learner's; an interrupted regrade resumes and skips what is done.
 
 Most learners submit the CPU workshop (online_normalizer: a fraction of a second each);
-one submits an interpreted GPU workshop file (a PyTorch stand-in, a few seconds).
+two submit interpreted GPU workshop files (a PyTorch stand-in and a wrong kernel, a few
+seconds each).
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ COHORT = {
     ("carol", "online_normalizer"): WORKSHOPS / "online_normalizer" / "wrong" / "empty_nan.py",
     ("dave", "online_normalizer"): WORKSHOPS / "online_normalizer" / "starter.py",
     ("erin", "strided_softmax"): WORKSHOPS / "strided_softmax" / "wrong" / "torch_fallback.py",
+    ("fay", "softmax_backward"): WORKSHOPS / "softmax_backward" / "wrong" / "unit_column_stride.py",
 }
 
 
@@ -158,12 +160,17 @@ def every_verdict_is_the_single_runs(subs: Path, report: Path, r, tmp_path: Path
         "carol": "failed",
         "dave": "incomplete",
         "erin": "failed",
+        "fay": "failed",
     }
     assert {k[0]: learner_results(report, k[0])[k[1]]["outcome"] for k in COHORT} == expected
     assert "worked-merge" in learner_results(report, "bob")["online_normalizer"]["failing"]
     assert "empty-empty" in learner_results(report, "carol")["online_normalizer"]["failing"]
     erin = learner_results(report, "erin")["strided_softmax"]
-    assert erin["mode"] == "interpreter" and erin["failing"][0] == "own-kernel"
+    assert erin["mode"] == "interpreter" and erin["failing"][0] == "own-kernel"  # the PyTorch stand-in
+    fay = learner_results(report, "fay")["softmax_backward"]  # a wrong kernel: its meta.json's checks
+    meta = json.loads((WORKSHOPS / "softmax_backward" / "meta.json").read_text())
+    assert set(meta["wrong_answers"]["unit_column_stride.py"]) <= set(fay["failing"])
+    assert "own-kernel" not in fay["failing"]
 
 
 def files_that_name_no_workshop_are_reported_not_guessed(subs: Path, report: Path, r) -> None:
@@ -197,9 +204,9 @@ def the_reports_agree_and_carry_seed_commit_and_machine(subs: Path, report: Path
     )
     md = (report / "cohort.md").read_text()
     assert f"- seed: {SEED}" in md and f"- commit: {data['commit']}" in md
-    assert "| learner | strided_softmax | online_normalizer |" in md
-    assert "| dave | - | incomplete |" in md
-    assert "| bob | - | failed: worked-merge" in md
+    assert "| learner | strided_softmax | softmax_backward | online_normalizer |" in md
+    assert "| dave | - | - | incomplete |" in md
+    assert "| bob | - | - | failed: worked-merge" in md
     assert "## Files not graded" in md and "A1.py" in md
 
 
