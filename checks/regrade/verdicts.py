@@ -90,13 +90,14 @@ def without_records(returncode, timed_out: bool, limit_s: float, output_tail: st
 
 
 def lost(reason: str, attempts: int) -> dict:
-    """The verdict of a submission whose Dask worker was lost on every attempt."""
+    """The verdict of a submission whose task did not come back on any attempt (its Dask
+    worker died, the connection closed, or the task itself raised)."""
     return {
         "outcome": NOT_GRADED,
         "failing": [],
         "counts": {s: 0 for s in STATUSES},
         "fault": "lost",
-        "fault_detail": f"the worker running it was lost {attempts} times ({reason})",
+        "fault_detail": f"no verdict came back in {attempts} attempts; the last: {reason}",
     }
 
 
