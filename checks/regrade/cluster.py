@@ -83,9 +83,11 @@ class Plan:
 
 def grade(job: dict, gpu_of_worker: dict) -> dict:
     """The task: grade one submission on this worker, on its GPU when it has one."""
-    name = get_worker().name
-    gpu = gpu_of_worker.get(name)
-    return execution.run_submission(job, gpu=None if gpu is None else str(gpu), worker=str(name))
+    worker = get_worker()
+    gpu = gpu_of_worker.get(worker.name)
+    return execution.run_submission(
+        job, gpu=None if gpu is None else str(gpu), worker=str(worker.name), scratch=worker.local_directory
+    )
 
 
 def _workers(client: Client) -> list:

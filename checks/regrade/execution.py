@@ -198,13 +198,17 @@ def check_command(workshop: str, copy: Path, records: Path, seed: int, timeout: 
     ]
 
 
-def run_submission(job: dict, gpu: Optional[str] = None, worker: str = "") -> dict:
+def run_submission(
+    job: dict, gpu: Optional[str] = None, worker: str = "", scratch: Optional[str] = None
+) -> dict:
     """Grade one submission; never raises for anything the submission does.
 
     ``job``: learner, workshop, source (the file's bytes), sha256, seed, timeout,
     memory_bytes (0: none; the driver leaves it out for a task on a GPU: CUDA maps far
     more address space than any sensible limit), bench.  ``gpu``: the CUDA device the check process may use
-    (its CUDA_VISIBLE_DEVICES), or None to keep the worker's own setting."""
+    (its CUDA_VISIBLE_DEVICES), or None to keep the worker's own setting.  ``scratch``: the
+    folder to make the temporary workspace in (a Dask worker's own, which the next worker
+    clears if this one is killed before it removes the workspace)."""
     import hashlib
 
     source: bytes = job["source"]
@@ -222,7 +226,7 @@ def run_submission(job: dict, gpu: Optional[str] = None, worker: str = "") -> di
         "gpu": gpu,
         "python": platform.python_version(),
     }
-    with tempfile.TemporaryDirectory(prefix=f"regrade-{job['workshop']}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"regrade-{job['workshop']}-", dir=scratch) as tmp:
         workspace = Path(tmp) / "workspace"
         workspace.mkdir()
         copy = workspace / f"{job['workshop']}.py"
