@@ -393,6 +393,11 @@ def run(args, out: Printer) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "regrade":
+        from checks.regrade.cli import main as regrade_main
+
+        return regrade_main(argv[1:])
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
     try:
