@@ -107,7 +107,10 @@ def test_the_cli_prints_the_why_and_the_section_of_the_first_failure_only():
     assert r.returncode == 1
     assert r.stdout.count("Why it matters:") == 1 and r.stdout.count("Lesson section:") == 1
     first = r.stdout.split("FAIL", 2)[1]
-    assert "Why it matters: adding raw denominators" in first and "Deriving the merge" in first
+    # the failure matches a classic mistake, so the why and "where to look" are the mistake's
+    assert "Your merge adds the two denominators as they are" in first
+    assert "Where to look: merge:" in first and "Why it matters: each l is a sum of exp" in first
+    assert "Lesson section: Deriving the merge" in first
 
 
 def test_the_error_map_states_its_scale():

@@ -6,7 +6,7 @@ import time
 from types import SimpleNamespace
 
 import checks.running as running
-from checks.authoring import self_check
+from checks.authoring import named_mistakes, self_check
 from checks.judging.records import Record
 from workshops import catalog
 
@@ -71,7 +71,9 @@ def test_files_run_side_by_side_and_are_reported_in_file_order(monkeypatch):
             else:
                 status = "fail"
             ids = self.only or ["one"]
-            return [Record(w.id, i, i, status) for i in ids]
+            named = named_mistakes(w).get(self.path.name)  # a kept wrong answer names its mistake
+            details = {"mistake": {"id": named}} if named and status == "fail" else {}
+            return [Record(w.id, i, i, status, details=details) for i in ids]
 
     monkeypatch.setattr(running, "ChildRun", FakeRun)
     monkeypatch.setattr(running, "WorkerPool", _FakePool)
