@@ -34,12 +34,13 @@ WorkshopScreen.cpu TimingsPanel { display: none; }  /* a CPU workshop has no ker
 /* small terminals: the status line; results keep the room */
 WorkshopScreen.-compact TimingsPanel { max-height: 3; }
 WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { display: none; }
-/* the banner says it: interpreted runs are not timed */
-WorkshopScreen.-compact.interpreted TimingsPanel { display: none; }
+/* nothing can be timed without a CUDA GPU: the banner's one line says so instead */
+WorkshopScreen.interpreted TimingsPanel { display: none; }
 WorkshopScreen.-compact ResultsPanel { min-height: 4; }
 WorkshopScreen.-normal TimingsPanel { max-height: 9; }
-/* the results table needs room for its messages */
+/* the results table needs room for the check ids and their messages (tui.widgets.results) */
 WorkshopScreen.-normal #left, WorkshopScreen.-normal #right { width: 1fr; }
+WorkshopScreen.-normal #right { min-width: 56; }
 WorkshopScreen.-wide #left { width: 3fr; }
 WorkshopScreen.-wide #right { width: 2fr; }
 """

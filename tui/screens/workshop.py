@@ -40,12 +40,14 @@ from tui.screens.failure import FailureScreen
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
+from tui.widgets.record_text import lesson_section
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog
 
-BANNER = "No CUDA GPU: running kernels in Triton's interpreter (slow; timings unavailable)"
-BANNER_SHORT = "No CUDA GPU: Triton's interpreter runs the kernels (slow, not timed)"
+# Without a CUDA GPU this line stands for the timings panel: nothing here can be timed.
+BANNER = "No CUDA GPU here: Triton's interpreter runs your kernels (slow); timings need a CUDA GPU"
+BANNER_SHORT = "No CUDA GPU: the interpreter runs your kernels (slow); timings need one"
 EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
@@ -155,7 +157,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
             compile_pool=app.compile_pool() if (w.gpu and not self.interpret) else None,
         )
         self.controller.benchmarks = app.bench_enabled
-        if w.gpu:
+        if self.timeable:
             self._load_reference()
         self._timings_idle()
         self._watch()
@@ -183,9 +185,10 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def on_descendant_focus(self, event) -> None:
         # compact: the part with the focus gets the room (tui.layout.SIZE_CSS -results-focus)
-        right = self.query_one("#right")
+        right = self.query("#right")  # none while the screen closes
         focused = self.focused
-        self.set_class(focused is not None and right in focused.ancestors_with_self, "-results-focus")
+        inside = focused is not None and bool(right) and right.first() in focused.ancestors_with_self
+        self.set_class(inside, "-results-focus")
 
     def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
         # A long document that takes focus keeps its place (Textual would scroll its top
@@ -209,9 +212,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
         if self.controller is not None:
             self.controller.close()
 
+    @property
+    def timeable(self) -> bool:
+        """A kernel to time and a CUDA GPU to time it on (else no b, no timings panel)."""
+        return self.workshop.gpu and not self.interpret
+
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
-            return self.workshop.gpu  # a CPU workshop has no kernel to time
+            return self.timeable
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -286,7 +294,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
         def closed(choice: str | None) -> None:
             if choice == "lesson":
-                self.goto_section(rec.section)
+                self.goto_section(lesson_section(rec))
 
         self.app.push_screen(FailureScreen(rec, panel.change_of(rec)), closed)
 
@@ -300,8 +308,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return False
         block = viewer.document.query_one(f"#{block_id}")
         viewer.document.focus(scroll_visible=False)
-        # the lesson tab may have been hidden until now: scroll once it is laid out
-        self.set_timer(0.05, lambda: viewer.scroll_to(y=block.virtual_region.y, animate=False))
+
+        # the lesson tab may have been hidden until now: scroll once it is laid out (unless
+        # the screen closed meanwhile)
+        def scroll() -> None:
+            if block.is_attached:
+                viewer.scroll_to(y=block.virtual_region.y, animate=False)
+
+        self.set_timer(0.05, scroll)
         return True
 
     def action_next_workshop(self) -> None:
@@ -398,6 +412,9 @@ class WorkshopScreen(RunLoop, Screen[None]):
         app = course_app(self)
         if not self.workshop.gpu:
             self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
+            return
+        if self.interpret:
+            self.notify("No CUDA GPU here: timings need one.")
             return
         app.bench_enabled = not app.bench_enabled
         if self.controller is not None:
