@@ -100,3 +100,21 @@ def test_a_gpu_workshop_with_a_gpu_keeps_its_timings(make_app, monkeypatch):
             assert screen.query_one(TimingsPanel).display
 
     asyncio.run(body())
+
+
+def _done_when(lesson: str) -> list:
+    """The items of a lesson's "Done when" list, each as one line."""
+    part = lesson.split("## Done when", 1)[1].split("\n## ", 1)[0]
+    return [" ".join(item.split()) for item in part.split("\n- ")[1:]]
+
+
+def test_every_done_when_that_needs_a_gpu_has_a_task_without_one():
+    """A learner without a GPU can finish every lesson: an item that asks for timings
+    (a benchmark, a measurement) also says what to do without a GPU."""
+    needs_gpu = ("benchmark", "measure")
+    for w in catalog.workshops():
+        items = _done_when(w.lesson)
+        assert items, w.id
+        for item in items:
+            if any(word in item.lower() for word in needs_gpu):
+                assert "without one" in item.lower() or "without a gpu" in item.lower(), (w.id, item)
