@@ -140,13 +140,16 @@ class WorkshopScreen(RunLoop, Screen[None]):
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
-            self.notify(info, severity="error", timeout=15)
+            self.notify(
+                f"Cannot create your file\n{self.toast_path(self.path)}\n{e}", severity="error", timeout=15
+            )
         self.query_one("#file-info", Static).update(info)
         self.query_one(ResultsPanel).timeout = app.check_timeout
         self.set_class(not w.gpu, "cpu")
         self.set_class(self.interpret, "interpreted")
-        toc = self.query_one("#lesson", MarkdownViewer).table_of_contents
-        toc.styles.width = layout.contents_width(w.lesson)
+        viewer = self.query_one("#lesson", CourseViewer)
+        viewer.contents_columns = layout.contents_width(w.lesson)
+        viewer.table_of_contents.styles.width = viewer.contents_columns
         self.apply_size(self.app.size.width, self.app.size.height)
         self.controller = CheckController(
             w,
@@ -175,13 +178,13 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._timings_idle()  # what it promises depends on the size
         if self.interpret:
             self.query_one("#banner", Static).update(BANNER if width >= len(BANNER) + 2 else BANNER_SHORT)
-        viewer = self.query_one("#lesson", MarkdownViewer)
-        fits = size == "-wide" and layout.contents_fits(
-            width * 3 // 5, layout.contents_width(self.workshop.lesson)
+        # the contents beside the lesson where the lesson keeps room to be read; shown
+        # with t where it would not, they take the lesson's place until an entry is chosen
+        fits = layout.contents_fits(
+            layout.lesson_columns(width, size), layout.contents_width(self.workshop.lesson)
         )
-        show = self.toc_choice if self.toc_choice is not None else fits
-        if viewer.show_table_of_contents != show:
-            viewer.show_table_of_contents = show
+        show = self.toc_choice if self.toc_choice is not None else (fits and size == "-wide")
+        self.query_one("#lesson", CourseViewer).show_contents(show, alone=not fits)
 
     def on_descendant_focus(self, event) -> None:
         # compact: the part with the focus gets the room (tui.layout.SIZE_CSS -results-focus)
@@ -340,7 +343,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if not editor:
             self.notify(
-                f"$EDITOR is not set. Open your file in any editor: {self.path}",
+                "$EDITOR is not set. Open your file in any editor:\n"
+                + self.toast_path(self.path, inside=False),
                 title="No editor",
                 severity="warning",
                 timeout=15,
@@ -352,7 +356,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
                 subprocess.run(cmd, check=False)
         except SuspendNotSupported:
             self.notify(
-                f"This terminal cannot hand over to an editor; edit {self.path}",
+                "This terminal cannot hand over to an editor; edit\n"
+                + self.toast_path(self.path, inside=False),
                 severity="warning",
                 timeout=15,
             )
@@ -371,10 +376,12 @@ class WorkshopScreen(RunLoop, Screen[None]):
             except OSError as e:
                 self.notify(f"reset failed: {e}", severity="error")
                 return
-            where = f"your previous file is saved as {saved}" if saved else "there was no file to back up"
-            self.notify(
-                f"Restored the starter; {where}. Your best result is kept.", title="Reset", timeout=15
+            where = (
+                f"your previous file is saved beside your workspace as\n{self.toast_path(saved)}"
+                if saved
+                else "there was no file to back up."
             )
+            self.notify(f"Restored the starter; your best result is kept; {where}", title="Reset", timeout=15)
             self.request_run()
 
         self.app.push_screen(
@@ -430,14 +437,17 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._timings_idle()
 
     def action_toggle_contents(self) -> None:
-        viewer = self.query_one("#lesson", MarkdownViewer)
+        viewer = self.query_one("#lesson", CourseViewer)
         self.toc_choice = not viewer.show_table_of_contents
         self.query_one(TabbedContent).active = "lesson-tab"
-        viewer.show_table_of_contents = self.toc_choice
+        self.apply_size(self.app.size.width, self.app.size.height)
         toc = viewer.table_of_contents
         focused = self.focused
         if focused is None or (not self.toc_choice and focused in toc.walk_children(with_self=True)):
             viewer.document.focus(scroll_visible=False)  # never leave nothing focused
+
+    def on_course_viewer_contents_closed(self, event: CourseViewer.ContentsClosed) -> None:
+        self.toc_choice = None  # an entry was chosen: back to what the size shows
 
     def action_zoom(self) -> None:
         """Give the whole screen to the panel with the focus (again: back)."""
@@ -461,6 +471,13 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return
         self.app.pop_screen()
 
+    def toast_path(self, path, inside: bool = True) -> str:
+        """``path`` for a toast, broken after a slash to its width: relative to the folder
+        that holds the workspace (and its state folder) when ``inside``, else whole (~)."""
+        base = course_app(self).workspace.parent if inside else None
+        size = layout.size_class(self.app.size.width, self.app.size.height)
+        return layout.path_lines(path, layout.toast_columns(self.app.size.width, size), base)
+
     # --- export ---
     def export_payload(self) -> dict | None:
         return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
@@ -481,5 +498,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return
         self.last_export = path
         self.app.call_from_thread(
-            self.notify, f"Results ({data['outcome']}) written to {path}", title="Exported", timeout=10
+            self.notify,
+            f"Results ({data['outcome']}) written beside your workspace to\n{self.toast_path(path)}",
+            title="Exported",
+            timeout=10,
         )
