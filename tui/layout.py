@@ -135,6 +135,13 @@ def toast_columns(screen_width: int, size: str = "") -> int:
     return max(20, min(TOAST_W, screen_width * share // 100) - 3)
 
 
+def toast_path(path, screen_size, base=None) -> str:
+    """``path`` for a toast on a screen of ``screen_size`` (width, height): path_lines
+    to the toast's width."""
+    width, height = screen_size
+    return path_lines(path, toast_columns(width, size_class(width, height)), base)
+
+
 def path_lines(path, width: int, base=None) -> str:
     """``path`` as a toast shows it: relative to ``base`` when inside it (else with ~ for
     the home folder), in lines of at most ``width`` broken after a slash, never inside a

@@ -417,11 +417,9 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def action_toggle_bench(self) -> None:
         app = course_app(self)
-        if not self.workshop.gpu:
-            self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
-            return
-        if self.interpret:
-            self.notify("No CUDA GPU here: timings need one.")
+        if not self.timeable:  # no b then, but the palette or a test may ask
+            no = "timings need a CUDA GPU" if self.workshop.gpu else "a CPU workshop has no kernel"
+            self.notify(f"Benchmarks do not apply: {no}.")
             return
         app.bench_enabled = not app.bench_enabled
         if self.controller is not None:
@@ -472,11 +470,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.app.pop_screen()
 
     def toast_path(self, path, inside: bool = True) -> str:
-        """``path`` for a toast, broken after a slash to its width: relative to the folder
-        that holds the workspace (and its state folder) when ``inside``, else whole (~)."""
-        base = course_app(self).workspace.parent if inside else None
-        size = layout.size_class(self.app.size.width, self.app.size.height)
-        return layout.path_lines(path, layout.toast_columns(self.app.size.width, size), base)
+        """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
+        return layout.toast_path(path, self.app.size, course_app(self).workspace.parent if inside else None)
 
     # --- export ---
     def export_payload(self) -> dict | None:
