@@ -116,20 +116,22 @@ def test_contents_show_on_their_own_at_200x60_for_every_lesson(make_app, monkeyp
     asyncio.run(body())
 
 
-def test_hints_revealed_stays_on_one_line_at_80_columns(make_app, workspace):
-    ws.record_hints(A1.id, len(A1.hints), workspace)
-    ws.record_result(A1.id, "passed", 11, 11, "f" * 64, workspace=workspace)
+@pytest.mark.parametrize("width", [80, 100])
+def test_hints_revealed_stays_on_one_line(make_app, workspace, width):
+    ws.record_hints(I1.id, len(I1.hints), workspace)
+    ws.record_result(I1.id, "passed", 34, 36, "f" * 64, workspace=workspace)  # passed here
 
     async def body():
         app = make_app()
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(width, 30)) as pilot:
             await pilot.pause()
             table = app.screen.query_one("#workshops")
-            table.move_cursor(row=[k.value for k in table.rows].index(A1.id))
+            table.move_cursor(row=[k.value for k in table.rows].index(I1.id))
             await pilot.pause()
-            details = app.screen.query_one("#workshop-details")
-            said = f"Hints revealed: {len(A1.hints)} of {len(A1.hints)}"
-            assert any(said in line for line in drawn(details)), drawn(details)
+            lines = drawn(app.screen.query_one("#workshop-details"))
+            assert any("Best result: passed here 34/36" in line for line in lines), lines
+            said = f"Hints revealed: {len(I1.hints)} of {len(I1.hints)}"
+            assert any(said in line for line in lines), lines
 
     asyncio.run(body())
 
