@@ -21,7 +21,7 @@ class CourseCommands(Provider):
         screen = self.screen
         if isinstance(screen, WorkshopScreen):
             out += [("Run checks", "re-run the checks on your file now", screen.action_run_checks)]
-            if screen.workshop.gpu:  # a CPU workshop has no kernel to time
+            if screen.timeable:  # a kernel, and a CUDA GPU to time it on
                 out.append(
                     (
                         "Toggle benchmarks",

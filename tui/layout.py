@@ -2,7 +2,8 @@
 
 compact (under 100 columns or 30 rows): lesson above results, the timings table folded
 to its status line, the file path on one line; normal: lesson and results side by side;
-wide (160 columns and more): the lesson's contents shown beside it."""
+wide (160 columns and more): the lesson's contents beside it, where the text keeps TEXT_MIN
+columns (elsewhere t shows them, in the lesson's place when they do not fit beside it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import re
 
 SIZE_CLASSES = ("-compact", "-normal", "-wide")
 COMPACT_W, COMPACT_H, WIDE_W = 100, 30, 160
+RESULTS_MIN = 56  # the results side's least width in the normal layout: ids and messages
+# a toast's width, its most in % of the screen's, and side by side (the normal layout),
+# where it stays over the lesson (at least 44% of the screen): app.tcss
+TOAST_W, TOAST_SHARE, TOAST_SHARE_NORMAL = 60, 60, 44
 
 # WorkshopScreen's rules by size class (part of its DEFAULT_CSS)
 SIZE_CSS = """
@@ -34,15 +39,25 @@ WorkshopScreen.cpu TimingsPanel { display: none; }  /* a CPU workshop has no ker
 /* small terminals: the status line; results keep the room */
 WorkshopScreen.-compact TimingsPanel { max-height: 3; }
 WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { display: none; }
-/* the banner says it: interpreted runs are not timed */
-WorkshopScreen.-compact.interpreted TimingsPanel { display: none; }
+/* nothing can be timed without a CUDA GPU: the banner's one line says so instead */
+WorkshopScreen.interpreted TimingsPanel { display: none; }
 WorkshopScreen.-compact ResultsPanel { min-height: 4; }
 WorkshopScreen.-normal TimingsPanel { max-height: 9; }
-/* the results table needs room for its messages */
+/* the results table needs room for the check ids and their messages (tui.widgets.results) */
 WorkshopScreen.-normal #left, WorkshopScreen.-normal #right { width: 1fr; }
-WorkshopScreen.-wide #left { width: 3fr; }
-WorkshopScreen.-wide #right { width: 2fr; }
-"""
+WorkshopScreen.-normal #right { min-width: RESULTS_MIN; }
+WorkshopScreen.-wide #left { width: 5fr; }
+WorkshopScreen.-wide #right { width: 3fr; }
+""".replace("RESULTS_MIN", str(RESULTS_MIN))
+
+
+def lesson_columns(width: int, size: str) -> int:
+    """About how wide the lesson side is in a terminal ``width`` columns wide (SIZE_CSS)."""
+    if size == "-compact":
+        return width
+    if size == "-wide":
+        return width * 5 // 8
+    return width - max(RESULTS_MIN, width // 2)
 
 
 def size_class(width: int, height: int) -> str:
@@ -72,12 +87,14 @@ def contents_width(markdown: str, cap: int = 60) -> int:
     return max(16, min(need + 4, cap))
 
 
-TEXT_MIN = 72  # columns a document keeps beside its contents column
+TEXT_MIN = 60  # columns of text a document keeps beside its contents column
+VIEWER_EDGES = 2 + 4  # a document viewer's scrollbar and its text's padding (Textual's Markdown)
 
 
 def contents_fits(width: int, contents: int) -> bool:
-    """Whether a contents column of ``contents`` columns leaves the text room to read."""
-    return width - contents >= TEXT_MIN
+    """Whether a contents column of ``contents`` columns leaves the text room to read in
+    a viewer ``width`` columns wide."""
+    return width - contents - VIEWER_EDGES >= TEXT_MIN
 
 
 def _words(text: str) -> set:
@@ -109,3 +126,40 @@ def short_path(path) -> str:
         return "~/" + str(path.relative_to(home))
     except ValueError:
         return str(path)
+
+
+def toast_columns(screen_width: int, size: str = "") -> int:
+    """Columns of text in a toast on a screen of ``size`` class: its width less its
+    padding and its coloured edge."""
+    share = TOAST_SHARE_NORMAL if size == "-normal" else TOAST_SHARE
+    return max(20, min(TOAST_W, screen_width * share // 100) - 3)
+
+
+def toast_path(path, screen_size, base=None) -> str:
+    """``path`` for a toast on a screen of ``screen_size`` (width, height): path_lines
+    to the toast's width."""
+    width, height = screen_size
+    return path_lines(path, toast_columns(width, size_class(width, height)), base)
+
+
+def path_lines(path, width: int, base=None) -> str:
+    """``path`` as a toast shows it: relative to ``base`` when inside it (else with ~ for
+    the home folder), in lines of at most ``width`` broken after a slash, never inside a
+    folder's or a file's name (a name longer than a line gets a line of its own)."""
+    from pathlib import Path
+
+    path = Path(path)
+    text = ""
+    if base is not None:
+        try:
+            text = str(path.relative_to(Path(base)))
+        except ValueError:
+            text = ""
+    text = text or short_path(path)
+    pieces = [part + "/" for part in text.split("/")[:-1]] + [text.split("/")[-1]]
+    lines = [""]
+    for piece in pieces:
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)

@@ -127,7 +127,8 @@ def survivors(dead_workers, path) -> list:
 
 
 def cells(panel) -> list:
-    return [str(panel.table.get_cell_at((i, 0))) for i in range(panel.table.row_count)]
+    """The status words of the rows (without the mark of a change since the last run)."""
+    return [str(panel.table.get_cell_at((i, 0))).rstrip(" ▲▼") for i in range(panel.table.row_count)]
 
 
 async def bench_key_answered(pilot):

@@ -296,7 +296,9 @@ def test_reset_asks_first_and_keeps_a_backup(make_app, workspace):
             await wait_for(pilot, lambda: path.read_bytes() == A1.starter.read_bytes(), 5, "reset")
             backups = list((ws.state_dir(workspace) / "backups").glob("online_normalizer.*.py"))
             assert len(backups) == 1 and backups[0].read_text() == mine
-            assert str(backups[0]) in toasts.said()
+            # named beside the workspace: its state folder, then the backup's name on its own line
+            said = toasts.said()
+            assert f"{workspace.name}-state/backups/\n{backups[0].name}" in said, said
             panel = await wait_for_run(pilot, digest_of(path))
             assert set(panel.statuses()) == {"todo"}
             await pilot.press("h")
@@ -365,9 +367,9 @@ def test_editor_unset_says_so_and_shows_the_path(make_app, workspace, monkeypatc
             await pilot.press("e")
             await pilot.pause()
             msgs = [m for _, m in toasts.live]
-            assert any("$EDITOR is not set" in m and str(workspace / A1.exercise_name) in m for m in msgs), (
-                msgs
-            )
+            # the whole path, broken after its slashes to the toast's width
+            path = str(workspace / A1.exercise_name)
+            assert any("$EDITOR is not set" in m and path in m.replace("\n", "") for m in msgs), msgs
 
     run(body())
 

@@ -183,11 +183,14 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
                 pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
             )
             timings = screen.query_one(TimingsPanel)
-            await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
             await wait_for_run(pilot, timeout=90)
             assert "unavailable" in str(timings.query_one("#timings-status").render())
+            assert not timings.reference  # interpreted: nothing to compare with is loaded
             # pretend the checks passed on a GPU
             screen.interpret, screen.passed = False, True
+            screen.set_class(False, "interpreted")
+            screen._load_reference()
+            await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
             screen._maybe_bench(screen.controller.generation, screen.last["digest"])
             await wait_for(pilot, lambda: timings.results, 30, "the timings")
             table = timings.query_one("#timings")

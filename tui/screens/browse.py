@@ -85,13 +85,31 @@ def course_line(progress: dict) -> Text:
 
 # The list's layouts, widest first: the first whose cells fit the screen is shown (the
 # details below the table always name the prerequisite, sessions, device and times).
-LAYOUTS: tuple[tuple[frozenset[str], bool], ...] = (
-    (frozenset(), True),  # (columns left out, status with its time)
-    (frozenset(), False),
-    (frozenset({"prerequisite", "sessions"}), True),
-    (frozenset({"prerequisite", "sessions"}), False),
-    (frozenset({"prerequisite", "sessions", "device"}), False),
+# (columns left out, status with its time, the device's form: where a GPU workshop
+# runs on this machine, "long" or "short"; the note under the table says it too)
+LAYOUTS: tuple[tuple[frozenset[str], bool, str], ...] = (
+    (frozenset(), True, "long"),
+    (frozenset(), False, "long"),
+    (frozenset(), False, "short"),
+    (frozenset({"sessions"}), True, "long"),
+    (frozenset({"sessions"}), False, "long"),
+    (frozenset({"sessions"}), False, "short"),
+    (frozenset({"prerequisite", "sessions"}), True, "long"),
+    (frozenset({"prerequisite", "sessions"}), False, "long"),
+    (frozenset({"prerequisite", "sessions"}), False, "short"),
+    (frozenset({"prerequisite", "sessions", "device"}), False, "short"),
 )
+# Without a CUDA GPU the GPU workshops run in Triton's interpreter: the list says so.
+NO_GPU_NOTE = "No CUDA GPU here: the GPU workshops run in Triton's interpreter, untimed."
+
+
+def device_text(workshop, gpu: bool, form: str = "long") -> str:
+    """Where ``workshop`` runs on this machine: CPU, GPU, or the interpreter."""
+    if not workshop.gpu or gpu:
+        return workshop.device
+    return {"long": "GPU (interpreted here)", "short": "GPU (interp.)"}.get(form, "GPU, interpreted here")
+
+
 COLUMNS = (
     ("Level", "level"),
     ("Code", "code"),
@@ -109,6 +127,7 @@ class BrowseScreen(Screen[None]):
     #progress-warning { padding: 0 1; height: auto; background: $warning 20%; color: $text; }
     #course-progress { padding: 0 1; height: auto; margin: 1 0 0 0; overflow: hidden hidden; }
     #workshops { height: auto; max-height: 16; margin: 1 1 0 1; }
+    #device-note { padding: 0 2; height: auto; color: $text-muted; }
     #workshop-details { padding: 1 2; height: auto; }
     """
     BINDINGS = [
@@ -134,11 +153,13 @@ class BrowseScreen(Screen[None]):
         yield Static("", id="progress-warning")
         yield Static("", id="course-progress")
         yield DataTable(id="workshops", cursor_type="row", zebra_stripes=True)
+        yield Static(NO_GPU_NOTE, id="device-note")
         yield Static("", id="workshop-details")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = "choose a workshop"
+        self.query_one("#device-note").display = not course_app(self).gpu
         self.refresh_progress()
         self.query_one("#workshops", DataTable).focus()
 
@@ -170,7 +191,7 @@ class BrowseScreen(Screen[None]):
         t = self.query_one("#workshops", DataTable)
         row = t.cursor_row
         rows: list[dict[str, Text]] = []
-        level = None
+        level, gpu = None, course_app(self).gpu
         for w in catalog.workshops():
             entry = self.progress.get(w.id)
             rows.append(
@@ -178,7 +199,8 @@ class BrowseScreen(Screen[None]):
                     "level": Text(w.level.capitalize() if w.level != level else "", style="bold"),
                     "code": Text(w.code),
                     "title": Text(w.title),
-                    "device": Text(w.device),
+                    "device": Text(device_text(w, gpu)),
+                    "device_short": Text(device_text(w, gpu, "short")),
                     "prerequisite": Text(w.prerequisite),
                     "sessions": Text(w.sessions),
                     "status": status_text(entry),
@@ -187,7 +209,7 @@ class BrowseScreen(Screen[None]):
             )
             level = w.level
         layout = self._fitting(rows, self.size.width or self.app.size.width)
-        if layout[0] != self.list_layout[0] or not t.columns:
+        if layout != self.list_layout or not t.columns:
             t.clear(columns=True)
             for label, key in COLUMNS:
                 if key not in layout[0]:
@@ -197,6 +219,7 @@ class BrowseScreen(Screen[None]):
         self.list_layout = layout
         for w, cells in zip(catalog.workshops(), rows):
             cells["status"] = cells["status" if layout[1] else "status_short"]
+            cells["device"] = cells["device" if layout[2] == "long" else "device_short"]
             t.add_row(*(cells[k] for _, k in COLUMNS if k not in layout[0]), key=w.id)
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
@@ -207,15 +230,17 @@ class BrowseScreen(Screen[None]):
         """The widest layout whose columns (each as wide as its widest cell, one space
         of padding either side, the table's margins) fit ``width``; "Your status" is
         never cut or scrolled off."""
-        for left_out, when in LAYOUTS:
+        for left_out, when, device in LAYOUTS:
             need = 2 + 2  # the table's margins, and room for a scroll bar
+            shown = {"status": "status" if when else "status_short"}
+            shown["device"] = "device" if device == "long" else "device_short"
             for label, key in COLUMNS:
                 if key in left_out:
                     continue
-                cells = [r["status_short" if key == "status" and not when else key] for r in rows]
+                cells = [r[shown.get(key, key)] for r in rows]
                 need += 2 + max(len(label), *(c.cell_len for c in cells))
             if need <= width:
-                return left_out, when
+                return left_out, when, device
         return LAYOUTS[-1]
 
     def _selected_id(self):
@@ -231,7 +256,7 @@ class BrowseScreen(Screen[None]):
         entry = self.progress.get(w.id)
         text = Text.assemble(
             (f"{w.code} {w.title}", "bold"),
-            f"  ({w.level}, {w.device})\n",
+            f"  ({w.level}; {device_text(w, course_app(self).gpu, 'details')})\n",
             ("Deliverable: ", "bold"),
             f"{w.deliverable}\n",
             ("Prerequisite: ", "bold"),
@@ -246,8 +271,8 @@ class BrowseScreen(Screen[None]):
             text.append("\n")
             text.append("Best result: ", style="bold")
             text.append(best)
-        if hints:
-            text.append(f"{'   ' if best else chr(10)}")
+        if hints:  # a line of its own: never "4 of" at the end of one line and "4" below
+            text.append("\n")
             text.append("Hints revealed: ", style="bold")
             text.append(f"{hints} of {len(w.hints)}")
         self.query_one("#workshop-details", Static).update(text)

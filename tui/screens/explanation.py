@@ -38,6 +38,7 @@ class ExplanationScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.workshop.code} {self.workshop.title}: the answer explained"
+        self.viewer.contents_columns = self.toc_width
         self.viewer.table_of_contents.styles.width = self.toc_width
         self.apply_size(self.app.size.width)
 
@@ -47,14 +48,16 @@ class ExplanationScreen(Screen[None]):
     def apply_size(self, width: int) -> None:
         fits = layout.contents_fits(width, self.toc_width)
         show = self.toc_choice if self.toc_choice is not None else fits
-        if self.viewer.show_table_of_contents != show:
-            self.viewer.show_table_of_contents = show
+        self.viewer.show_contents(show, alone=not fits)  # alone: in the text's place
 
     def action_toggle_contents(self) -> None:
         self.toc_choice = not self.viewer.show_table_of_contents
-        self.viewer.show_table_of_contents = self.toc_choice
+        self.apply_size(self.app.size.width)
         if not self.toc_choice:
             self.viewer.document.focus(scroll_visible=False)
+
+    def on_course_viewer_contents_closed(self, event: CourseViewer.ContentsClosed) -> None:
+        self.toc_choice = None  # an entry was chosen: back to what the size shows
 
     def action_close(self) -> None:
         self.dismiss(None)

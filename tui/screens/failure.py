@@ -10,7 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.widgets.record_text import story
+from tui.widgets.record_text import lesson_section, story
 
 
 class FailureScreen(ModalScreen[str]):
@@ -33,14 +33,15 @@ class FailureScreen(ModalScreen[str]):
         super().__init__(**kwargs)
         self.record = record
         self.change = change
+        self.section = lesson_section(record)  # the record's own ("" for a timeout, a crash)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="failure-box"):
             with VerticalScroll(id="failure-scroll"):
                 yield Static(story(self.record, self.change), id="failure-text")
             keys = "escape close · arrows/pgup/pgdn scroll"
-            if self.record.section:
-                keys = f'l go to the lesson section "{self.record.section}" · ' + keys
+            if self.section:
+                keys = f'l go to the lesson section "{self.section}" · ' + keys
             yield Static(keys, id="failure-footer")
 
     def on_mount(self) -> None:
@@ -48,7 +49,7 @@ class FailureScreen(ModalScreen[str]):
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "lesson":
-            return bool(self.record.section)
+            return bool(self.section)
         return True
 
     def action_close(self) -> None:

@@ -40,12 +40,14 @@ from tui.screens.failure import FailureScreen
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
+from tui.widgets.record_text import lesson_section
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog
 
-BANNER = "No CUDA GPU: running kernels in Triton's interpreter (slow; timings unavailable)"
-BANNER_SHORT = "No CUDA GPU: Triton's interpreter runs the kernels (slow, not timed)"
+# Without a CUDA GPU this line stands for the timings panel: nothing here can be timed.
+BANNER = "No CUDA GPU here: Triton's interpreter runs your kernels (slow); timings need a CUDA GPU"
+BANNER_SHORT = "No CUDA GPU: the interpreter runs your kernels (slow); timings need one"
 EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
@@ -138,13 +140,16 @@ class WorkshopScreen(RunLoop, Screen[None]):
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
-            self.notify(info, severity="error", timeout=15)
+            self.notify(
+                f"Cannot create your file\n{self.toast_path(self.path)}\n{e}", severity="error", timeout=15
+            )
         self.query_one("#file-info", Static).update(info)
         self.query_one(ResultsPanel).timeout = app.check_timeout
         self.set_class(not w.gpu, "cpu")
         self.set_class(self.interpret, "interpreted")
-        toc = self.query_one("#lesson", MarkdownViewer).table_of_contents
-        toc.styles.width = layout.contents_width(w.lesson)
+        viewer = self.query_one("#lesson", CourseViewer)
+        viewer.contents_columns = layout.contents_width(w.lesson)
+        viewer.table_of_contents.styles.width = viewer.contents_columns
         self.apply_size(self.app.size.width, self.app.size.height)
         self.controller = CheckController(
             w,
@@ -155,7 +160,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
             compile_pool=app.compile_pool() if (w.gpu and not self.interpret) else None,
         )
         self.controller.benchmarks = app.bench_enabled
-        if w.gpu:
+        if self.timeable:
             self._load_reference()
         self._timings_idle()
         self._watch()
@@ -173,19 +178,20 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._timings_idle()  # what it promises depends on the size
         if self.interpret:
             self.query_one("#banner", Static).update(BANNER if width >= len(BANNER) + 2 else BANNER_SHORT)
-        viewer = self.query_one("#lesson", MarkdownViewer)
-        fits = size == "-wide" and layout.contents_fits(
-            width * 3 // 5, layout.contents_width(self.workshop.lesson)
+        # the contents beside the lesson where the lesson keeps room to be read; shown
+        # with t where it would not, they take the lesson's place until an entry is chosen
+        fits = layout.contents_fits(
+            layout.lesson_columns(width, size), layout.contents_width(self.workshop.lesson)
         )
-        show = self.toc_choice if self.toc_choice is not None else fits
-        if viewer.show_table_of_contents != show:
-            viewer.show_table_of_contents = show
+        show = self.toc_choice if self.toc_choice is not None else (fits and size == "-wide")
+        self.query_one("#lesson", CourseViewer).show_contents(show, alone=not fits)
 
     def on_descendant_focus(self, event) -> None:
         # compact: the part with the focus gets the room (tui.layout.SIZE_CSS -results-focus)
-        right = self.query_one("#right")
+        right = self.query("#right")  # none while the screen closes
         focused = self.focused
-        self.set_class(focused is not None and right in focused.ancestors_with_self, "-results-focus")
+        inside = focused is not None and bool(right) and right.first() in focused.ancestors_with_self
+        self.set_class(inside, "-results-focus")
 
     def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
         # A long document that takes focus keeps its place (Textual would scroll its top
@@ -209,9 +215,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
         if self.controller is not None:
             self.controller.close()
 
+    @property
+    def timeable(self) -> bool:
+        """A kernel to time and a CUDA GPU to time it on (else no b, no timings panel)."""
+        return self.workshop.gpu and not self.interpret
+
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
-            return self.workshop.gpu  # a CPU workshop has no kernel to time
+            return self.timeable
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -286,7 +297,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
         def closed(choice: str | None) -> None:
             if choice == "lesson":
-                self.goto_section(rec.section)
+                self.goto_section(lesson_section(rec))
 
         self.app.push_screen(FailureScreen(rec, panel.change_of(rec)), closed)
 
@@ -300,8 +311,14 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return False
         block = viewer.document.query_one(f"#{block_id}")
         viewer.document.focus(scroll_visible=False)
-        # the lesson tab may have been hidden until now: scroll once it is laid out
-        self.set_timer(0.05, lambda: viewer.scroll_to(y=block.virtual_region.y, animate=False))
+
+        # the lesson tab may have been hidden until now: scroll once it is laid out (unless
+        # the screen closed meanwhile)
+        def scroll() -> None:
+            if block.is_attached:
+                viewer.scroll_to(y=block.virtual_region.y, animate=False)
+
+        self.set_timer(0.05, scroll)
         return True
 
     def action_next_workshop(self) -> None:
@@ -326,7 +343,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if not editor:
             self.notify(
-                f"$EDITOR is not set. Open your file in any editor: {self.path}",
+                "$EDITOR is not set. Open your file in any editor:\n"
+                + self.toast_path(self.path, inside=False),
                 title="No editor",
                 severity="warning",
                 timeout=15,
@@ -338,7 +356,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
                 subprocess.run(cmd, check=False)
         except SuspendNotSupported:
             self.notify(
-                f"This terminal cannot hand over to an editor; edit {self.path}",
+                "This terminal cannot hand over to an editor; edit\n"
+                + self.toast_path(self.path, inside=False),
                 severity="warning",
                 timeout=15,
             )
@@ -357,10 +376,12 @@ class WorkshopScreen(RunLoop, Screen[None]):
             except OSError as e:
                 self.notify(f"reset failed: {e}", severity="error")
                 return
-            where = f"your previous file is saved as {saved}" if saved else "there was no file to back up"
-            self.notify(
-                f"Restored the starter; {where}. Your best result is kept.", title="Reset", timeout=15
+            where = (
+                f"your previous file is saved beside your workspace as\n{self.toast_path(saved)}"
+                if saved
+                else "there was no file to back up."
             )
+            self.notify(f"Restored the starter; your best result is kept; {where}", title="Reset", timeout=15)
             self.request_run()
 
         self.app.push_screen(
@@ -396,8 +417,9 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def action_toggle_bench(self) -> None:
         app = course_app(self)
-        if not self.workshop.gpu:
-            self.notify("Benchmarks do not apply to a CPU workshop: there is no kernel to time.")
+        if not self.timeable:  # no b then, but the palette or a test may ask
+            no = "timings need a CUDA GPU" if self.workshop.gpu else "a CPU workshop has no kernel"
+            self.notify(f"Benchmarks do not apply: {no}.")
             return
         app.bench_enabled = not app.bench_enabled
         if self.controller is not None:
@@ -413,14 +435,17 @@ class WorkshopScreen(RunLoop, Screen[None]):
             self._timings_idle()
 
     def action_toggle_contents(self) -> None:
-        viewer = self.query_one("#lesson", MarkdownViewer)
+        viewer = self.query_one("#lesson", CourseViewer)
         self.toc_choice = not viewer.show_table_of_contents
         self.query_one(TabbedContent).active = "lesson-tab"
-        viewer.show_table_of_contents = self.toc_choice
+        self.apply_size(self.app.size.width, self.app.size.height)
         toc = viewer.table_of_contents
         focused = self.focused
         if focused is None or (not self.toc_choice and focused in toc.walk_children(with_self=True)):
             viewer.document.focus(scroll_visible=False)  # never leave nothing focused
+
+    def on_course_viewer_contents_closed(self, event: CourseViewer.ContentsClosed) -> None:
+        self.toc_choice = None  # an entry was chosen: back to what the size shows
 
     def action_zoom(self) -> None:
         """Give the whole screen to the panel with the focus (again: back)."""
@@ -444,6 +469,10 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return
         self.app.pop_screen()
 
+    def toast_path(self, path, inside: bool = True) -> str:
+        """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
+        return layout.toast_path(path, self.app.size, course_app(self).workspace.parent if inside else None)
+
     # --- export ---
     def export_payload(self) -> dict | None:
         return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
@@ -464,5 +493,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
             return
         self.last_export = path
         self.app.call_from_thread(
-            self.notify, f"Results ({data['outcome']}) written to {path}", title="Exported", timeout=10
+            self.notify,
+            f"Results ({data['outcome']}) written beside your workspace to\n{self.toast_path(path)}",
+            title="Exported",
+            timeout=10,
         )

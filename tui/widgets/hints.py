@@ -70,7 +70,9 @@ class HintsPanel(VerticalScroll):
         block = CourseMarkdown(self.tiers[self.shown - 1], id=f"hint-{self.shown}", classes="hint")
         self.mount(block)
         # once laid out: the new tier's top at the top of the panel
-        self.call_after_refresh(
-            lambda: self.call_after_refresh(self.scroll_to_widget, block, top=True, animate=False)
-        )
+        self.call_after_refresh(lambda: self.call_after_refresh(self._scroll_to_tier, block))
         return True
+
+    def _scroll_to_tier(self, block: CourseMarkdown) -> None:
+        if self.is_attached and block.is_attached:  # the screen may have closed meanwhile
+            self.scroll_to_widget(block, top=True, animate=False)

@@ -1,16 +1,50 @@
 """Markdown for lessons, hints, explanations and help, with code blocks that never hide
 text: a code line wider than the pane folds onto the next line, which starts with
 ``↪`` under the line's own indentation, so nothing is cut and nothing needs scrolling.
-Table cells fold a word too long for their column the same way (without the mark)."""
+Table cells fold a word too long for their column the same way (without the mark), and
+a table's columns are sized by their content (table_columns): a short cell such as
+``(4, 6)`` is never split over two lines while the table has room for it."""
 
 from __future__ import annotations
 
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Markdown, MarkdownViewer
+from textual.widgets import Markdown, MarkdownViewer, Tree
 from textual.widgets.markdown import MarkdownFence, MarkdownTableOfContents
 
 MORE = "↪ "  # starts the rest of a code line too wide for the pane
+SHORT_CELL = 12  # a cell this short is kept on one line: "(4, 6)", "1 + 6r + 2c"
+CELL_PAD = 2  # a table cell's padding, both sides together
+
+
+def table_columns(headers: list, rows: list, width: int) -> list:
+    """The widths (padding included) of a table's columns in ``width`` cells, one
+    keyline between and around them: each column gets at least its longest word (a
+    short cell counts whole), then the room left is shared in proportion to what each
+    still wants for its longest cell; narrower than the minimums, every column shrinks
+    in proportion (the cells fold)."""
+    columns = list(zip(*([headers] + [list(r) + [""] * (len(headers) - len(r)) for r in rows])))
+    if not columns:
+        return []
+    least, most = [], []
+    for cells in columns:
+        texts = [str(c) for c in cells]
+        body = texts[1:]
+        words = [len(w) for t in texts for w in t.split()]
+        whole = [len(t) for t in body if len(t) <= SHORT_CELL]
+        least.append(max(words + whole + [1]) + CELL_PAD)
+        most.append(max([len(t) for t in texts] + [1]) + CELL_PAD)
+    room = width - (len(columns) + 1)
+    if sum(most) <= room:
+        return most
+    if sum(least) > room:
+        return [max(CELL_PAD + 1, w * room // sum(least)) for w in least]
+    spare, wants = room - sum(least), [m - n for m, n in zip(most, least)]
+    out = [n + spare * w // sum(wants) for n, w in zip(least, wants)]
+    for i in sorted(range(len(out)), key=lambda i: wants[i], reverse=True)[: room - sum(out)]:
+        out[i] += 1  # what the rounding left, to the columns that want the most
+    return out
 
 
 def _pieces(line: Content, first: int, rest: int) -> list:
@@ -86,6 +120,10 @@ class FoldedFence(MarkdownFence):
             code.update(content)
 
 
+def _plain(cells) -> list:
+    return [getattr(c, "plain", str(c)) for c in cells]
+
+
 class CourseMarkdown(Markdown):
     # a table cell folds a word too long for its column rather than cut it with …
     DEFAULT_CSS = """
@@ -93,12 +131,69 @@ class CourseMarkdown(Markdown):
     """
     BLOCKS = {**Markdown.BLOCKS, "fence": FoldedFence, "code_block": FoldedFence}
 
+    def on_resize(self, event) -> None:
+        self.call_after_refresh(self.fit_tables)
+
+    def on_markdown_table_of_contents_updated(self, event) -> None:
+        self.call_after_refresh(self.fit_tables)  # the document's blocks are in place
+
+    def fit_tables(self) -> None:
+        """Size each table's columns for its width now (table_columns)."""
+        for table in self.query("MarkdownTableContent"):  # Textual's table body: headers, rows
+            if table.size.width and hasattr(table, "headers") and hasattr(table, "rows"):
+                rows = [_plain(r) for r in table.rows]
+                widths = table_columns(_plain(table.headers), rows, table.size.width)
+                spec = " ".join(map(str, widths))
+                if widths and str(table.styles.grid_columns) != spec:
+                    table.styles.grid_columns = spec
+
 
 class CourseViewer(MarkdownViewer):
-    """A MarkdownViewer whose document is a CourseMarkdown."""
+    """A MarkdownViewer whose document is a CourseMarkdown.  Its contents show beside
+    the text, or, where the text would not keep room to be read, alone in its place
+    (``show_contents(True, alone=True)``): choosing an entry then shows the text at it."""
+
+    class ContentsClosed(Message):
+        """The contents shown alone closed on the learner's choice of an entry."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.contents_columns = 0  # the contents column's width beside the text (0: Textual's)
 
     def compose(self):
         markdown = CourseMarkdown()
         markdown.can_focus = True
         yield markdown
         yield MarkdownTableOfContents(markdown)
+
+    @property
+    def contents_alone(self) -> bool:
+        return self.has_class("-contents-alone")
+
+    def show_contents(self, show: bool, alone: bool = False) -> None:
+        alone = show and alone
+        if self.show_table_of_contents != show:
+            self.show_table_of_contents = show
+        if alone == self.contents_alone:
+            return
+        self.set_class(alone, "-contents-alone")
+        self.document.display = not alone
+        toc = self.table_of_contents
+        toc.styles.width = "1fr" if alone else (self.contents_columns or None)
+        toc.styles.max_width = "100%" if alone else None
+        if alone:
+            toc.query_one(Tree).focus()
+
+    def on_markdown_table_of_contents_selected(self, message: Markdown.TableOfContentsSelected) -> None:
+        if not self.contents_alone:
+            return  # Textual's handler scrolls the text beside the contents
+        self.show_contents(False)
+        self.document.focus(scroll_visible=False)
+        block = self.document.query_one(f"#{message.block_id}")
+
+        def scroll() -> None:  # once the text is laid out again
+            if block.is_attached:
+                self.scroll_to(y=block.virtual_region.y, animate=False)
+
+        self.call_after_refresh(scroll)
+        self.post_message(self.ContentsClosed())

@@ -41,9 +41,19 @@ FACTS = (
 )
 
 
-def status_cell(status: str) -> Text:
+# a row whose status changed since the last run: a mark after its status word
+CHANGE_MARK = {"newly passing": ("▲", "bold green"), "newly failing": ("▼", "bold red")}
+
+
+def status_cell(status: str, change: str = "") -> Text:
+    """The status word, and ``change``'s mark after it ("FAIL ▼": newly failing)."""
     word, style = STATUS_STYLE.get(status, (status.upper(), ""))
-    return Text(word, style=style)
+    text = Text(word, style=style)
+    if change in CHANGE_MARK:
+        mark, mark_style = CHANGE_MARK[change]
+        text.append(" " if len(word) < 7 else "")
+        text.append(mark, style=mark_style)
+    return text
 
 
 def first_line(text: str, width: int) -> str:
@@ -100,6 +110,76 @@ def summary(rec) -> str:
     return first_line(rec.message, 10_000)
 
 
+def is_crash(rec) -> bool:
+    return rec.status == "error" and (rec.message or "").startswith("crashed")
+
+
+def stuck_line(rec) -> str:
+    """Where a timed-out check was stuck: the record's details, else its message's
+    "stuck at FILE, line N, in F"."""
+    where = stuck_at(rec)
+    if where:
+        return where
+    m = re.search(r"stuck at ([^,;\n]+), line (\d+)(?:, in (\w+))?", rec.message or "")
+    if not m:
+        return ""
+    return f"{m.group(1)}:{m.group(2)}" + (f" in {m.group(3)}" if m.group(3) else "")
+
+
+WHY_TIMEOUT = (
+    "A check that runs past the time limit is stopped before it can compare your answer, so "
+    "nothing is known about its correctness. Usually a loop that never ends (a while condition "
+    "that never changes, a loop bound or step computed wrong) or far more work than the check "
+    "needs: without a CUDA GPU, Triton's interpreter runs a kernel thousands of times slower, so "
+    "a grid or a block far larger than the inputs shows here too."
+)
+WHY_CRASH = (
+    "The process running your code died, so the check could not finish. In a kernel this is "
+    "usually a load or store outside the tensors (a missing mask, a wrong stride or offset); "
+    "the last output on stderr, below, often names it."
+)
+WHY_NOT_RUN = "This check never ran: the run ended before it (a check that timed out or crashed)."
+WHY_LOAD = "Your file could not be imported, so no check could run; the message names the line."
+WHY_ERROR = (
+    "Your code raised an exception before the check could compare its answer; the message "
+    "names the exception and the traceback, below, the line."
+)
+
+
+def reading(rec) -> tuple:
+    """(why it matters, the lesson section to read, where to look) of a record.
+
+    A failure diagnosed as a known mistake (details["mistake"]) is explained by that
+    mistake; a timeout, a crash, an error or a check that never ran by what it means
+    (never by the check's paragraph about correct answers, and with no lesson section:
+    the check's section is about what it verifies); any other record by its own why
+    and section."""
+    mistake = details_of(rec).get("mistake")
+    if isinstance(mistake, dict):
+        return (
+            str(mistake.get("why") or rec.why or ""),
+            str(mistake.get("section") or rec.section or ""),
+            str(mistake.get("where") or ""),
+        )
+    if is_timeout(rec):
+        where = stuck_line(rec)
+        if where:
+            return f"{WHY_TIMEOUT} It was stuck at {where} when the limit ran out: start there.", "", ""
+        return WHY_TIMEOUT, "", ""
+    if is_crash(rec):
+        return WHY_CRASH, "", ""
+    if rec.status == "not run":
+        return WHY_NOT_RUN, "", ""
+    if rec.status == "error":
+        return (WHY_LOAD if rec.id == "load" else WHY_ERROR), "", ""
+    return rec.why or "", rec.section or "", ""
+
+
+def lesson_section(rec) -> str:
+    """The lesson section a record points at ("" for none)."""
+    return reading(rec)[1]
+
+
 def source_line(rec) -> str:
     """'line 3' of a load error (a syntax error names the file and line)."""
     m = re.search(r"line (\d+)", rec.message or "")
@@ -143,12 +223,16 @@ def story(rec, change: str = "") -> Text:
             text.append(
                 f"  at {m.get('index')}: got {_fmt(m.get('got'))}, expected {_fmt(m.get('expected'))}\n"
             )
-    if rec.why:
+    why, section, where_to_look = reading(rec)
+    if where_to_look:
+        text.append("\nWhere to look: ", style="bold")
+        text.append(where_to_look.strip() + "\n")
+    if why:
         text.append("\nWhy it matters: ", style="bold")
-        text.append(rec.why.strip() + "\n", style="italic")
-    if rec.section:
+        text.append(why.strip() + "\n", style="italic")
+    if section:
         text.append("\nLesson section: ", style="bold")
-        text.append(rec.section + "\n")
+        text.append(section + "\n")
     for key, title in (
         ("traceback", "Traceback"),
         ("stderr_tail", "Last output on stderr"),

@@ -1,5 +1,8 @@
 """The live results of a check run: a row per named check, filled in as records arrive.
 
+Columns: Status (with a mark for a row newly failing or newly passing since the last
+run), the check's id (whole), Time where there is room, and the Message, which gets
+the rest of the width (a row with nothing to say shows its check's description, dim).
 A running row shows its elapsed time, ticking; after STILL_RUNNING seconds the status
 line says the check is still running and what ends it.  A load error (the file does
 not import) is one row, not a row per check that never ran.  Enter on a row opens the
@@ -17,6 +20,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from checks.judging import Record, change_since
 from tui.widgets.record_text import (
+    CHANGE_MARK,
     STATUS_STYLE,
     first_line,
     is_timeout,
@@ -28,9 +32,28 @@ from tui.widgets.record_text import (
 from tui.widgets.status import StatusLine
 
 STILL_RUNNING = 10.0  # seconds on one check before the status line says so
-STATUS_W, TIME_W = 7, 7
-TIME_FROM = 100  # columns of the panel from which the table shows its Time column
+# The Status column holds the longest word ("NOT RUN") and a change mark, or a running
+# row's clock when there is no Time column ("RUN 120s").
+STATUS_W, TIME_W = 8, 7
+PAD = 2  # a DataTable column's cell padding, both sides together
+SCROLLBAR = 1  # the table's vertical scrollbar, always reserved (scrollbar-gutter: stable)
 MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
+TIME_MESSAGE_MIN = 40  # the Time column shows only while Message keeps this much
+
+
+def column_widths(width: int, check_w: int) -> tuple:
+    """(check id width, message width, show the Time column) for a table ``width``
+    columns wide whose longest check id is ``check_w``: Status and the id keep their
+    width (the id is cut only where the Message column would get less than MESSAGE_MIN),
+    Time shows where Message keeps TIME_MESSAGE_MIN, and Message takes what is left:
+    no empty columns at the right."""
+    room = width - SCROLLBAR - (STATUS_W + PAD) - PAD  # the check id and the message
+    check_w = max(4, min(check_w, room - PAD - MESSAGE_MIN))
+    message_w = room - PAD - check_w
+    show_time = message_w - (TIME_W + PAD) >= TIME_MESSAGE_MIN
+    if show_time:
+        message_w -= TIME_W + PAD
+    return check_w, max(message_w, 1), show_time
 
 
 class ResultsPanel(Vertical):
@@ -49,7 +72,8 @@ class ResultsPanel(Vertical):
     #run-progress { width: 1fr; }
     #run-progress Bar { width: 1fr; }
     #run-count { width: auto; min-width: 7; padding: 0 0 0 1; }
-    #results { height: 1fr; }
+    /* the columns fill the width exactly (column_widths): the scrollbar's room is kept */
+    #results { height: 1fr; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
     ResultsPanel.stale #results { opacity: 60%; }
     #record-detail {
         height: auto;
@@ -72,25 +96,32 @@ class ResultsPanel(Vertical):
         self.timeout = 120.0  # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
         self.workers_note = ""  # the processes a run uses, when more than one
-        self.label_w, self.message_w = 32, 60
+        self.check_w, self.message_w = 20, 40
         self.show_time = True
+        # The parts, held here: a callback that runs after they are unmounted (a blur
+        # handled while the screen closes) must find them, not query for them.
+        self._status_line = StatusLine("waiting for the first run…", id="run-status")
+        self._table: DataTable = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        self._progress_bar = ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
+        self._count = Static("", id="run-count")
+        self._detail_line = Static("", id="record-detail")
 
     def compose(self) -> ComposeResult:
-        yield StatusLine("waiting for the first run…", id="run-status")
+        yield self._status_line
         with Horizontal(id="run-line"):
-            yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
-            yield Static("", id="run-count")
-        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="record-detail")
+            yield self._progress_bar
+            yield self._count
+        yield self._table
+        yield self._detail_line
 
     def on_mount(self) -> None:
         self._columns()
         self.set_interval(0.5, self._tick)
 
     def _columns(self) -> None:
-        table = self.query_one("#results", DataTable)
+        table = self.table
         table.add_column("Status", key="status", width=STATUS_W)
-        table.add_column("Check", key="label", width=self.label_w)
+        table.add_column("Check", key="check", width=self.check_w)
         if self.show_time:
             table.add_column("Time", key="time", width=TIME_W)
         table.add_column("Message", key="message", width=self.message_w)
@@ -98,11 +129,16 @@ class ResultsPanel(Vertical):
     # --- queries, for the screen and for tests ---
     @property
     def table(self) -> DataTable:
-        return self.query_one("#results", DataTable)
+        return self._table
 
     @property
     def status_line(self) -> StatusLine:
-        return self.query_one("#run-status", StatusLine)
+        return self._status_line
+
+    @property
+    def alive(self) -> bool:
+        """The parts are mounted (False while the screen that holds them closes)."""
+        return self.is_attached and self._table.is_attached
 
     def statuses(self) -> list:
         """The status of every row in order ('pending'/'running' until it has a record)."""
@@ -129,26 +165,14 @@ class ResultsPanel(Vertical):
         self.size_columns(event.size.width)
 
     def size_columns(self, width: int) -> None:
-        """Status (and, from TIME_FROM columns, Time) keep their width; the check's
-        label gets what it needs up to about 40% of the rest, the Message column always
-        keeps at least MESSAGE_MIN and gets the remaining room."""
-        show_time = width >= TIME_FROM
-        inner = max(width - STATUS_W - (TIME_W if show_time else 0) - 2 * (3 + show_time) - 2, 24)
-        labels = [len(c.get("label") or c["id"]) for c in self.planned]
-        labels += [len(r.label or r.id) for r in self.records.values()]
-        want = max(labels, default=20)
-        messages = [len(summary(r)) + 16 * bool(self.change_of(r)) for r in self.records.values()]
-        said = max(messages, default=0) if self.outcome or self.records else 30
-        if want + said <= inner:
-            label_w = want  # room for both, whole
-        else:
-            label_w = max(10, min(want, max(int(inner * 0.4), inner - said)))
-        label_w = min(label_w, inner - (MESSAGE_MIN if said else len("Message") + 2))
-        message_w = inner - label_w
-        if (label_w, message_w, show_time) == (self.label_w, self.message_w, self.show_time):
+        """The widths of column_widths for the rows shown; a change of the Time column
+        rebuilds the table's columns (the rows keep their cells and the cursor)."""
+        ids = [c["id"] for c in self.planned] + list(self.records)
+        check_w, message_w, show_time = column_widths(width, max(map(len, ids), default=8))
+        if (check_w, message_w, show_time) == (self.check_w, self.message_w, self.show_time):
             return
         rebuild = show_time != self.show_time
-        self.label_w, self.message_w, self.show_time = label_w, message_w, show_time
+        self.check_w, self.message_w, self.show_time = check_w, message_w, show_time
         t = self.table
         if rebuild:
             row = t.cursor_row
@@ -158,7 +182,7 @@ class ResultsPanel(Vertical):
                 self._add_row(key)
             if t.row_count:
                 t.move_cursor(row=min(row, t.row_count - 1))
-        for key, w in (("label", label_w), ("message", message_w)):
+        for key, w in (("check", check_w), ("message", message_w)):
             col = t.columns.get(key)  # type: ignore[call-overload]
             if col is not None:
                 col.width, col.auto_width = w, False
@@ -173,9 +197,8 @@ class ResultsPanel(Vertical):
 
     def _refill(self) -> None:
         for c in self.planned:
-            self._set(c["id"], "label", first_line(c.get("label") or c["id"], self.label_w))
             if c["id"] not in self.records:
-                self._set(c["id"], "status", status_cell(c.get("_state", "pending")))
+                self._plan_cells(c)
         for rec in self.records.values():
             self._cells(rec)
         self.table.refresh()
@@ -202,9 +225,8 @@ class ResultsPanel(Vertical):
         table.clear()
         self.size_columns(self.size.width or 80)
         for c in self.planned:
-            self._add_row(
-                c["id"], status_cell("pending"), first_line(c.get("label") or c["id"], self.label_w)
-            )
+            self._add_row(c["id"])
+            self._plan_cells(c)
         self._detail("")
         self._progress()
         shared = f" ({self.workers_note})" if self.workers_note else ""
@@ -224,7 +246,7 @@ class ResultsPanel(Vertical):
             rec.seconds = round(time.monotonic() - began, 2)  # the real time it ran
         self.records[rec.id] = rec
         if self.size.width:
-            self.size_columns(self.size.width)  # a longer message may want more room
+            self.size_columns(self.size.width)  # a new row's id may want more room
         planned = {c["id"] for c in self.planned}
         if rec.id not in planned and rec.status == "error" and rec.id == "load":
             self._show_load_error(rec)
@@ -237,18 +259,26 @@ class ResultsPanel(Vertical):
         if table.cursor_row == table.get_row_index(rec.id):
             self.show_detail(rec.id)
 
+    def _plan_cells(self, plan: dict) -> None:
+        """A row without a record yet: its state, its id, its description (dim)."""
+        self._set(plan["id"], "status", status_cell(plan.get("_state", "pending")))
+        self._set(plan["id"], "check", first_line(plan["id"], self.check_w))
+        self._set(plan["id"], "message", Text(first_line(plan.get("label", ""), self.message_w), "dim"))
+
     def _cells(self, rec: Record) -> None:
         if rec.id not in self.table.rows:
             return
-        change = self.change_of(rec)
-        message = summary(rec)
+        message: str | Text = summary(rec)
         if rec.id == "load" and rec is self.load_error:
             message = first_line(rec.message, 10_000)
-        message = f"[{change}] {message}" if change else message
-        self._set(rec.id, "status", status_cell(rec.status))
-        self._set(rec.id, "label", first_line(rec.label or rec.id, self.label_w))
+        if message:
+            message = first_line(str(message), self.message_w)
+        else:  # nothing to say (most passes): what the check is about, dim
+            message = Text(first_line(rec.label, self.message_w), style="dim")
+        self._set(rec.id, "status", status_cell(rec.status, self.change_of(rec)))
+        self._set(rec.id, "check", first_line(rec.id, self.check_w))
         self._set(rec.id, "time", f"{rec.seconds:.2f}s")
-        self._set(rec.id, "message", first_line(message, self.message_w))
+        self._set(rec.id, "message", message)
 
     def _show_load_error(self, rec: Record) -> None:
         """The file did not import: one row that says so, not a row per check."""
@@ -311,18 +341,27 @@ class ResultsPanel(Vertical):
         self.call_after_refresh(self._show_keys)
 
     def _show_keys(self) -> None:
-        self.status_line.keys_shown = self.table.has_focus
+        if self.alive:  # a blur while the screen closes: nothing left to update
+            self.status_line.keys_shown = self.table.has_focus
 
     def show_detail(self, check_id: str) -> None:
         """One line under the table about the highlighted row (Enter shows everything)."""
         rec = self.records.get(check_id)
         if rec is None:
             plan = next((c for c in self.planned if c["id"] == check_id), None)
-            self._detail(Text(f"{check_id}: {plan.get('why', '') if plan else ''}".strip()))
+            self._detail(Text(f"{check_id}: {plan.get('label', '') if plan else ''}".strip()))
             return
         word, style = STATUS_STYLE.get(rec.status, (rec.status, ""))
-        text = Text.assemble((word, style), " ", (rec.label or rec.id, "bold"), "  ")
-        text.append(summary(rec))
+        text = Text.assemble((word, style), " ")
+        change = self.change_of(rec)
+        if change:
+            mark, mark_style = CHANGE_MARK[change]
+            text.append(f"{mark} {change} ", style=mark_style)
+        text.append(rec.id, style="bold")
+        text.append(f" ({rec.label})" if rec.label and rec.label != rec.id else "", style="dim")
+        said = summary(rec)
+        if said:
+            text.append("  " + said)
         if rec.status != "pass" and self.table.has_focus:
             text.append("  (Enter: details)", style="dim")
         self._detail(text)
@@ -345,27 +384,21 @@ class ResultsPanel(Vertical):
             elapsed = now - began
             self._set(check_id, "time", f"{elapsed:.0f}s")
             if not self.show_time:  # no Time column: the status cell ticks ("RUN 12s")
-                self._set(check_id, "status", Text(f"RUN {elapsed:.0f}s"[:STATUS_W], style="bold cyan"))
+                self._set(check_id, "status", Text(f"RUN {elapsed:.0f}s", style="bold cyan"))
             if elapsed >= longest:
                 longest_id, longest = check_id, elapsed
         if longest >= self.still_after and longest_id is not None:
-            label = next(
-                (c.get("label") or c["id"] for c in self.planned if c["id"] == longest_id), longest_id
-            )
             self._status(
-                f"still running: {label} for {longest:.0f} s (it stops at {self.timeout:g} s; "
+                f"still running: {longest_id} for {longest:.0f} s (it stops at {self.timeout:g} s; "
                 "a save or space restarts the checks)",
                 "running",
             )
 
     # --- helpers ---
-    def _add_row(self, key: str, status="", label="") -> None:
+    def _add_row(self, key: str) -> None:
         if key in self.table.rows:  # already there (a rebuild of the columns added it)
-            for column, value in (("status", status), ("label", label)):
-                if value:
-                    self._set(key, column, value)
             return
-        cells = [status, label] + ([""] if self.show_time else []) + [""]
+        cells = ["", ""] + ([""] if self.show_time else []) + [""]
         self.table.add_row(*cells, key=key)
 
     def _set(self, row: str, column: str, value) -> None:
@@ -374,12 +407,12 @@ class ResultsPanel(Vertical):
 
     def _progress(self) -> None:
         n, done = len(self.planned), self.done_count()
-        self.query_one("#run-progress", ProgressBar).update(total=max(1, n), progress=done)
+        self._progress_bar.update(total=max(1, n), progress=done)
         count = f"{done}/{n}" if n or not self.load_error else "0/0"
-        self.query_one("#run-count", Static).update(count)
+        self._count.update(count)
 
     def _detail(self, text) -> None:
-        self.query_one("#record-detail", Static).update(text)
+        self._detail_line.update(text)
 
     def _status(self, text: str, look: str, keys: str = "") -> None:
         """The status line; ``keys`` (what Enter does) only while the table has the focus."""
