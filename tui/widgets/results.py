@@ -37,7 +37,7 @@ STILL_RUNNING = 10.0  # seconds on one check before the status line says so
 STATUS_W, TIME_W = 8, 7
 PAD = 2  # a DataTable column's cell padding, both sides together
 SCROLLBAR = 1  # the table's vertical scrollbar, always reserved (scrollbar-gutter: stable)
-MESSAGE_MIN = 16  # the Message column never gets less: it says what went wrong
+MESSAGE_MIN = 14  # the Message column never gets less: it says what went wrong
 TIME_MESSAGE_MIN = 40  # the Time column shows only while Message keeps this much
 
 
