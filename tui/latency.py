@@ -362,8 +362,8 @@ def main(argv=None) -> int:
         "--paths",
         default="warm,fresh",
         help="comma-separated paths to measure side by side: warm (the app's: compile pool and one "
-        "warm worker; interpreted, one warm worker per core), sharded (checks sharded over --pool warm workers, no compile pool), fresh "
-        "(a new process); default warm,fresh",
+        "warm worker; interpreted, one warm worker per core), sharded (checks sharded over --pool "
+        "warm workers, no compile pool), fresh (a new process); default warm,fresh",
     )
     p.add_argument("--timeout", type=float, default=300.0, help="per-run limit in seconds")
     p.add_argument(
