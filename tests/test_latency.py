@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from checks.running.child import ChildRun
+from checks.running.pool import pool_size
 from tui import latency
+from tui.runner import CheckController
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,6 +100,23 @@ def test_headless_benchmark_without_textual_or_watchfiles(tmp_path, capsys):
     assert "| CI | A1 (online_normalizer), edit | 1 | - |" in t.stdout
     with capsys.disabled():
         print("\n" + r.stdout.strip() + "\n" + t.stdout)
+
+
+def test_the_warm_path_is_the_apps_path_interpreted(tmp_path, monkeypatch):
+    """Without a GPU the benchmark's warm path sizes its workers as the app does: the
+    checks sharded over one worker per core, nothing compiled ahead."""
+    monkeypatch.delenv("KERNEL_COURSE_POOL", raising=False)
+    w = catalog.get("split_softmax")
+    path = tmp_path / w.exercise_name
+    path.write_text(w.solution.read_text())
+    session = latency.HeadlessSession(w, path, workspace=tmp_path, interpret=True)
+    app = CheckController(w, path, workspace=tmp_path, interpret=True)
+    try:
+        assert session.controller.settings() == app.settings()
+        assert app.settings() == {"check_workers": pool_size(gpu=False), "compile_workers": 0}
+    finally:
+        session.close()
+        app.close()
 
 
 def test_gpu_workshop_through_two_shards_interpreted(tmp_path):

@@ -8,10 +8,13 @@ its own edit:
   settings notices the save, :class:`tui.runner.CheckController` compares the content
   hash, its compile pool compiles the variants the last run needed while one warm
   check worker (torch and triton imported, CUDA and the witness warmed up) runs the
-  checks; without Textual, and without watchfiles (the watch then polls);
+  checks; without a GPU (Triton's interpreter) the checks are sharded over one warm
+  worker per core instead, balanced by the last run's seconds per check, as the app
+  does; without Textual, and without watchfiles (the watch then polls);
 * ``sharded``: the same controller without a compile pool, the checks sharded over
   ``--pool`` warm workers that each compile what their shard needs (the design before
-  the compile pool, kept to measure against);
+  the compile pool, kept to measure against; interpreted, the app's path with
+  ``--pool`` workers);
 * ``fresh``: a new ``python -m checks WORKSHOP --file F`` process, as a learner at the
   shell starts it after the same kind of edit.
 
@@ -359,8 +362,8 @@ def main(argv=None) -> int:
         "--paths",
         default="warm,fresh",
         help="comma-separated paths to measure side by side: warm (the app's: compile pool and one "
-        "warm worker), sharded (checks sharded over --pool warm workers, no compile pool), fresh "
-        "(a new process); default warm,fresh",
+        "warm worker; interpreted, one warm worker per core), sharded (checks sharded over --pool "
+        "warm workers, no compile pool), fresh (a new process); default warm,fresh",
     )
     p.add_argument("--timeout", type=float, default=300.0, help="per-run limit in seconds")
     p.add_argument(

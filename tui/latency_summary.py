@@ -10,7 +10,9 @@ import statistics
 from workshops import catalog
 
 TARGETS = {"last_s": 2.5, "first_s": 0.7, "ratio": 5.0}  # on a GPU, after a kernel edit
-TARGETS_INTERPRETED = {"first_s": 1.0}  # without a GPU: the interpreter's first verdict
+# Without a GPU, after a kernel edit: the interpreter's first verdict, and its last with the
+# checks spread over every core (set for a 2-core laptop; more cores end sooner).
+TARGETS_INTERPRETED = {"first_s": 1.0, "last_s": 3.0}
 
 
 def _spread(values: list) -> dict:
@@ -111,8 +113,8 @@ def summarize(rows: list, gpu: bool) -> list:
             else:
                 t = {
                     "applies": True,
-                    "why": "no CUDA GPU: the interpreter's first verdict (the whole run is as slow "
-                    "as the interpreter)",
+                    "why": "no CUDA GPU: Triton's interpreter, the checks spread over every core",
+                    "last_s": _target(row["last_s"]["median"], TARGETS_INTERPRETED["last_s"]),
                     "first_s": _target(row["first_s"]["median"], TARGETS_INTERPRETED["first_s"]),
                 }
             t["met"] = all(v["met"] for k, v in t.items() if isinstance(v, dict))

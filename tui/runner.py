@@ -11,8 +11,14 @@ A GPU workshop's run (on a GPU) has two parts that start the moment a save lands
 
 The variants are kept in the state folder (``variants/<workshop>.json``), so the
 first save after the app starts is compiled ahead too.  A newer save cancels both
-parts of the older run.  ``pool_size`` > 1 shards the checks over several workers
-instead (the earlier design; the latency benchmark measures both side by side).
+parts of the older run.
+
+Without a GPU, a GPU workshop runs in Triton's interpreter: nothing to compile, and every
+program of every launch runs in Python on one core.  Its checks are sharded instead over
+one warm worker per core (checks/running/pool.py), balanced by the seconds each check took
+in the last run, its records still posted in check order; a newer save cancels every
+shard.  ``pool_size`` > 1 shards a GPU run the same way (the design before the compile
+pool; the latency benchmark measures both side by side).
 
 No widgets here (only the typed messages of tui.messages it posts): the screen calls
 :meth:`CheckController.begin` on the event loop when a run should start, then
@@ -95,8 +101,9 @@ class CheckController:
         if self._own_compile_pool:
             self.compile_pool = CompilePool(self.compilers)
         # Check workers per run: one beside a compile pool (one CUDA context, every
-        # variant compiled once); without one, the checks of a GPU workshop are sharded
-        # (KERNEL_COURSE_POOL sets it); the CPU workshop's checks take milliseconds.
+        # variant compiled once); without one, the checks of a GPU workshop are sharded:
+        # interpreted, over every core (KERNEL_COURSE_POOL sets it).  The CPU workshop's
+        # checks take milliseconds.
         if pool_size is None:
             chosen = env_count("KERNEL_COURSE_POOL") if workshop.gpu else None
             if chosen is None:
@@ -260,7 +267,8 @@ class CheckController:
         return list(ready.cases or []) if ready is not None else []
 
     def _shards(self, workers: list) -> list:
-        """The check ids of each worker's shard (None: the whole suite, one worker)."""
+        """The check ids of each worker's shard (None: the whole suite, one worker),
+        balanced by the seconds of the last finished run (before one: the checks' costs)."""
         if len(workers) < 2 or not workers[0].wait_ready(timeout=self.timeout):
             return [None]
         ids = [c["id"] for c in self._cases(workers[0])]

@@ -63,14 +63,16 @@ def env_count(name: str, allow_zero: bool = False) -> Optional[int]:
     return int(text)
 
 
-def _cores() -> int:
+def machine_cores() -> int:
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
 
 
-def _memory_gib() -> Optional[float]:
+def machine_memory_gib() -> Optional[float]:
+    """The machine's memory in GiB, or None where the platform does not say."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (AttributeError, ValueError, OSError):
@@ -84,9 +86,9 @@ def compile_workers(cores: Optional[int] = None, memory_gib: Optional[float] = N
     env = env_count(COMPILERS_ENV, allow_zero=True)
     if env is not None:
         return env
-    cores = _cores() if cores is None else cores
+    cores = machine_cores() if cores is None else cores
     n = min(MAX_COMPILERS, cores - 2)
-    mem = _memory_gib() if memory_gib is None else memory_gib
+    mem = machine_memory_gib() if memory_gib is None else memory_gib
     if mem is not None:
         n = min(n, int(mem // GIB_PER_COMPILER))
     return max(0, n)

@@ -16,16 +16,17 @@ earlier ones), and :meth:`ShardedRun.cancel` stops every shard at once.
     run = ShardedRun([ChildRun(..., only=s, worker=w) for s, w in zip(shards, workers)], ids)
     for event in run.events(): ...
 
-The app shards only where it has no compile pool (see checks/running/compile_pool.py: with one,
-a single worker runs the checks and every variant is compiled once); the latency
-benchmark keeps this path to measure against.  The size follows the machine: about
-one worker per two cores (1 on a 2-core machine), at most 8, and at most one per
-8 GiB of GPU memory; ``KERNEL_COURSE_POOL=N`` overrides it.
+The app shards where it has no compile pool (see checks/running/compile_pool.py: with one,
+a single worker runs the checks and every variant is compiled once): above all in Triton's
+interpreter, where every program of every launch runs in Python on one core, so a suite
+spread over every core ends that many times sooner.  The size follows the machine: in
+the interpreter one worker per core (it needs no GPU context), at most 16 and at most one
+per GiB of memory; on a GPU about one worker per two cores, at most 8, and at most one
+per 8 GiB of GPU memory.  ``KERNEL_COURSE_POOL=N`` overrides both.
 """
 
 from __future__ import annotations
 
-import os
 import queue
 import shutil
 import subprocess
@@ -34,10 +35,14 @@ from typing import Any, Iterator, Optional
 
 from checks.running import events
 from checks.running.child import Worker
-from checks.running.compile_pool import env_count
+from checks.running.compile_pool import env_count, machine_cores, machine_memory_gib
 
 MAX_POOL = 8
 GPU_GIB_PER_WORKER = 8
+# Interpreted: one worker per core.  A ready worker holds about 0.4 GiB (torch, triton,
+# numpy), a few hundred MiB more while a check runs.
+MAX_INTERPRETERS = 16
+GIB_PER_INTERPRETER = 1.0
 
 
 def gpu_memory_gib() -> Optional[float]:
@@ -57,42 +62,54 @@ def gpu_memory_gib() -> Optional[float]:
         return None
 
 
-def pool_size(gpu: bool = False, cores: Optional[int] = None, gpu_gib: Optional[float] = None) -> int:
+def pool_size(
+    gpu: bool = False,
+    cores: Optional[int] = None,
+    gpu_gib: Optional[float] = None,
+    memory_gib: Optional[float] = None,
+) -> int:
     """How many workers a run is sharded over on this machine (where it is sharded:
-    without a compile pool).  ``KERNEL_COURSE_POOL=N`` sets it; anything but a
-    positive whole number there is a :class:`checks.running.compile_pool.SettingError`."""
+    without a compile pool).  ``gpu``: checks on a GPU, else in Triton's interpreter.
+    ``KERNEL_COURSE_POOL=N`` sets it; anything but a positive whole number there is a
+    :class:`checks.running.compile_pool.SettingError`."""
     env = env_count("KERNEL_COURSE_POOL")
     if env is not None:
         return env
-    if cores is None:
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-    n = max(1, min(MAX_POOL, cores // 2))
-    if gpu:
-        mem = gpu_gib if gpu_gib is not None else gpu_memory_gib()
+    cores = machine_cores() if cores is None else cores
+    if not gpu:
+        # The interpreter is pure Python on the CPU: every core runs a worker.
+        n = max(1, min(MAX_INTERPRETERS, cores))
+        mem = machine_memory_gib() if memory_gib is None else memory_gib
         if mem is not None:
-            n = max(1, min(n, int(mem // GPU_GIB_PER_WORKER)))
+            n = max(1, min(n, int(mem // GIB_PER_INTERPRETER)))
+        return n
+    n = max(1, min(MAX_POOL, cores // 2))
+    mem = gpu_gib if gpu_gib is not None else gpu_memory_gib()
+    if mem is not None:
+        n = max(1, min(n, int(mem // GPU_GIB_PER_WORKER)))
     return n
 
 
 def split(ids: list, n: int, estimates: Optional[dict] = None) -> list:
-    """Split check ids (in run order) into at most ``n`` shards, each in run order.
+    """Split check ids (in run order) into at most ``n`` shards, each in run order, that
+    end together.
 
-    List scheduling in run order: each check goes to the shard with the least
-    estimated work so far (seconds from the previous run where known, else 1), so
-    the first ``n`` checks start at once on different workers and the shards finish
-    together.  Empty shards are dropped."""
+    Longest first: the checks by estimated seconds (the last run's where known, else
+    1), the longest first, each to the shard with the least work so far; a shard then
+    runs its checks in run order, so the first check is the first of its shard and the
+    first verdict comes as soon as without shards.  Equal estimates keep run order, so
+    the first ``n`` checks start at once on different workers.  Empty shards are dropped."""
     n = max(1, min(n, len(ids)))
     est = estimates or {}
+    seconds = {i: max(0.001, float(est.get(i, 1.0))) for i in ids}
+    rank = {i: k for k, i in enumerate(ids)}
     load = [0.0] * n
     shards: list[list] = [[] for _ in range(n)]
-    for i in ids:
+    for i in sorted(ids, key=lambda i: (-seconds[i], rank[i])):
         k = min(range(n), key=lambda j: (load[j], j))
         shards[k].append(i)
-        load[k] += max(0.001, float(est.get(i, 1.0)))
-    return [s for s in shards if s]
+        load[k] += seconds[i]
+    return [sorted(s, key=rank.__getitem__) for s in shards if s]
 
 
 class WorkerPool:

@@ -2,7 +2,7 @@
 
 The learner's reasoning: "a GPU has about a hundred SMs; more than 256 programs only
 queue up."  Each program still owns one tile, so tiles past the 256th are never
-written.  Every shape of at most 256 tiles passes; many-tiles (272 tiles at tile_m=16
+written.  Every shape of at most 256 tiles passes; many-tiles (258 tiles at tile_m=16
 interpreted, thousands on a GPU) finds the unwritten tiles.
 """
 

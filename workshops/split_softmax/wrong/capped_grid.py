@@ -3,7 +3,7 @@
 The learner's reasoning: "at chunk_size 1024, 256 chunks is a quarter-million columns:
 far wider than any row."  At chunk_size 256 a row of 65,543 columns has 257 chunks; the
 stats of the last ones are never written (the merge reads garbage) and their outputs
-are never stored.  many-programs (261 chunks interpreted, 512 on a GPU) catches it.
+are never stored.  many-programs (257 chunks interpreted, 512 on a GPU) catches it.
 """
 
 import torch
