@@ -386,6 +386,20 @@ def test_a_gpu_worker_gives_its_check_processes_its_gpu(tmp_path):
     assert amy["memory_limit_bytes"] == 8 << 30  # the CPU workshop's process touches no GPU
 
 
+def test_per_gpu_puts_several_workers_on_one_gpu(tmp_path):
+    """--gpus 0 --per-gpu 2: two workers share GPU 0 (each holds one GPU slot), so two
+    submissions are checked on it at once, each process told CUDA_VISIBLE_DEVICES=0."""
+    subs = tmp_path / "submissions"
+    for who in ("amy", "bo"):
+        copy(subs, who, "online_normalizer", WORKSHOPS / "online_normalizer" / "solution.py")
+    report = tmp_path / "report"
+    r = regrade(subs, "--seed", SEED, "--report", report, "--gpus", "0", "--per-gpu", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 workers, 2 per GPU (0)" in r.stdout
+    seen = [learner_results(report, who)["online_normalizer"] for who in ("amy", "bo")]
+    assert all(x["outcome"] == "passed" and x["gpu"] == "0" for x in seen)
+
+
 # --- the parts, without a cluster ---
 
 
@@ -427,6 +441,8 @@ def test_discovery_finds_workspace_names_only(tmp_path):
             ],
             "--scheduler",
         ),
+        (["{subs}", "--seed", "1", "--report", "{report}", "--per-gpu", "0"], "--per-gpu"),
+        (["{subs}", "--seed", "1", "--report", "{report}", "--per-gpu", "2", "--bench"], "--per-gpu"),
     ],  # fmt: skip
 )
 def test_bad_arguments_are_usage_errors_naming_the_argument(tmp_path, capsys, args, named):

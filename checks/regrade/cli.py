@@ -62,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LIST",
         help="GPUs to put a worker on: auto (CUDA_VISIBLE_DEVICES, else nvidia-smi), none, or ids like 0,1",
     )
+    p.add_argument(
+        "--per-gpu",
+        type=int,
+        default=1,
+        metavar="N",
+        help="submissions checked on one GPU at a time (default 1; more keeps a large GPU and the "
+        "CPU cores that compile its kernels busy, at the cost of timings: leave 1 with --bench)",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="use a running Dask cluster (tcp://host:8786)")
     p.add_argument(
         "--memory-limit",
@@ -88,6 +96,12 @@ def validate(args) -> int:
         raise UsageError(f"--timeout: must be a positive number of seconds, not {args.timeout:g}")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers: must be at least 1, not {args.workers}")
+    if args.per_gpu < 1:
+        raise UsageError(f"--per-gpu: must be at least 1, not {args.per_gpu}")
+    if args.per_gpu > 1 and args.bench:
+        raise UsageError(
+            "--per-gpu: timings of submissions sharing a GPU mean nothing; leave it at 1 with --bench"
+        )
     if args.memory_limit < 0:
         raise UsageError(
             f"--memory-limit: must be 0 (none) or a positive number of GiB, not {args.memory_limit:g}"
@@ -100,9 +114,9 @@ def validate(args) -> int:
         machine.parse_gpus(args.gpus)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    if args.scheduler and (args.workers is not None or args.gpus != "auto"):
+    if args.scheduler and (args.workers is not None or args.gpus != "auto" or args.per_gpu != 1):
         raise UsageError(
-            "--scheduler: the running cluster has its own workers; leave out --workers and --gpus"
+            "--scheduler: the running cluster has its own workers; leave out --workers, --gpus and --per-gpu"
         )
     return seed
 
@@ -171,7 +185,9 @@ def grade_all(todo: list, seed: int, args, report: CohortReport, say) -> int:
     gpus = [] if args.scheduler else machine.gpus_here(args.gpus)
     workers = args.workers or machine.default_cpu_workers()
     not_graded = 0
-    with cluster.open_cluster(scheduler=args.scheduler or "", gpus=gpus, cpu_workers=workers, say=say) as (
+    with cluster.open_cluster(
+        scheduler=args.scheduler or "", gpus=gpus, cpu_workers=workers, per_gpu=args.per_gpu, say=say
+    ) as (
         client,
         plan,
     ):

@@ -3,7 +3,9 @@
 * A machine with GPUs: an embedded ``LocalCluster`` with one single-threaded worker per
   GPU, each holding that GPU as a resource (``{"GPU": 1}``); a GPU workshop's task asks
   for ``{"GPU": 1}``, so one submission per GPU at a time, and its check process gets
-  ``CUDA_VISIBLE_DEVICES`` of its worker's GPU.
+  ``CUDA_VISIBLE_DEVICES`` of its worker's GPU.  ``--per-gpu N`` starts N such workers
+  per GPU: N submissions share one GPU (its memory is large and a submission's time is
+  mostly compiling on the CPU).
 * A machine without one: ``--workers N`` single-threaded CPU workers; the check
   processes run the GPU workshops in Triton's interpreter.
 * ``--scheduler ADDRESS``: a running cluster (dask-jobqueue on Slurm or PBS, or
@@ -41,7 +43,7 @@ class Plan:
 
     kind: str  # "local-gpu", "local-cpu" or "scheduler"
     workers: int
-    gpus: list = field(default_factory=list)  # device ids, one worker each (local-gpu)
+    gpus: list = field(default_factory=list)  # device id of each worker, in worker order (local-gpu)
     gpu_workers: int = 0  # workers holding a GPU resource
     address: str = ""
     start_s: float = 0.0
@@ -57,8 +59,11 @@ class Plan:
 
     def describe(self) -> str:
         if self.kind == "local-gpu":
-            gpus = ", ".join(self.gpus)
-            return f"embedded Dask LocalCluster: {plural(self.workers, 'worker')}, one per GPU ({gpus})"
+            distinct = sorted(set(self.gpus), key=self.gpus.index)
+            per = len(self.gpus) // max(1, len(distinct))
+            each = "one per GPU" if per == 1 else f"{per} per GPU"
+            workers = plural(self.workers, "worker")
+            return f"embedded Dask LocalCluster: {workers}, {each} ({', '.join(distinct)})"
         if self.kind == "local-cpu":
             return (
                 f"embedded Dask LocalCluster: {plural(self.workers, 'CPU worker')} "
@@ -120,7 +125,7 @@ def _gpu_resource_workers(client: Client) -> tuple:
 
 @contextlib.contextmanager
 def open_cluster(
-    *, scheduler: str = "", gpus: list, cpu_workers: int, say=print
+    *, scheduler: str = "", gpus: list, cpu_workers: int, per_gpu: int = 1, say=print
 ) -> Iterator[tuple[Client, Plan]]:
     """(client, plan) for the run; the embedded cluster is closed afterwards."""
     started = time.monotonic()
@@ -139,7 +144,8 @@ def open_cluster(
                 client.close()
             return
         if gpus:
-            plan = Plan("local-gpu", len(gpus), gpus=list(gpus), gpu_workers=len(gpus))
+            each = [g for _ in range(per_gpu) for g in gpus]  # worker i checks on GPU each[i]
+            plan = Plan("local-gpu", len(each), gpus=each, gpu_workers=len(each))
             resources: Optional[dict] = {"GPU": 1}
         else:
             plan = Plan("local-cpu", cpu_workers)
