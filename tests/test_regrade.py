@@ -513,3 +513,28 @@ def test_verdicts_without_records_say_what_ended_the_run():
     broken = verdicts.without_records(2, False, 10, "ModuleNotFoundError: No module named 'torch'\n")
     assert (broken["outcome"], broken["fault"]) == (verdicts.NOT_GRADED, "no records")
     assert "No module named 'torch'" in broken["fault_detail"]
+
+
+def test_against_single_compares_the_regrade_with_one_by_one_runs(tmp_path):
+    """The H200 evidence's tool, on the CPU workshop: every file's verdict (outcome and each
+    check's status) from the regrade equals the command line's, and the JSON says so."""
+    from checks.regrade import against_single
+
+    out = tmp_path / "against.json"
+    argv = [
+        "--learners",
+        "3",
+        "--workshops",
+        "online_normalizer",
+        "--output",
+        str(out),
+        "--",
+        "--workers",
+        "1",
+    ]
+    assert against_single.main(argv) == 0
+    data = json.loads(out.read_text())
+    assert data["same_verdicts"] and not data["differ"]
+    assert sorted(data["outcomes"].values()) == ["failed", "failed", "passed"]
+    assert data["one_by_one"]["wall_s"] > 0 and data["regrade"]["wall_s"] > 0
+    assert against_single.main(["--workshops", "nope"]) == 64
