@@ -371,7 +371,7 @@ def run(args, out: Printer) -> int:
             pass
     out.line()
     if changes_total:
-        out.line("Changed since the last run: " + "; ".join(f"{w}:{i} {c}" for w, i, c in changes_total))
+        out.line("Changed since the last run: " + changed_text(changes_total, several=len(selected) > 1))
     code = exit_code(all_records)
     line = outcome_line(all_records)
     out.line(line[0].upper() + line[1:] + ".", "bold")
@@ -390,6 +390,18 @@ def run(args, out: Printer) -> int:
         write_json_atomic(args.json, payload)
         out.line(f"records written to {args.json}")
     return code
+
+
+def changed_text(changes: list, several: bool, shown: int = 4) -> str:
+    """'3 newly passing (a, b, c); 1 newly failing (d)': counts by kind, a few ids each
+    (workshop-qualified only when the run covered several workshops)."""
+    parts = []
+    for kind in ("newly failing", "newly passing"):
+        ids = [f"{w}:{i}" if several else i for w, i, c in changes if c == kind]
+        if ids:
+            more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+            parts.append(f"{len(ids)} {kind} ({', '.join(ids[:shown])}{more})")
+    return "; ".join(parts)
 
 
 def main(argv=None) -> int:

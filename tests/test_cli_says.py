@@ -86,12 +86,13 @@ def test_a_run_of_identical_messages_is_said_once_with_a_count_and_every_id(caps
     nots = [rec("not run", f"n{i}", "not run: timed out") for i in range(3)]
     assert "3 checks: not run: timed out" in printed(capsys, nots)  # the word is not said twice
     # A failure's line comes at once, under its row (the next check may take minutes);
-    # a run of identical failures still ends with its count.
+    # each identical failure after it points back to the first, with no count line.
     missing = "AttributeError: module has no attribute 'softmax'"
     errors = [rec("error", f"e{i}", missing, why="a why") for i in range(3)]
     text = printed(capsys, [rec("fail", "f", "first failure"), *errors])
     assert re.search(r"^  ERROR +e0 .*\n +AttributeError.*\n  ERROR +e1 ", text, re.M), text
-    assert text.count(missing) == 2 and text.endswith(f"3 checks: ERROR: {missing}\n")
+    assert re.search(r"^  ERROR +e2 .*\n +\(the same message as e0\)$", text, re.M), text
+    assert text.count(missing) == 1 and "3 checks" not in text
     assert "a why" not in text  # only the first failure (f) is shown in full
 
 
@@ -254,3 +255,12 @@ def test_a_stuck_check_at_import_is_named_too(tmp_path):
     r = cli("online_normalizer", "--file", str(p), "--timeout", "5", stdlib_only=True)
     assert r.returncode == 1 and "timed out" in r.stdout
     assert "ex.py:4 |     time.sleep(0.01)" in r.stdout, r.stdout
+
+
+def test_changes_since_the_last_run_are_counted_with_a_few_ids():
+    from checks.__main__ import changed_text
+
+    changes = [("w", f"c{i}", "newly passing") for i in range(20)] + [("w", "bad", "newly failing")]
+    text = changed_text(changes, several=False)
+    assert text == "1 newly failing (bad); 20 newly passing (c0, c1, c2, c3 and 16 more)"
+    assert changed_text(changes[:1], several=True) == "1 newly passing (w:c0)"

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
-from checks.judging import mistakes
+from checks.judging import failure_kinds, mistakes
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record
 from workshops import catalog
@@ -317,6 +317,7 @@ def run_case(
             rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
             rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
+    failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
         found = mistakes.diagnose(workshop_id, mod.calls)
         if found is not None:

@@ -180,6 +180,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
             "kind": kind,
             "lanes_out_of_bounds": n_bad,
             "where": where,
+            "verdict": "out-of-bounds",
         },
     )
 

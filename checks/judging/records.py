@@ -93,7 +93,8 @@ def outcome_line(records: list) -> str:
         shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
         return (
             f"passed here: {count('pass')} of {plural(n, 'check')} passed; "
-            f"{len(ids)} could not run here ({shown}): they run on {where_they_run(records)}"
+            f"{len(ids)} could not run here ({shown}): {'it runs' if len(ids) == 1 else 'they run'} "
+            f"on {where_they_run(records)}"
         )
     if outcome is Outcome.FAILED:
         errors = count("error")

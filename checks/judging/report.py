@@ -4,8 +4,9 @@ terminal, plain text otherwise (``python -S`` has no Rich, and plain text pipes 
 What a workshop's records read like: one row per check; under the first failing check
 everything it says (its message, where the run was stuck, the map of wrong elements and
 its scale, where to look, why it matters, the lesson section); one line under each other
-check that did not pass; and a run of checks that say the same thing ends with one line
-that says it with a count ("26 checks: TODO: ..."), under the last of them.
+check that did not pass; a failure that says what the one above it said points there
+("(the same message as bf16-beyond-fp16)"); and a run of TODOs or skips that say the same
+thing ends with one line that says it with a count ("26 checks: TODO: ...").
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class Printer:
         self._run_key: Optional[tuple] = None
         self._run_count = 0
         self._run_said = False
+        self._run_first = ""  # the id of its first record
 
     def line(self, text: str = "", style: str = "") -> None:
         if self.console is not None:
@@ -112,7 +114,7 @@ class Printer:
         """The workshop's records are over: say what the last run of them said."""
         key, n, said = self._run_key, self._run_count, self._run_said
         self._run_key, self._run_count, self._run_said = None, 0, False
-        if key is None or (said and n == 1):
+        if key is None or said:  # a failure's message was said under its first row
             return
         status, message = key
         if n == 1:
@@ -142,6 +144,9 @@ class Printer:
                 if said and not full:
                     self.line(INDENT + key[1])
                 self._run_key, self._run_count, self._run_said = key, 0, said
+                self._run_first = rec.id
+            elif self._run_said:
+                self.line(f"{INDENT}(the same message as {self._run_first})", "dim")
             self._run_count += 1
         if self.verbose and _details(rec).get("traceback"):
             self.finish()

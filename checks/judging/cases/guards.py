@@ -12,16 +12,9 @@ import functools
 
 import torch
 
+from checks.judging.case import CheckFailed
+from checks.judging.failure_kinds import OWN_KERNEL_WHY, SECTION_OWN  # noqa: F401 - the guards' names
 from checks.judging.provenance import Unwritten
-
-SECTION_OWN = "Your kernel, not PyTorch"
-
-OWN_KERNEL_WHY = (
-    "a numeric check only says the answer is right; this one says your @triton.jit "
-    "kernel computed it: a PyTorch expression (torch.softmax, @, +, a dtype cast) or "
-    "a kernel imported from another file in place of your kernel fails here, named "
-    "with the op and the line of your file"
-)
 
 
 def own_work(body):
@@ -39,6 +32,15 @@ def own_work(body):
                 f"your kernels computed the output, but {e.details.get('never_stored')} of its "
                 f"{e.details.get('total')} elements were stored by no program: the checks that "
                 f"compare values say where"
+            )
+        except CheckFailed as e:
+            if "mismatched" not in e.details:  # not your kernel, out of bounds, a bad shape...
+                raise
+            # Wrong values are the numeric checks' to explain; whose kernel ran is this one's.
+            return (
+                f"your kernel computed the output (its values are wrong: "
+                f"{e.details['mismatched']} of {e.details['total']} elements; the checks that "
+                f"follow say where)"
             )
 
     return run

@@ -34,6 +34,9 @@ def own_kernel(mod, ctx):
     # are witnessed the same way.
     y, g = _inputs(ctx, (4, 33), torch.float32)
     _expect(mod, ctx, y, g, "backward(y, g) fp32 4x33")
+    # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
+    y, g = _inputs(ctx, (4, 33), torch.float16)
+    _expect(mod, ctx, y, g, "backward(y, g) fp16 4x33")
 
 
 @check(
@@ -62,7 +65,8 @@ def many_rows(mod, ctx):
     "bf16 gradients near 70,000 and probabilities below 6e-5",
     why="bf16 reaches 3e38 and keeps 8 bits down to 1e-38, while fp16 stops at 65,504 and "
     "loses bits below 6.1e-5: a kernel that converts bf16 through fp16 returns inf/NaN "
-    "for these gradients and coarse values for these probabilities",
+    "for these gradients and coarse values for these probabilities; so does one that does "
+    "its arithmetic in bf16 instead of converting the loaded values to fp32 first",
     section=SECTION_PRECISION,
     cost=2,
 )

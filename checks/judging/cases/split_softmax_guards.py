@@ -31,6 +31,8 @@ SECTION_STATS = "Kernel 1: partial statistics"
 @own_work
 def own_kernel(mod, ctx):
     _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
+    # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
+    _expect_softmax(mod, randn((2, 600), ctx=ctx, dtype=torch.float16), ctx, chunk_size=256)
 
 
 @check(

@@ -2,6 +2,8 @@
 hundreds or tens of thousands of row programs, and in the value ranges where fp16 and
 bf16 differ (see checks.judging.cases.guards)."""
 
+import torch
+
 from checks.judging.case import check, collect
 from checks.judging.cases.guards import (
     OWN_KERNEL_WHY,
@@ -27,6 +29,8 @@ def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once.  Every call of every other
     # check is witnessed the same way (other layouts, dtypes and paths included).
     _expect(mod, randn((5, 33), ctx=ctx), "x")
+    # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
+    _expect(mod, randn((5, 33), ctx=ctx, dtype=torch.float16), "x (fp16)")
 
 
 @check(

@@ -1,0 +1,56 @@
+"""Why a failure matters, by what kind of failure it is rather than by the check that saw it.
+
+A check's own ``why`` explains the arithmetic it guards.  Some failures say something else,
+whichever check they happen in: another computation's values were returned (not the
+learner's kernel), an access fell outside every tensor, elements were stored by no
+program.  Their ``details["verdict"]`` names the kind, and the record then explains that
+kind instead of the check's arithmetic.  Standard library only.
+"""
+
+from __future__ import annotations
+
+SECTION_OWN = "Your kernel, not PyTorch"
+
+OWN_KERNEL_WHY = (
+    "a numeric check only says the answer is right; this one says your @triton.jit "
+    "kernel computed it: a PyTorch expression (torch.softmax, @, +, a dtype cast) or "
+    "a kernel imported from another file in place of your kernel fails here, named "
+    "with the op and the line of your file"
+)
+
+NOT_OWN_WHY = (
+    "the values this call returned were not computed by a @triton.jit kernel of your file: "
+    "a PyTorch op (a dtype cast such as .float() included), NumPy, or a kernel from another "
+    "file did the work. The message names the op and the line; move that work into your kernel"
+)
+
+OUT_OF_BOUNDS_WHY = (
+    "a load or store outside every tensor the launch was given reads or overwrites memory "
+    "that is not the kernel's: on a GPU it returns garbage or faults near a page boundary, "
+    "so a right answer here would be luck. Mask the access (mask=..., other=...) or fix the "
+    "offset arithmetic the message points at"
+)
+
+UNWRITTEN_WHY = (
+    "elements that no program stored hold whatever the allocation held: the grid launched "
+    "too few programs for the shape, a mask stops early, or a store uses the wrong strides. "
+    "Compare the grid the message names with the one the shape needs"
+)
+
+# verdict -> (why, lesson section or None to keep the check's own section)
+KINDS = {
+    "not-own-kernel": (NOT_OWN_WHY, SECTION_OWN),
+    "out-of-bounds": (OUT_OF_BOUNDS_WHY, None),
+    "unwritten": (UNWRITTEN_WHY, None),
+}
+
+
+def explained(record) -> None:
+    """Give a failing ``record`` the why (and section) of its failure's kind, if it has one."""
+    kind = KINDS.get(record.details.get("verdict", "")) if isinstance(record.details, dict) else None
+    if record.status != "fail" or kind is None:
+        return
+    why, section = kind
+    record.why = why
+    if section is not None:
+        record.section = section
