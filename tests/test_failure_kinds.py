@@ -39,3 +39,6 @@ def test_an_out_of_bounds_store_gets_the_out_of_bounds_why(tmp_path):
     rec = records(f, ["ragged-tails"])["ragged-tails"]
     assert rec.status == "fail" and rec.details.get("verdict") == "out-of-bounds", rec
     assert rec.why == failure_kinds.OUT_OF_BOUNDS_WHY
+    # the line of the learner's kernel that stored out of bounds
+    store_line = 1 + f.read_text().splitlines().index(line.replace(", mask=mask", ""))
+    assert rec.details["line"] == store_line and f"unmasked_store.py, line {store_line}" in rec.message

@@ -155,6 +155,19 @@ def _where(exc: BaseException, path: Path) -> str:
     return ""
 
 
+def _with_line(failed: CheckFailed, path: Path) -> str:
+    """An out-of-bounds access's message with the line of the learner's kernel that made it
+    (the interpreter runs the kernel's Python, so its frame is in the traceback)."""
+    if failed.details.get("verdict") != "out-of-bounds":
+        return failed.message
+    hit = _learner_frame(failed.__traceback__, path)
+    if hit is None:
+        return failed.message
+    frame, lineno = hit
+    failed.details["line"] = lineno
+    return f"{failed.message} -- at {Path(path).name}, line {lineno}, in {frame.f_code.co_name}"
+
+
 def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] = None):
     """Import ``path`` as a fresh module (never cached), with clear load errors.
 
@@ -291,7 +304,7 @@ def run_case(
             rec.status = "error"
             rec.message = f"NotImplementedError raised by a library, not your TODO: {e}"
     except CheckFailed as e:
-        rec.status, rec.message, rec.details = "fail", e.message, _jsonable(e.details)
+        rec.status, rec.message, rec.details = "fail", _with_line(e, path), _jsonable(e.details)
     except AssertionError as e:
         rec.status, rec.message = "fail", str(e) or "assertion failed"
     except SystemExit as e:
@@ -305,7 +318,8 @@ def run_case(
     except BaseException as e:  # noqa: BLE001 - a crash in the learner's code is a verdict
         wrapped = cause_of_type(e, CheckFailed)  # e.g. an out-of-bounds access in the interpreter
         if wrapped is not None:
-            rec.status, rec.message, rec.details = "fail", wrapped.message, _jsonable(wrapped.details)
+            rec.status, rec.message = "fail", _with_line(wrapped, path)
+            rec.details = _jsonable(wrapped.details)
         elif isinstance(e, AttributeError) and getattr(e, "obj", None) is mod:
             rec.status = "fail"
             rec.message = (
