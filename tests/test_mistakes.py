@@ -56,6 +56,33 @@ def _large_scores():
     return (q, k, v), {"causal": False, "block_n": 32}
 
 
+def _values_near_3000(n=40, causal=False, block_n=32):
+    """Equal scores and values near 3000: a tile's p @ v passes fp16's 65,504."""
+    q, _, v = _qkv(n, 16)
+    v = (3000.0 + 200.0 * v.double().clamp(-2.0, 2.0)).to(FP16)
+    return (q, torch.zeros_like(q), v), {"causal": causal, "block_n": block_n}
+
+
+def _faint_keys():
+    """One dominant key, then 1023 keys with weights exp(-11.14) ~ 1.45e-5 and values near
+    100: a tile of 32 adds 4.6e-4 to l = 1, under half of fp16's spacing there."""
+    n, d = 1024, 16
+    q, k = torch.zeros(n, d, dtype=torch.float64), torch.zeros(n, d, dtype=torch.float64)
+    q[:, 0], k[0, 0] = 4.0, 11.140625
+    v = 100.0 + 10.0 * _randn(n, d, dtype=torch.float64)
+    v[0] = 50.0 * torch.where(torch.arange(d) % 2 == 0, 1.0, -1.0)
+    return tuple(t.to(FP16) for t in (q, k, v)), {"causal": True, "block_n": 32}
+
+
+def _maxima_between_fp16_values():
+    """fp32 logits near 1000 whose chunk maxima lie a different fraction between fp16's
+    values 1000 and 1000.5 in each chunk of 256."""
+    g = torch.Generator().manual_seed(0)
+    noise = torch.rand((2, 600), generator=g, dtype=torch.float64) - 1.0
+    lift = 0.05 + 0.4 * torch.rand((2, 3), generator=g, dtype=torch.float64)
+    return ((1000.0 + noise + lift.repeat_interleave(256, dim=1)[:, :600]).float(),), {"chunk_size": 256}
+
+
 def _gemm(m, n, k, seed=0):
     g = torch.Generator().manual_seed(seed)
     a, b, bias = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((m, k), (k, n), (n,)))
@@ -202,6 +229,9 @@ ORACLE_CASES = [
         lambda: (_qkv(40, 16), {"causal": False, "block_n": 32}),
     ),
     ("streaming_attention", "fp16_scores", "scores-in-fp16", "attention", _large_scores),
+    ("streaming_attention", "fp16_accumulator", "accumulator-in-fp16", "attention", _values_near_3000),
+    ("streaming_attention", "fp16_denominator", "denominator-in-fp16", "attention", _faint_keys),
+    ("split_softmax", "fp16_scratch", "statistics-in-fp16", "softmax", _maxima_between_fp16_values),
     ("fused_gemm", "bias_by_row", "bias-by-row", "matmul_bias_relu", lambda: _gemm(20, 24, 16)),
     ("fused_gemm", "cast_before_epilogue", "cast-before-epilogue", "matmul_bias_relu", _one_rounding),
     ("fused_gemm", "fp16_accumulator", "fp16-accumulator", "matmul_bias_relu", _partial_sums),
@@ -311,11 +341,14 @@ END_TO_END = [
     ("fused_gemm", "fixed_group_size", "worked-tile-map", "fixed-group-size"),
     ("split_softmax", "floor_tile_count", "worked-scratch", "floor-chunk-count"),
     ("online_normalizer", "raw_denominator", "worked-merge", "raw-denominator"),
+    ("streaming_attention", "fp16_accumulator", "fp32-accumulator", "accumulator-in-fp16"),
+    ("streaming_attention", "fp16_denominator", "fp32-denominator", "denominator-in-fp16"),
+    ("split_softmax", "fp16_scratch", "fp32-statistics", "statistics-in-fp16"),
 ]
 
 
 @pytest.mark.parametrize(
-    "workshop_id, wrong, check_id, mistake_id", END_TO_END, ids=[c[0] for c in END_TO_END]
+    "workshop_id, wrong, check_id, mistake_id", END_TO_END, ids=[f"{c[0]}-{c[1]}" for c in END_TO_END]
 )
 def test_the_record_of_a_kept_wrong_answer_names_its_mistake(workshop_id, wrong, check_id, mistake_id):
     w = catalog.get(workshop_id)
@@ -458,3 +491,79 @@ def test_two_mistakes_that_explain_a_result_equally_well_name_neither():
     }
     assert explaining == {"half-through-fp16", "max-not-subtracted"}
     assert matching(oracles, call) is None
+
+
+def test_an_fp16_accumulator_is_inf_exactly_where_the_kernels_overflows():
+    # Causal: row i sums i + 1 values near 3000, so the first rows stay under 65,504 and
+    # the later ones overflow, each column at its own row; the oracle rounds acc to fp16
+    # after each tile as the kernel does, so its infinities fall on the same elements.
+    args, kwargs = _values_near_3000(n=64, causal=True, block_n=64)
+    bad = _call("streaming_attention", "fp16_accumulator", "attention", args, kwargs)
+    oracles = mistakes.oracles_of("streaming_attention")
+    (mistake,) = [m for m in oracles.MISTAKES if m.id == "accumulator-in-fp16"]
+    expected = mistake.oracle(bad)
+    overflowed = torch.isinf(expected)
+    assert not bool(overflowed[:16].any()) and bool(overflowed[-16:].all())
+    assert torch.equal(torch.isinf(bad.result.double()), overflowed)
+    assert oracles.agrees(bad, expected) and matching(oracles, bad) == mistake
+
+
+def test_an_infinite_expected_value_is_matched_only_by_the_same_infinity():
+    from checks.judging.mistakes.compare import agrees
+
+    expected = torch.tensor([math.inf, -math.inf, 1.0], dtype=torch.float64)
+    assert agrees(torch.tensor([math.inf, -math.inf, 1.0], dtype=FP16), expected)
+    assert not agrees(torch.tensor([3000.0, -math.inf, 1.0], dtype=FP16), expected)
+    assert not agrees(torch.tensor([-math.inf, -math.inf, 1.0], dtype=FP16), expected)
+    assert not agrees(torch.tensor([math.nan, -math.inf, 1.0], dtype=FP16), expected)
+
+
+class _TwoExplanations:
+    """A mistakes module whose two mistakes both explain one result: one predicts every
+    element, the other only the first row (the rest left open, as for rows never written)."""
+
+    def __init__(self, second_open: bool):
+        values = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+        first_row = torch.tensor([[True, True], [False, False]])
+        second = Partial(values, first_row) if second_open else values
+        self.MISTAKES = [
+            mistakes.Mistake("exact", "f", "s", "w", "sec", "why", oracle=lambda call: values),
+            mistakes.Mistake("open", "f", "s", "w", "sec", "why", oracle=lambda call: second),
+        ]
+
+    def right(self, call):
+        return torch.zeros(2, 2, dtype=torch.float64)
+
+    def agrees(self, call, expected):
+        from checks.judging.mistakes.compare import agrees
+
+        return agrees(call.result, expected)
+
+
+def test_a_mistake_that_predicts_every_element_outweighs_one_that_leaves_rows_open():
+    call = Call("f", (), {}, torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert matching(_TwoExplanations(second_open=True), call).id == "exact"
+    assert matching(_TwoExplanations(second_open=False), call) is None  # equally good: neither
+
+
+def test_fp16_l_names_its_mistake_even_when_its_wrong_rows_look_like_a_capped_grid():
+    # With this seed the faint keys push rows 672.. (a multiple of 16) past the tolerance
+    # and leave the rows before right: a capped grid's signature too, but the fp16-l
+    # oracle predicts those rows' values, so it is the one named.
+    w = catalog.get("streaming_attention")
+    mod = Recorder(load_exercise(w.folder / "wrong" / "fp16_denominator.py"), w.functions)
+    (case,) = [c for c in cases_for(w.id) if c.id == "fp32-denominator"]
+    rec = run_case(case, mod, Path(w.folder), workshop_id=w.id, device="cpu", interpret=True, seed=1)
+    oracles = mistakes.oracles_of(w.id)
+    (capped,) = [m for m in oracles.MISTAKES if m.id == "capped-grid"]
+    assert any(oracles.agrees(mod.calls[-1], c) for c in mistakes.candidates_of(capped.oracle(mod.calls[-1])))
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == "denominator-in-fp16"
+
+
+def test_fp16_scratch_on_bf16_overflow_is_named_as_bf16_through_fp16():
+    # A bf16 chunk maximum is an fp16 value unless it overflows, and then fp16 scratch
+    # gives the same NaN rows as loading the logits through fp16: one mistake names both.
+    x = _with(_randn(2, 300, dtype=BF16), (1, 7), 7e4)
+    call = _call("split_softmax", "fp16_scratch", "softmax", (x,), {"chunk_size": 256})
+    found = matching(mistakes.oracles_of("split_softmax"), call)
+    assert found is not None and found.id == "half-through-fp16" and "(m, l)" in found.sentence

@@ -96,3 +96,32 @@ def test_benchmark_spec_interface():
     for v in variants:
         out = v["fn"]()
         assert torch.allclose(out.double(), expected, atol=1e-5), v["name"]
+
+
+# --- a reference answer passes at every seed ---------------------------------------------------
+
+
+def test_the_reference_passes_large_gradient_offset_at_every_seed_and_an_fp16_dot_fails():
+    # The fp32 case's g near 1000: a right fp32 dot is rounded at fp32's spacing there and
+    # the cancellation in g - dot keeps it (seeds 3 and 6 once went past the bare fp32 atol).
+    from checks.judging.engine import run_checks
+
+    for seed in range(1, 9):
+        (rec,) = run_checks(
+            WID, FOLDER / "solution.py", interpret=True, only=["large-gradient-offset"], seed=seed
+        )
+        assert rec.status == "pass", (seed, rec.message)
+    for seed in (3, 6):
+        path = FOLDER / "wrong" / "half_precision_dot.py"
+        (rec,) = run_checks(WID, path, interpret=True, only=["large-gradient-offset"], seed=seed)
+        assert rec.status == "fail" and rec.details["mistake"]["id"] == "half-precision-dot", seed
+
+
+def test_the_allowance_for_the_fp32_dot_is_its_rounding_bound_and_far_below_an_fp16_dot():
+    from checks.judging.cases.softmax_backward import _fp32_dot_rounding
+
+    y = torch.full((1, 16), 1 / 16, dtype=torch.float32)
+    g = torch.full((1, 16), 1000.0, dtype=torch.float32)
+    # 16 columns: the products and 4 tree levels, 5 roundings of 2^-24 * 1000, carried by y = 1/16
+    assert abs(_fp32_dot_rounding(y, g) - 5 * 2.0**-24 * 1000 / 16) < 1e-12
+    assert _fp32_dot_rounding(y, g) < 0.25 / 16 / 100  # fp16's rounding near 1000 is 0.25

@@ -233,6 +233,13 @@ def test_an_fp16_denominator_loses_the_faint_tiles_and_the_outputs_are_too_large
     assert rec.details["nan"] == 0 and rec.details["inf"] == 0  # wrong by 1.4%, not broken
 
 
+def test_the_reference_passes_the_fp32_state_checks_at_several_seeds():
+    ids = ["fp32-accumulator", "fp32-denominator"]
+    for seed in (1, 2, 3):
+        records = run_checks(WID, W.solution, interpret=True, only=ids, seed=seed)
+        assert [r.status for r in records] == ["pass", "pass"], seed
+
+
 def test_the_faint_keys_are_lost_by_fp16_rounding_and_kept_by_fp32():
     from checks.judging.cases.streaming_attention_guards import FAINT_LOGIT
 

@@ -78,6 +78,12 @@ class Variants(list):
     may match: a plain list is one expected value (the CPU workshop's probabilities)."""
 
 
+class Undetermined:
+    """An expected value that leaves some elements open (never written: they may hold
+    anything).  It explains less than an oracle that predicts every element, so a match
+    of such a value gives way to a fully determined one (see :func:`matching`)."""
+
+
 class Recorder:
     """The learner's module as a check sees it, remembering each contract call.
 
@@ -150,17 +156,24 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     """The one mistake of the module that explains ``call``'s result, or None: None when
     the right computation explains it (or cannot be computed), and None when two
     different mistakes explain it equally well (the evidence cannot tell them apart, and
-    naming the wrong one would mislead)."""
+    naming the wrong one would mislead).  A mistake whose oracle predicts every element
+    explains a result better than one that leaves elements open (:class:`Undetermined`):
+    wrong rows computed exactly as one mistake computes them were written, not left as
+    the memory held them."""
     right = module.right(call)
     if right is None or module.agrees(call, right):
         return None
-    found: list = []
+    found: dict = {}  # mistake id -> (the mistake, whether a fully determined value matched)
     for mistake in module.MISTAKES:
-        if mistake.function != call.function or any(m.id == mistake.id for m in found):
+        if mistake.function != call.function or mistake.id in found:
             continue
-        if any(module.agrees(call, expected) for expected in candidates_of(mistake.oracle(call))):
-            found.append(mistake)
-    return found[0] if len(found) == 1 else None
+        agreeing = [c for c in candidates_of(mistake.oracle(call)) if module.agrees(call, c)]
+        if agreeing:
+            found[mistake.id] = (mistake, any(not isinstance(c, Undetermined) for c in agreeing))
+    if len(found) > 1:
+        determined = [entry for entry in found.values() if entry[1]]
+        return determined[0][0] if len(determined) == 1 else None
+    return next(iter(found.values()))[0] if found else None
 
 
 def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:

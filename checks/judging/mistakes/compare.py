@@ -13,13 +13,14 @@ from typing import Optional
 
 import torch
 
+from checks.judging.mistakes import Undetermined
 from checks.judging.tensors import TOLERANCES, tolerance
 
 F64 = torch.float64
 
 
 @dataclass(frozen=True)
-class Partial:
+class Partial(Undetermined):
     """An expected tensor of which only the elements where ``known`` is True count."""
 
     values: torch.Tensor
@@ -47,7 +48,8 @@ def agrees(got, expected, *, scale: float = 1.0) -> bool:
         return False
     tol = tolerance(got.dtype, scale)
     g, e = as64(got), as64(expected)
-    ok = (g - e).abs() <= tol["atol"] + tol["rtol"] * e.abs()
+    # Finite expected values within the tolerance (an infinite one would accept anything).
+    ok = torch.isfinite(e) & ((g - e).abs() <= tol["atol"] + tol["rtol"] * e.abs())
     ok |= torch.isnan(g) & torch.isnan(e)
     ok |= torch.isinf(g) & (g == e)
     if known is not None:

@@ -121,6 +121,21 @@ def _half_through_fp16(call: Call):
     return torch.softmax(rounded(found[0], torch.float16), dim=-1)
 
 
+def _statistics_in_fp16(call: Call):
+    """Kernel 1 stores each chunk's (m_i, l_i) in fp16 scratch, and kernel 2 the row's
+    merged (m, l): each rounded to fp16 (inf past 65,504), the merge reading the rounded
+    pairs.  Not for bf16 input: there a chunk maximum is a bf16 value, which fp16 holds
+    exactly unless it overflows, and an overflow looks the same as loading the logits
+    through fp16 (half-through-fp16 names both)."""
+    found = _input(call)
+    if found is None or call.argument(0, "x").dtype == torch.bfloat16:
+        return None
+    x64, chunk = found
+    m, l = chunk_stats(x64, chunk)
+    row_max, row_sum = merged(rounded(m, torch.float16), rounded(l, torch.float16))
+    return torch.exp(x64 - rounded(row_max, torch.float16)) / rounded(row_sum, torch.float16)
+
+
 FLOOR_WHY = (
     "T = N // chunk_size drops the ragged last chunk: its logits never reach the merge and its "
     "outputs are never written; the count must round up, T = cdiv(N, chunk_size)"
@@ -186,10 +201,29 @@ MISTAKES = [
     Mistake(
         id="half-through-fp16",
         function="softmax",
-        sentence="Your kernel converts bf16 input through fp16 on its way to fp32.",
-        where="the loads: convert the loaded values straight to fp32 (.to(tl.float32))",
+        sentence="Your kernel passes bf16 values through fp16: the logits as they load, or the (m, l) pairs.",
+        where=(
+            "the loads: convert the loaded values straight to fp32 (.to(tl.float32)); the scratch: "
+            "store the (m, l) pairs in fp32"
+        ),
         section=CONTRACT,
-        why="bf16 logits past 65,504 become inf in fp16, and the row turns into NaN",
+        why=(
+            "bf16 logits past 65,504 become inf in fp16, and so do the chunk maxima among them: the row "
+            "turns into NaN"
+        ),
         oracle=_half_through_fp16,
+    ),
+    Mistake(
+        id="statistics-in-fp16",
+        function="softmax",
+        sentence="Your kernels store the (m, l) pairs in fp16 scratch; they must be fp32.",
+        where="the scratch: torch.empty(..., dtype=torch.float32), and kernels 1 and 2 store fp32 values",
+        section=KERNEL_1,
+        why=(
+            "a chunk maximum of fp32 logits is not an fp16 value: near 1000 fp16 moves it by up to 0.25 "
+            "while l_i was measured against the exact one, so the merge weighs the chunk up to exp(0.25) "
+            "wrongly; past 65,504 the maximum is inf and the row NaN"
+        ),
+        oracle=_statistics_in_fp16,
     ),
 ]

@@ -27,6 +27,7 @@ WORKED = "Worked example: logits [0, 0, log 2]"
 CAUSAL = "Causal attention and the diagonal"
 RAGGED = "Ragged lengths and masks"
 PROBLEM = "The problem: attention without the score matrix"
+PRECISION = "Precision: P in the input dtype"
 
 MAX_WORK = 1 << 28  # heads * N * N * D above this: not diagnosed (its oracles would take too long)
 QUERY_BLOCKS = (16, 32, 64, 128)  # plausible BLOCK_M values of a learner's launch
@@ -97,8 +98,19 @@ def _scale_forgotten(call: Call):
     return None if found is None else attend(found.scores(scale=1.0), found.v)
 
 
-def accumulator_not_rescaled(s: torch.Tensor, v: torch.Tensor, block_n: int) -> torch.Tensor:
-    """The recurrence over key tiles of ``block_n`` with l rescaled by alpha but acc not."""
+def streamed(
+    s: torch.Tensor,
+    v: torch.Tensor,
+    block_n: int,
+    *,
+    rescale_acc: bool = True,
+    in_fp16: tuple = (),
+) -> torch.Tensor:
+    """The recurrence over key tiles of ``block_n``, in float64, as a kernel runs it.
+
+    ``rescale_acc=False`` leaves out acc * alpha (l is still rescaled).  ``in_fp16`` names
+    the state ("acc", "l") a kernel keeps in fp16 between key tiles: it is rounded to fp16
+    after every tile's update, and overflows to inf past 65,504 as the kernel's does."""
     n = s.shape[-1]
     m = torch.full(s.shape[:-1], float("-inf"), dtype=F64)
     l = torch.zeros(s.shape[:-1], dtype=F64)
@@ -109,23 +121,56 @@ def accumulator_not_rescaled(s: torch.Tensor, v: torch.Tensor, block_n: int) -> 
         alpha = torch.where(m == float("-inf"), torch.zeros_like(m), torch.exp(m - m_new))
         p = torch.exp(tile - m_new[..., None])
         l = l * alpha + p.sum(dim=-1)
-        acc = acc + p @ v[..., start : start + block_n, :]  # the missing acc * alpha
+        acc = (acc * alpha[..., None] if rescale_acc else acc) + p @ v[..., start : start + block_n, :]
+        if "l" in in_fp16:
+            l = rounded(l, torch.float16)
+        if "acc" in in_fp16:
+            acc = rounded(acc, torch.float16)
         m = m_new
     return acc / l[..., None]
 
 
-def _accumulator_not_rescaled(call: Call):
+def accumulator_not_rescaled(s: torch.Tensor, v: torch.Tensor, block_n: int) -> torch.Tensor:
+    """The recurrence over key tiles of ``block_n`` with l rescaled by alpha but acc not."""
+    return streamed(s, v, block_n, rescale_acc=False)
+
+
+def _tiled(call: Call) -> Optional[_Inputs]:
+    """The call's inputs when its block_n is a usable tile size."""
     found = _inputs(call)
-    if found is None or not isinstance(found.block_n, int) or found.block_n <= 0 or found.n <= found.block_n:
+    if found is None or not isinstance(found.block_n, int) or found.block_n <= 0:
+        return None
+    return found
+
+
+def _accumulator_not_rescaled(call: Call):
+    found = _tiled(call)
+    if found is None or found.n <= found.block_n:
         return None
     return accumulator_not_rescaled(found.scores(), found.v, found.block_n)
+
+
+def _state_in_fp16(call: Call, name: str):
+    """The kernel that keeps ``name`` ("acc" or "l") in fp16 between key tiles."""
+    found = _tiled(call)
+    if found is None:
+        return None
+    return streamed(found.scores(), found.v, found.block_n, in_fp16=(name,))
+
+
+def _accumulator_in_fp16(call: Call):
+    return _state_in_fp16(call, "acc")
+
+
+def _denominator_in_fp16(call: Call):
+    return _state_in_fp16(call, "l")
 
 
 def _tail_scores_not_masked(call: Call):
     """Keys past N in the last key tile load as zeros and score 0 instead of -inf: each
     adds exp(0 - m) to l (and nothing to acc, its value being 0 too)."""
-    found = _inputs(call)
-    if found is None or found.causal or not isinstance(found.block_n, int) or found.block_n <= 0:
+    found = _tiled(call)
+    if found is None or found.causal:
         return None
     phantoms = -found.n % found.block_n
     if not phantoms:
@@ -236,6 +281,31 @@ MISTAKES = [
         section=RECURRENCE,
         why="fp16 stops at 65,504: a larger q . k becomes inf, and inf - inf turns the row into NaN",
         oracle=_scores_in_fp16,
+    ),
+    Mistake(
+        id="accumulator-in-fp16",
+        function="attention",
+        sentence="Your kernel keeps the running numerator acc in fp16 between key tiles; it must stay fp32.",
+        where="the state: acc = tl.zeros([BLOCK_M, D], tl.float32), and p @ v accumulated in fp32",
+        section=PRECISION,
+        why=(
+            "acc is a sum of weighted values, not yet their average: it grows by about |v| per key, "
+            "and past fp16's 65,504 it is inf where the answer (acc / l) is small"
+        ),
+        oracle=_accumulator_in_fp16,
+    ),
+    Mistake(
+        id="denominator-in-fp16",
+        function="attention",
+        sentence="Your kernel keeps the running denominator l in fp16 between key tiles; it must stay fp32.",
+        where="the state: l = tl.zeros([BLOCK_M], tl.float32), updated in fp32",
+        section=PRECISION,
+        why=(
+            "fp16 keeps 11 significant bits: once l is about 1, a tile whose weights add up to less than "
+            "half of fp16's spacing there (2^-11) adds nothing, so many faint keys are lost and every "
+            "output comes out too large"
+        ),
+        oracle=_denominator_in_fp16,
     ),
     Mistake(
         id="grid-misses-tail",
