@@ -112,7 +112,7 @@ MISTAKES = [
         sentence=(
             "Your kernel subtracts the row sum of g alone; the reduction must be the dot product sum(y * g)."
         ),
-        where="the one row reduction: dot = tl.sum(y * g, axis=1), not tl.sum(g, axis=1)",
+        where="the row reduction: dot = tl.sum(y * g) over the row's columns, not tl.sum(g)",
         section=WORKED,
         why=(
             "dx_j = y_j * (g_j - sum_k y_k g_k): the subtracted term is the gradient's mean under the "
