@@ -297,7 +297,7 @@ def test_progress_and_changes_between_runs(tmp_path):
     (ws / "online_normalizer.py").write_text((A1 / "wrong" / "empty_nan.py").read_text())
     r = cli("online_normalizer", "--workspace", str(ws))
     assert r.returncode == 1
-    assert "empty-empty newly failing" in r.stdout
+    assert "newly failing (empty-empty)" in r.stdout
 
 
 def test_learner_module_is_importable_like_a_real_module():

@@ -20,10 +20,15 @@ NUM_WARPS = (4, 8)
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, g_ptr, dx_ptr,
-    n_rows, n_cols,
-    y_stride_row, y_stride_col,
-    g_stride_row, g_stride_col,
+    y_ptr,
+    g_ptr,
+    dx_ptr,
+    n_rows,
+    n_cols,
+    y_stride_row,
+    y_stride_col,
+    g_stride_row,
+    g_stride_col,
     BLOCK_COLS: tl.constexpr,
 ):
     row = tl.program_id(0)
@@ -55,10 +60,15 @@ def backward(y, grad_output, *, num_warps=4):
     BLOCK_COLS = triton.next_power_of_2(n_cols)
     grid = (n_rows,)
     _softmax_backward_kernel[grid](
-        y.float(), grad_output.float(), dx,
-        n_rows, n_cols,
-        y.stride(0), y.stride(1),
-        grad_output.stride(0), grad_output.stride(1),
+        y.float(),
+        grad_output.float(),
+        dx,
+        n_rows,
+        n_cols,
+        y.stride(0),
+        y.stride(1),
+        grad_output.stride(0),
+        grad_output.stride(1),
         BLOCK_COLS=BLOCK_COLS,
         num_warps=num_warps,
     )
