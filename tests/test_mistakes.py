@@ -567,3 +567,22 @@ def test_fp16_scratch_on_bf16_overflow_is_named_as_bf16_through_fp16():
     call = _call("split_softmax", "fp16_scratch", "softmax", (x,), {"chunk_size": 256})
     found = matching(mistakes.oracles_of("split_softmax"), call)
     assert found is not None and found.id == "half-through-fp16" and "(m, l)" in found.sentence
+
+
+def test_fp16_accumulation_is_named_as_a_gpu_and_as_the_interpreter_compute_it():
+    """fp16-partial-sums: the interpreter's fp16 tl.dot per K block rounds each block to
+    +/-inf and their sum is NaN; a GPU chains 16-deep tensor-core steps through the fp16
+    accumulator and stays at inf. Either output names the fp16 accumulator."""
+    from checks.judging.mistakes import Call, fused_gemm as oracles, matching
+
+    M, N, K = 24, 20, 64
+    sign = torch.where(torch.arange(K) < K // 2, 1.0, -1.0).double()
+    a = torch.full((M, K), 250.0, dtype=torch.float64)
+    b = 250.0 * sign[:, None].expand(K, N).clone()
+    b[K // 2 - 1, :] += 2.0
+    bias = torch.linspace(-1.0, 1.0, N, dtype=torch.float64)
+    a, b, bias = (t.half() for t in (a, b, bias))
+    for value in (float("inf"), float("nan")):
+        got = torch.full((M, N), value, dtype=torch.float16)
+        found = matching(oracles, Call("matmul_bias_relu", (a, b, bias), {}, got))
+        assert found is not None and found.id == "fp16-accumulator", value

@@ -132,6 +132,15 @@ def _fp16_accumulator(call: Call):
             step = found.a[:, start : start + block_k] @ found.b[start : start + block_k]
             acc = rounded(acc + rounded(step, torch.float16), torch.float16)
         candidates.append(torch.relu(acc + found.bias))
+    # On a GPU, tl.dot(..., out_dtype=tl.float16) chains the tensor cores' 16-deep steps
+    # through an fp16 accumulator: each exact step is added, then the sum rounded, so an
+    # overflow stays inf instead of meeting a -inf block and turning NaN. Offered only
+    # where it overflows: below that the blocks above already say what fp16 rounding does.
+    acc = torch.zeros(found.m, found.n, dtype=F64)
+    for start in range(0, found.k, 16):
+        acc = rounded(acc + found.a[:, start : start + 16] @ found.b[start : start + 16], torch.float16)
+    if not bool(torch.isfinite(acc).all()):
+        candidates.append(torch.relu(acc + found.bias))
     return candidates
 
 
