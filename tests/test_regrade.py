@@ -538,3 +538,4 @@ def test_against_single_compares_the_regrade_with_one_by_one_runs(tmp_path):
     assert sorted(data["outcomes"].values()) == ["failed", "failed", "passed"]
     assert data["one_by_one"]["wall_s"] > 0 and data["regrade"]["wall_s"] > 0
     assert against_single.main(["--workshops", "nope"]) == 64
+    assert against_single.cold_cache("/x")["TRITON_CACHE_DIR"] == "/x/triton-cache"  # each way its own

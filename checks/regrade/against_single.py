@@ -7,8 +7,9 @@ the answers below in turn (the reference answer, a kept wrong answer that makes 
 mistake, a PyTorch stand-in, the untouched starter).  First every file is checked by
 ``python -m checks WORKSHOP --file F --seed N --json OUT``, one after another (what an
 instructor does without the regrade), then the whole cohort by ``python -m checks regrade``
-with the regrade's options given after ``--``.  The verdicts compared: the outcome word and
-every check's status.
+with the regrade's options given after ``--``.  Each way starts with an empty Triton
+cache of its own (neither reuses kernels the other compiled).  The verdicts compared: the
+outcome word and every check's status.
 
     python -m checks.regrade.against_single --learners 4 --output results/x.json -- --per-gpu 4
 """
@@ -16,6 +17,7 @@ every check's status.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,17 +74,24 @@ def verdict(records: list, outcome: str) -> dict:
     return {"outcome": outcome, "checks": {r["id"]: r["status"] for r in records}}
 
 
+def cold_cache(folder: str) -> dict:
+    """The environment of one way's processes: Triton's kernel cache in a folder of its
+    own, empty at the start, so neither way finds kernels the other compiled."""
+    return {**os.environ, "TRITON_CACHE_DIR": str(Path(folder) / "triton-cache")}
+
+
 def check_one_by_one(root: Path, made: list, seed: int, timeout: float) -> tuple:
     """Each file through the command line, one after another: (verdicts, seconds each)."""
     verdicts, seconds = {}, {}
     with tempfile.TemporaryDirectory(prefix="single-") as tmp:
+        env = cold_cache(tmp)
         for learner, w, _ in made:
             out = Path(tmp) / f"{learner}-{w}.json"
             cmd = [sys.executable, "-m", "checks", w, "--file", str(root / learner / f"{w}.py")]
             cmd += ["--seed", str(seed), "--json", str(out), "--timeout", f"{timeout:g}"]
             cmd += ["--workspace", str(Path(tmp) / "ws")]
             started = time.monotonic()
-            subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+            subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
             seconds[f"{learner}/{w}"] = round(time.monotonic() - started, 3)
             data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
             verdicts[f"{learner}/{w}"] = verdict(data.get("records", []), data.get("outcome", "no JSON"))
@@ -96,7 +105,7 @@ def regrade(root: Path, seed: int, timeout: float, extra: list) -> tuple:
         cmd = [sys.executable, "-m", "checks", "regrade", str(root), "--seed", str(seed)]
         cmd += ["--report", str(report), "--timeout", f"{timeout:g}", *extra]
         started = time.monotonic()
-        r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+        r = subprocess.run(cmd, cwd=REPO, env=cold_cache(tmp), capture_output=True, text=True)
         wall = time.monotonic() - started
         if not (report / "cohort.json").exists():
             raise RuntimeError(f"the regrade wrote no report (exit {r.returncode}): {r.stderr[-800:]}")
