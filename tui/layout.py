@@ -1,7 +1,8 @@
 """The workshop screen's layout by terminal size, and lesson-heading helpers.
 
 compact (under 100 columns or 30 rows): lesson above results, the timings table folded
-to its status line, the file path on one line; normal: lesson and results side by side;
+to its status line, the file path on one line; normal: lesson and results side by side
+(the results wider while they have the focus: results_columns);
 wide (160 columns and more): the lesson's contents beside it, where the text keeps TEXT_MIN
 columns (elsewhere t shows them, in the lesson's place when they do not fit beside it)."""
 
@@ -58,6 +59,26 @@ def lesson_columns(width: int, size: str) -> int:
     if size == "-wide":
         return width * 5 // 8
     return width - max(RESULTS_MIN, width // 2)
+
+
+# Side by side, while the results have the focus, their Message column gets at least
+# MESSAGE_GOAL columns at 100 (more on wider terminals, up to MESSAGE_GOAL_MOST).
+MESSAGE_GOAL, MESSAGE_GOAL_MOST = 28, 60
+
+
+def message_goal(width: int) -> int:
+    """The Message column's goal in a terminal ``width`` columns wide: 28 at 100, 40 at
+    120, 3 more every 5 columns, at most MESSAGE_GOAL_MOST."""
+    return min(MESSAGE_GOAL_MOST, MESSAGE_GOAL + max(0, width - COMPACT_W) * 3 // 5)
+
+
+def results_columns(width: int, size: str, need: int) -> int:
+    """The results side's columns while it has the focus (side by side): what it
+    ``need``s, never less than beside a focused lesson, and leaving the lesson a third
+    of the width (half from WIDE_W columns, where its contents may sit beside it)."""
+    usual = width - lesson_columns(width, size)
+    lesson_least = width // 2 if size == "-wide" else width // 3
+    return max(usual, min(need, width - lesson_least))
 
 
 def size_class(width: int, height: int) -> str:
