@@ -422,7 +422,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
 
     def toast_path(self, path, inside: bool = True) -> str:
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
-        return layout.toast_path(path, self.app.size, course_app(self).workspace.parent if inside else None)
+        base = course_app(self).workspace.parent if inside else None
+        return layout.toast_path(path, self.app.size, base, self.has_class("-results-focus"))
 
     # --- export ---
     def export_payload(self) -> dict | None:
