@@ -279,7 +279,7 @@ def test_the_list_keeps_every_status_whole_at_any_width(make_app, workspace, wid
 
 def test_one_line_panels_fit_80_columns(make_app, workspace):
     pytest.importorskip("torch")
-    from tui.screens.workshop_layout import BANNER_SHORT
+    from tui.screens.workshop import BANNER_SHORT
 
     ws.record_result(I1.id, "passed", 36, 36, "y", workspace=workspace)  # passed before
     ws.record_progress(I1.id, "todo", "x", workspace)  # TODO now

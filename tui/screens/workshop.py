@@ -34,7 +34,7 @@ from tui.runner import CheckController
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
-from tui.screens.workshop_layout import BANNER, WorkshopLayout
+from tui.screens.workshop_layout import BANNER, BANNER_SHORT, WorkshopLayout
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.footer import CourseFooter
 from tui.widgets.hints import HintsPanel
@@ -43,6 +43,8 @@ from tui.widgets.record_text import lesson_section
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog
+
+__all__ = ["BANNER", "BANNER_SHORT", "EXPORT_SCHEMA", "EXPORT_VERSION", "WorkshopScreen", "not_yet"]
 
 # Where the footer cannot show every key: the entries it leaves out first (all still work)
 FOOTER_DROP_FIRST = (

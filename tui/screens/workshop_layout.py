@@ -93,7 +93,7 @@ class WorkshopLayout(_Host):
         width, height = self.app.size
         size = layout.size_class(width, height)
         columns = None
-        if size != "-compact" and self.has_class("-results-focus"):
+        if size != "-compact" and self.has_class("-results-focus") and self.maximized is None:
             need = RIGHT_EDGE + table_columns(
                 self.query_one(ResultsPanel).longest_id(), layout.message_goal(width)
             )
@@ -101,6 +101,9 @@ class WorkshopLayout(_Host):
         if columns != self.results_width:
             self.results_width = columns
             self.lesson.keep_place(lambda: setattr(right.styles, "width", columns))
+
+    def watch_maximized(self) -> None:
+        self.fit_sides()  # zoomed, the part takes the whole screen: no width of its own
 
     def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
         # A long document that takes focus keeps its place (Textual would scroll its top
