@@ -1,7 +1,8 @@
 """The workshop screen's layout by terminal size, and lesson-heading helpers.
 
 compact (under 100 columns or 30 rows): lesson above results, the timings table folded
-to its status line, the file path on one line; normal: lesson and results side by side;
+to its status line, the file path on one line; normal: lesson and results side by side
+(the results wider while they have the focus: results_columns);
 wide (160 columns and more): the lesson's contents beside it, where the text keeps TEXT_MIN
 columns (elsewhere t shows them, in the lesson's place when they do not fit beside it)."""
 
@@ -15,6 +16,8 @@ RESULTS_MIN = 56  # the results side's least width in the normal layout: ids and
 # a toast's width, its most in % of the screen's, and side by side (the normal layout),
 # where it stays over the lesson (at least 44% of the screen): app.tcss
 TOAST_W, TOAST_SHARE, TOAST_SHARE_NORMAL = 60, 60, 44
+# side by side while the results have the focus, the lesson keeps a third (results_columns)
+TOAST_SHARE_RESULTS = 33
 
 # WorkshopScreen's rules by size class (part of its DEFAULT_CSS)
 SIZE_CSS = """
@@ -58,6 +61,26 @@ def lesson_columns(width: int, size: str) -> int:
     if size == "-wide":
         return width * 5 // 8
     return width - max(RESULTS_MIN, width // 2)
+
+
+# Side by side, while the results have the focus, their Message column gets at least
+# MESSAGE_GOAL columns at 100 (more on wider terminals, up to MESSAGE_GOAL_MOST).
+MESSAGE_GOAL, MESSAGE_GOAL_MOST = 28, 60
+
+
+def message_goal(width: int) -> int:
+    """The Message column's goal in a terminal ``width`` columns wide: 28 at 100, 40 at
+    120, 3 more every 5 columns, at most MESSAGE_GOAL_MOST."""
+    return min(MESSAGE_GOAL_MOST, MESSAGE_GOAL + max(0, width - COMPACT_W) * 3 // 5)
+
+
+def results_columns(width: int, size: str, need: int) -> int:
+    """The results side's columns while it has the focus (side by side): what it
+    ``need``s, never less than beside a focused lesson, and leaving the lesson a third
+    of the width (half from WIDE_W columns, where its contents may sit beside it)."""
+    usual = width - lesson_columns(width, size)
+    lesson_least = width // 2 if size == "-wide" else width // 3
+    return max(usual, min(need, width - lesson_least))
 
 
 def size_class(width: int, height: int) -> str:
@@ -128,24 +151,34 @@ def short_path(path) -> str:
         return str(path)
 
 
-def toast_columns(screen_width: int, size: str = "") -> int:
+def toast_columns(screen_width: int, size: str = "", results_focus: bool = False) -> int:
     """Columns of text in a toast on a screen of ``size`` class: its width less its
     padding and its coloured edge."""
     share = TOAST_SHARE_NORMAL if size == "-normal" else TOAST_SHARE
+    if size == "-normal" and results_focus:
+        share = TOAST_SHARE_RESULTS
     return max(20, min(TOAST_W, screen_width * share // 100) - 3)
 
 
-def toast_path(path, screen_size, base=None) -> str:
+def toast_path(path, screen_size, base=None, results_focus: bool = False) -> str:
     """``path`` for a toast on a screen of ``screen_size`` (width, height): path_lines
-    to the toast's width."""
+    to the toast's width (narrower side by side while the results have the focus)."""
     width, height = screen_size
-    return path_lines(path, toast_columns(width, size_class(width, height)), base)
+    return path_lines(path, toast_columns(width, size_class(width, height), results_focus), base)
+
+
+def _name_pieces(name: str, width: int) -> list:
+    """``name`` whole where it fits a line, else in pieces that end after a - or _."""
+    if len(name) <= width:
+        return [name]
+    return [bit for bit in re.split(r"(?<=[-_])", name) if bit]
 
 
 def path_lines(path, width: int, base=None) -> str:
     """``path`` as a toast shows it: relative to ``base`` when inside it (else with ~ for
     the home folder), in lines of at most ``width`` broken after a slash, never inside a
-    folder's or a file's name (a name longer than a line gets a line of its own)."""
+    folder's or a file's name (a name longer than a line gets a line of its own, broken
+    after a - or _ where it is longer than a whole line)."""
     from pathlib import Path
 
     path = Path(path)
@@ -159,7 +192,10 @@ def path_lines(path, width: int, base=None) -> str:
     pieces = [part + "/" for part in text.split("/")[:-1]] + [text.split("/")[-1]]
     lines = [""]
     for piece in pieces:
-        if lines[-1] and len(lines[-1]) + len(piece) > width:
-            lines.append("")
-        lines[-1] += piece
+        bits = _name_pieces(piece, width)
+        for i, bit in enumerate(bits):
+            # a name in pieces starts a line of its own
+            if lines[-1] and (len(lines[-1]) + len(bit) > width or (i == 0 and len(bits) > 1)):
+                lines.append("")
+            lines[-1] += bit
     return "\n".join(lines)

@@ -160,7 +160,7 @@ def test_n_says_why_it_cannot_move_on(make_app, workspace, size):
             await pilot.pause()
             assert app.screen is screen  # stayed
             said = toasts.said()
-            assert "once every check that can run here passes" in said and "failed" in said, said
+            assert "once every check that can run here passes" in said and "your file fails" in said, said
 
     asyncio.run(body())
 

@@ -19,17 +19,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
-    Markdown,
-    MarkdownViewer,
     Static,
     TabbedContent,
     TabPane,
 )
 
 from checks import workspace as ws
-from checks.judging import outcome_line
+from checks.judging import Outcome, outcome_line, outcome_of, plural
 from tui import export, layout
 from tui.host import course_app
 from tui.run_loop import RunLoop
@@ -37,7 +34,9 @@ from tui.runner import CheckController
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
+from tui.screens.workshop_layout import BANNER, BANNER_SHORT, WorkshopLayout
 from tui.widgets.completion import CompletionPanel
+from tui.widgets.footer import CourseFooter
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
 from tui.widgets.record_text import lesson_section
@@ -45,13 +44,46 @@ from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog
 
-# Without a CUDA GPU this line stands for the timings panel: nothing here can be timed.
-BANNER = "No CUDA GPU here: Triton's interpreter runs your kernels (slow); timings need a CUDA GPU"
-BANNER_SHORT = "No CUDA GPU: the interpreter runs your kernels (slow); timings need one"
+__all__ = ["BANNER", "BANNER_SHORT", "EXPORT_SCHEMA", "EXPORT_VERSION", "WorkshopScreen", "not_yet"]
+
+# Where the footer cannot show every key: the entries it leaves out first (all still work)
+FOOTER_DROP_FIRST = (
+    "reset",
+    "export",
+    "zoom",
+    "toggle_bench",
+    "explain",
+    "edit",
+    "next_workshop",
+    "hint",
+    "app.help",
+    "run_checks",
+)
 EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
 
 
-class WorkshopScreen(RunLoop, Screen[None]):
+def not_yet(records: list) -> str:
+    """Why a run that did not pass opens no next workshop, as the end of a sentence:
+    'your file fails 23 of 31 checks'."""
+    outcome, n = outcome_of(records), len(records)
+    count = lambda *statuses: sum(r.status in statuses for r in records)
+    if outcome is Outcome.FAILED:
+        errors, never = count("error"), count("not run")
+        return (
+            f"your file fails {count('fail', 'error')} of {plural(n, 'check')}"
+            + (f" ({plural(errors, 'error')})" if errors else "")
+            + (f"; {never} never ran (the run ended first)" if never else "")
+        )
+    if outcome is Outcome.INCOMPLETE:
+        todo = count("todo")
+        return f"{todo} of {plural(n, 'check')} {'is' if todo == 1 else 'are'} still TODO in your file"
+    if outcome is Outcome.NOT_RUN:
+        return f"the last run ended before its checks did ({count('not run')} of {n} never ran)"
+    _, _, rest = outcome_line(records).partition(": ")
+    return rest  # unavailable: none of the checks can run on this machine
+
+
+class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
     DEFAULT_CSS = (
         """
     #banner { background: $warning; color: $text; text-style: bold; padding: 0 1; height: auto; }
@@ -100,6 +132,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self.watching = False  # True once the folder watch is in place
         self._bench_run = None
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
+        self.results_width: int | None = None  # columns of the results side given the focus
         self.next_up: list = []  # workshops suggested once every check passes
         self.last_export: Path | None = None
         self.run_toasts = False  # this run's toasts are on show (a new run clears them)
@@ -129,7 +162,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
                 yield CompletionPanel(id="completion")
                 yield ResultsPanel(id="results-panel")
         yield TimingsPanel(id="timings-panel")
-        yield Footer()
+        yield CourseFooter(drop_first=FOOTER_DROP_FIRST)
 
     def on_mount(self) -> None:
         app, w = course_app(self), self.workshop
@@ -165,40 +198,6 @@ class WorkshopScreen(RunLoop, Screen[None]):
         self._timings_idle()
         self._watch()
         self.request_run(force=True)
-
-    def on_resize(self, event) -> None:
-        self.apply_size(event.size.width, event.size.height)
-
-    def apply_size(self, width: int, height: int) -> None:
-        size = layout.size_class(width, height)
-        was = self.has_class(size)
-        for name in layout.SIZE_CLASSES:
-            self.set_class(name == size, name)
-        if not was and self.controller is not None and not self.query_one(TimingsPanel).results:
-            self._timings_idle()  # what it promises depends on the size
-        if self.interpret:
-            self.query_one("#banner", Static).update(BANNER if width >= len(BANNER) + 2 else BANNER_SHORT)
-        # the contents beside the lesson where the lesson keeps room to be read; shown
-        # with t where it would not, they take the lesson's place until an entry is chosen
-        fits = layout.contents_fits(
-            layout.lesson_columns(width, size), layout.contents_width(self.workshop.lesson)
-        )
-        show = self.toc_choice if self.toc_choice is not None else (fits and size == "-wide")
-        self.query_one("#lesson", CourseViewer).show_contents(show, alone=not fits)
-
-    def on_descendant_focus(self, event) -> None:
-        # compact: the part with the focus gets the room (tui.layout.SIZE_CSS -results-focus)
-        right = self.query("#right")  # none while the screen closes
-        focused = self.focused
-        inside = focused is not None and bool(right) and right.first() in focused.ancestors_with_self
-        self.set_class(inside, "-results-focus")
-
-    def set_focus(self, widget, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
-        # A long document that takes focus keeps its place (Textual would scroll its top
-        # into view: tabbing back to the lesson jumped to the top).
-        if isinstance(widget, Markdown) or isinstance(widget, HintsPanel):
-            scroll_visible = False
-        super().set_focus(widget, scroll_visible=scroll_visible, from_app_focus=from_app_focus)
 
     def on_unmount(self) -> None:
         self.shutdown()
@@ -301,26 +300,6 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
         self.app.push_screen(FailureScreen(rec, panel.change_of(rec)), closed)
 
-    def goto_section(self, section: str) -> bool:
-        """Show the lesson at the heading that best matches ``section``."""
-        self.query_one(TabbedContent).active = "lesson-tab"
-        viewer = self.query_one("#lesson", MarkdownViewer)
-        block_id = layout.find_heading(viewer.document.table_of_contents, section)
-        if block_id is None:
-            self.notify(f"The lesson has no section called {section!r}.", severity="warning")
-            return False
-        block = viewer.document.query_one(f"#{block_id}")
-        viewer.document.focus(scroll_visible=False)
-
-        # the lesson tab may have been hidden until now: scroll once it is laid out (unless
-        # the screen closed meanwhile)
-        def scroll() -> None:
-            if block.is_attached:
-                viewer.scroll_to(y=block.virtual_region.y, animate=False)
-
-        self.set_timer(0.05, scroll)
-        return True
-
     def action_next_workshop(self) -> None:
         if self.passed and self.next_up:
             course_app(self).open_workshop(self.next_up[0].id)
@@ -331,7 +310,7 @@ class WorkshopScreen(RunLoop, Screen[None]):
         elif not last:
             why = "the checks have not finished yet."
         else:
-            why = f"this file is {outcome_line(last)}."
+            why = f"{not_yet(last)}."
         self.notify(
             f"n opens the next workshop once every check that can run here passes; {why}",
             title="Not yet",
@@ -434,32 +413,6 @@ class WorkshopScreen(RunLoop, Screen[None]):
         else:
             self._timings_idle()
 
-    def action_toggle_contents(self) -> None:
-        viewer = self.query_one("#lesson", CourseViewer)
-        self.toc_choice = not viewer.show_table_of_contents
-        self.query_one(TabbedContent).active = "lesson-tab"
-        self.apply_size(self.app.size.width, self.app.size.height)
-        toc = viewer.table_of_contents
-        focused = self.focused
-        if focused is None or (not self.toc_choice and focused in toc.walk_children(with_self=True)):
-            viewer.document.focus(scroll_visible=False)  # never leave nothing focused
-
-    def on_course_viewer_contents_closed(self, event: CourseViewer.ContentsClosed) -> None:
-        self.toc_choice = None  # an entry was chosen: back to what the size shows
-
-    def action_zoom(self) -> None:
-        """Give the whole screen to the panel with the focus (again: back)."""
-        if self.maximized is not None:
-            self.minimize()
-            return
-        focused = self.focused
-        for pid in ("#left", "#right"):
-            part = self.query_one(pid)
-            if focused is not None and (focused is part or part in focused.ancestors):
-                self.maximized = part
-                return
-        self.maximized = self.query_one("#right")
-
     def action_back(self) -> None:
         if self.query("HelpPanel"):
             self.query("HelpPanel").remove()  # escape closes the Keys panel first
@@ -471,7 +424,8 @@ class WorkshopScreen(RunLoop, Screen[None]):
 
     def toast_path(self, path, inside: bool = True) -> str:
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
-        return layout.toast_path(path, self.app.size, course_app(self).workspace.parent if inside else None)
+        base = course_app(self).workspace.parent if inside else None
+        return layout.toast_path(path, self.app.size, base, self.has_class("-results-focus"))
 
     # --- export ---
     def export_payload(self) -> dict | None:

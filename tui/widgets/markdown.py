@@ -7,6 +7,8 @@ a table's columns are sized by their content (table_columns): a short cell such 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
@@ -151,7 +153,15 @@ class CourseMarkdown(Markdown):
 class CourseViewer(MarkdownViewer):
     """A MarkdownViewer whose document is a CourseMarkdown.  Its contents show beside
     the text, or, where the text would not keep room to be read, alone in its place
-    (``show_contents(True, alone=True)``): choosing an entry then shows the text at it."""
+    (``show_contents(True, alone=True)``): choosing an entry then shows the text at it.
+    The text keeps its place (keep_place) when its contents show or hide beside it, and
+    when they hide it: the block at the top of the view is there again after."""
+
+    DEFAULT_CSS = """
+    /* an entry too long for the column is cut rather than scrolled to: a horizontal
+       scrollbar's thumb showed as a stray block under the entries */
+    CourseViewer MarkdownTableOfContents Tree { overflow-x: hidden; }
+    """
 
     class ContentsClosed(Message):
         """The contents shown alone closed on the learner's choice of an entry."""
@@ -159,6 +169,7 @@ class CourseViewer(MarkdownViewer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.contents_columns = 0  # the contents column's width beside the text (0: Textual's)
+        self.hidden_place: tuple = (None, 0.0)  # the text's place while the contents hide it
 
     def compose(self):
         markdown = CourseMarkdown()
@@ -170,23 +181,61 @@ class CourseViewer(MarkdownViewer):
     def contents_alone(self) -> bool:
         return self.has_class("-contents-alone")
 
+    # --- the text's place ---
+    def place(self) -> tuple:
+        """(block, fraction): the block of the text at the top of the view and how far
+        into it the view starts; (None, 0.0) at the top, or while the text is hidden."""
+        document = self.document
+        if not document.display or self.scroll_y < 1:
+            return None, 0.0
+        for block in document.children:
+            region = block.virtual_region  # within the document, which starts the view
+            if region.bottom > self.scroll_y:
+                return block, (self.scroll_y - region.y) / max(region.height, 1)
+        return None, 0.0
+
+    def restore_place(self, place: tuple) -> None:
+        block, into = place
+        if block is None or not block.is_attached or not self.document.display:
+            return
+        region = block.virtual_region
+        self.scroll_to(y=region.y + round(into * region.height), animate=False)
+
+    def keep_place(self, change: Callable[[], object]) -> None:
+        """Make a change of layout (``change()``, e.g. the text's width) that keeps the
+        text's place: the same block at the top once the text is laid out again."""
+        place = self.place()
+        change()
+        if place[0] is not None:
+            self.call_after_refresh(self.restore_place, place)
+
+    # --- the contents ---
     def show_contents(self, show: bool, alone: bool = False) -> None:
         alone = show and alone
+        if self.show_table_of_contents == show and alone == self.contents_alone:
+            return
+        place = self.hidden_place if self.contents_alone else self.place()
         if self.show_table_of_contents != show:
             self.show_table_of_contents = show
-        if alone == self.contents_alone:
-            return
-        self.set_class(alone, "-contents-alone")
-        self.document.display = not alone
-        toc = self.table_of_contents
-        toc.styles.width = "1fr" if alone else (self.contents_columns or None)
-        toc.styles.max_width = "100%" if alone else None
+        if alone != self.contents_alone:
+            self.set_class(alone, "-contents-alone")
+            self.document.display = not alone
+            toc = self.table_of_contents
+            toc.styles.width = "1fr" if alone else (self.contents_columns or None)
+            toc.styles.max_width = "100%" if alone else None
+            if alone:
+                toc.query_one(Tree).focus()
         if alone:
-            toc.query_one(Tree).focus()
+            self.hidden_place = place  # the text comes back there (t again)
+        else:
+            self.hidden_place = (None, 0.0)
+            if place[0] is not None:
+                self.call_after_refresh(self.restore_place, place)
 
     def on_markdown_table_of_contents_selected(self, message: Markdown.TableOfContentsSelected) -> None:
         if not self.contents_alone:
             return  # Textual's handler scrolls the text beside the contents
+        self.hidden_place = (None, 0.0)  # the text shows at the chosen entry instead
         self.show_contents(False)
         self.document.focus(scroll_visible=False)
         block = self.document.query_one(f"#{message.block_id}")

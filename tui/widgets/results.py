@@ -41,6 +41,19 @@ MESSAGE_MIN = 14  # the Message column never gets less: it says what went wrong
 TIME_MESSAGE_MIN = 40  # the Time column shows only while Message keeps this much
 
 
+class ResultsTable(DataTable):
+    """The rows of a run.  The highlighted row stays in view when the table's size
+    changes (a resize of the terminal, the compact layout's focus, the completion panel):
+    the line under the table speaks of that row."""
+
+    def on_resize(self, event) -> None:
+        self.call_after_refresh(self.show_cursor_row)
+
+    def show_cursor_row(self) -> None:
+        if self.row_count and self.is_attached:
+            self.move_cursor(row=self.cursor_row, scroll=True)
+
+
 def column_widths(width: int, check_w: int) -> tuple:
     """(check id width, message width, show the Time column) for a table ``width``
     columns wide whose longest check id is ``check_w``: Status and the id keep their
@@ -54,6 +67,12 @@ def column_widths(width: int, check_w: int) -> tuple:
     if show_time:
         message_w -= TIME_W + PAD
     return check_w, max(message_w, 1), show_time
+
+
+def table_columns(check_w: int, message_w: int) -> int:
+    """The table's width that gives the check ids ``check_w`` columns and the Message
+    column ``message_w`` (no Time column): column_widths the other way round."""
+    return SCROLLBAR + (STATUS_W + PAD) + (check_w + PAD) + (message_w + PAD)
 
 
 class ResultsPanel(Vertical):
@@ -74,6 +93,9 @@ class ResultsPanel(Vertical):
     #run-count { width: auto; min-width: 7; padding: 0 0 0 1; }
     /* the columns fill the width exactly (column_widths): the scrollbar's room is kept */
     #results { height: 1fr; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
+    /* the columns are sized to fit it; should they overflow it for a moment (a resize
+       settling), no horizontal scrollbar: its thumb would show as a stray block */
+    #results { overflow-x: hidden; }
     ResultsPanel.stale #results { opacity: 60%; }
     #record-detail {
         height: auto;
@@ -101,7 +123,7 @@ class ResultsPanel(Vertical):
         # The parts, held here: a callback that runs after they are unmounted (a blur
         # handled while the screen closes) must find them, not query for them.
         self._status_line = StatusLine("waiting for the first run…", id="run-status")
-        self._table: DataTable = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        self._table: DataTable = ResultsTable(id="results", cursor_type="row", zebra_stripes=True)
         self._progress_bar = ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
         self._count = Static("", id="run-count")
         self._detail_line = Static("", id="record-detail")
@@ -153,6 +175,11 @@ class ResultsPanel(Vertical):
     def done_count(self) -> int:
         return sum(1 for c in self.planned if c["id"] in self.records)
 
+    def longest_id(self) -> int:
+        """The length of the longest check id of this workshop's run (8 before one)."""
+        ids = [c["id"] for c in self.planned] + list(self.records)
+        return max(map(len, ids), default=8)
+
     def cursor_record(self):
         t = self.table
         if not t.row_count:
@@ -167,8 +194,7 @@ class ResultsPanel(Vertical):
     def size_columns(self, width: int) -> None:
         """The widths of column_widths for the rows shown; a change of the Time column
         rebuilds the table's columns (the rows keep their cells and the cursor)."""
-        ids = [c["id"] for c in self.planned] + list(self.records)
-        check_w, message_w, show_time = column_widths(width, max(map(len, ids), default=8))
+        check_w, message_w, show_time = column_widths(width, self.longest_id())
         if (check_w, message_w, show_time) == (self.check_w, self.message_w, self.show_time):
             return
         rebuild = show_time != self.show_time
