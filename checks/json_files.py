@@ -49,19 +49,16 @@ def _umask() -> int:
     return mask
 
 
-def write_json_atomic(path: Path, payload) -> Path:
-    """Write JSON to a temporary file beside ``path`` and rename it over: a reader never
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over: a reader never
     sees half a file, and an interrupted write leaves the old file intact.  The file gets
-    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600.
-    Compact, no indentation (evidence files hold thousands of raw samples): one line and a
-    newline; any JSON reader reads it as it read the indented files written before."""
+    the mode an ordinary file gets (0644 less the umask), not mkstemp's private 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, separators=(",", ":"))
-            f.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
             f.flush()
             try:
                 os.fchmod(f.fileno(), 0o644 & ~_umask())
@@ -76,3 +73,10 @@ def write_json_atomic(path: Path, payload) -> Path:
             pass
         raise
     return path
+
+
+def write_json_atomic(path: Path, payload) -> Path:
+    """Write JSON atomically (see :func:`write_text_atomic`).  Compact, no indentation
+    (evidence files hold thousands of raw samples): one line and a newline; any JSON reader
+    reads it as it read the indented files written before."""
+    return write_text_atomic(path, json.dumps(payload, separators=(",", ":")) + "\n")

@@ -20,12 +20,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
-from checks.json_files import write_json_atomic
+from checks.json_files import write_json_atomic, write_text_atomic
 from checks.regrade.verdicts import NOT_GRADED
 
 COHORT_SCHEMA = "kernel-course/regrade-cohort"
@@ -60,26 +58,6 @@ SHOWN_IDS = 3  # failing check ids per table cell; the rest are counted
 
 class SeedMismatch(Exception):
     pass
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
 
 
 def learner_file_name(learner: str) -> str:
