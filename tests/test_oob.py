@@ -154,6 +154,30 @@ def test_a_load_that_steps_like_the_outputs_rows_says_what_was_seen_not_whose_st
     assert "follow the strides" not in v.message and "mask this access" not in v.message
 
 
+@triton.jit
+def _load_assuming_unit_column_stride(x, y, n_cols, stride_row, BLOCK: tl.constexpr):
+    # the bug: the column stride is taken to be 1 (x is a broadcast view: it is 0)
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x + row * stride_row + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y + row * n_cols + cols, v, mask=cols < n_cols)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_load_that_assumes_a_unit_column_stride_says_so_not_another_tensors_strides():
+    # g shared along each row (strides (1, 0)): reading it as contiguous rows runs past its
+    # 7 elements; y's strides (33, 1) would also explain the addresses, but the simpler
+    # reading is x's own elements with a column stride of 1
+    x = torch.randn(7, 1).expand(7, 33)
+    y = torch.empty(7, 33)
+    with pytest.raises(Exception) as info:
+        _load_assuming_unit_column_stride[(7,)](x, y, 33, x.stride(0), BLOCK=64)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["kind"] == "load"
+    assert "as they would lie if its column stride were 1 (it is 0)" in v.message, v.message
+    assert "step like the elements of" not in v.message
+
+
 def test_the_check_is_a_context_that_always_puts_tritons_methods_back():
     x, y = torch.randn(10), torch.empty(10)
     assert _triton_own_methods() == TRITONS_OWN

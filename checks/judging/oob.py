@@ -117,6 +117,20 @@ def _strides_of_another(bad_addrs, best, ranges) -> Optional[tuple]:
     return None
 
 
+def _as_if_unit_column_stride(bad_addrs, best) -> bool:
+    """True when every out-of-range address of a 2D ``best`` whose column stride is not 1
+    is one of its elements as they would lie with a column stride of 1: the kernel assumed
+    contiguous rows (a transposed, sliced or broadcast input breaks that)."""
+    start, _, _, _, (shape, strides, elem) = best
+    if len(shape) != 2 or strides[1] == 1 or elem <= 0 or shape[0] * shape[1] > (1 << 22):
+        return False
+    rel = bad_addrs.astype(np.int64) - np.int64(start)
+    if (rel % elem).any():
+        return False
+    rows, cols = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    return bool(np.isin(rel // elem, (rows * strides[0] + cols).ravel()).all())
+
+
 def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     launch = getattr(_state, "launch", None)
     if launch is None or addrs.size == 0:
@@ -142,8 +156,16 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
         else:
             side = "past the end" if past else "before the start"
             where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
-        other = _strides_of_another(bad_addrs, best, ranges)
-        if other is not None:
+        unit_columns = _as_if_unit_column_stride(bad_addrs, best)
+        other = None if unit_columns else _strides_of_another(bad_addrs, best, ranges)
+        if unit_columns:
+            where += f" (strides {strides})"
+            advice = (
+                f"the bad addresses are {name}'s elements as they would lie if its column stride "
+                f"were 1 (it is {strides[1]}): build its addresses from its own strides "
+                f"(row * stride_row + col * stride_col); a mask would only hide the misplaced elements"
+            )
+        elif other is not None:
             # The offsets are valid for another argument's layout: its strides were used.
             where += f" (strides {strides})"
             # Say what was observed, not which mistake made it: the same addresses come from
