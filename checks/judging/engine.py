@@ -158,7 +158,7 @@ def _where(exc: BaseException, path: Path) -> str:
 def _with_line(failed: CheckFailed, path: Path) -> str:
     """An out-of-bounds access's message with the line of the learner's kernel that made it
     (the interpreter runs the kernel's Python, so its frame is in the traceback)."""
-    if failed.details.get("verdict") != "out-of-bounds":
+    if failed.details.get("verdict") != failure_kinds.OUT_OF_BOUNDS:
         return failed.message
     hit = _learner_frame(failed.__traceback__, path)
     if hit is None:

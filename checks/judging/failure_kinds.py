@@ -9,6 +9,11 @@ kind instead of the check's arithmetic.  Standard library only.
 
 from __future__ import annotations
 
+# The kinds, as a failure's ``details["verdict"]`` names them.
+NOT_OWN_KERNEL = "not-own-kernel"  # another computation's values were returned
+OUT_OF_BOUNDS = "out-of-bounds"  # an access outside every tensor of the launch
+UNWRITTEN = "unwritten"  # elements no program stored, and nothing else wrote
+
 SECTION_OWN = "Your kernel, not PyTorch"
 
 OWN_KERNEL_WHY = (
@@ -39,9 +44,9 @@ UNWRITTEN_WHY = (
 
 # verdict -> (why, lesson section or None to keep the check's own section)
 KINDS = {
-    "not-own-kernel": (NOT_OWN_WHY, SECTION_OWN),
-    "out-of-bounds": (OUT_OF_BOUNDS_WHY, None),
-    "unwritten": (UNWRITTEN_WHY, None),
+    NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN),
+    OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, None),
+    UNWRITTEN: (UNWRITTEN_WHY, None),
 }
 
 

@@ -35,6 +35,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from checks.judging import failure_kinds
 from checks.judging.case import CheckFailed, cause_of_type
 
 _state = threading.local()  # .launch: the running launch's tensors; .on_store, .on_load: listeners
@@ -202,7 +203,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
             "kind": kind,
             "lanes_out_of_bounds": n_bad,
             "where": where,
-            "verdict": "out-of-bounds",
+            "verdict": failure_kinds.OUT_OF_BOUNDS,
         },
     )
 

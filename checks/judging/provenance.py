@@ -45,6 +45,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Iterable, Optional
 
+from checks.judging import failure_kinds
 from checks.judging.case import CheckFailed
 from checks.judging.op_rules import (
     ALLOWED_OPS,
@@ -56,7 +57,7 @@ from checks.judging.op_rules import (
 )
 from checks.judging.stored import StoreLog, interpreting, stored_problem, unwritten_problem
 
-LESSON_SECTION = "Your kernel, not PyTorch"
+LESSON_SECTION = failure_kinds.SECTION_OWN
 
 
 class NotOwnKernel(CheckFailed):
@@ -464,7 +465,7 @@ def witnessed_call(
         raise NotOwnKernel(
             problem,
             {
-                "verdict": "not-own-kernel",
+                "verdict": failure_kinds.NOT_OWN_KERNEL,
                 "launches": [(l.kernel, _display(l.file)) for l in w.launches],
                 "torch_ops": [list(o) for o in w.torch_ops[:20]],
             },

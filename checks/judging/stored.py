@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from checks.judging import failure_kinds
 from checks.judging.op_rules import HOST_VALUES, INITIALIZERS
 
 _UNKNOWN = -1  # an atomic's result: the byte was written, its value is not known here
@@ -214,7 +215,7 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
         launches = _launches_said(w.own_launches())
         plane = mask.reshape(1, -1) if mask.ndim < 2 else mask.reshape(-1, shape[-1])
         details = {
-            "verdict": "unwritten",
+            "verdict": failure_kinds.UNWRITTEN,
             "total": gaps.total,
             "never_stored": gaps.never_stored,
             "stores_repeated": gaps.repeated,
