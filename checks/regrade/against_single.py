@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from checks.command_line import EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
@@ -57,12 +58,14 @@ ANSWERS = {
 }
 
 
-def build_cohort(root: Path, workshops: list, learners: int) -> list:
-    """SUBMISSIONS under ``root``; the (learner, workshop, answer) of each file."""
+def build_cohort(root: Path, workshops: list, learners: int, answers: Optional[dict] = None) -> list:
+    """SUBMISSIONS under ``root``: ``learners`` folders, one file per workshop each, the
+    answers of ``answers`` (default ANSWERS) in turn; the (learner, workshop, answer) of each."""
+    answers = ANSWERS if answers is None else answers
     made = []
     for i in range(learners):
         for w in workshops:
-            answer = ANSWERS[w][i % len(ANSWERS[w])]
+            answer = answers[w][i % len(answers[w])]
             dest = root / f"learner{i:02d}" / f"{w}.py"
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(REPO / "workshops" / w / answer, dest)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from checks.command_line import EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
-from checks.regrade import machine
+from checks.regrade import against_single, machine
 
 REPO = Path(__file__).resolve().parents[2]
 # (workshop, answer files in turn): right answers and kept wrong ones
@@ -35,15 +34,7 @@ ANSWERS = {
 
 def build_cohort(root: Path, learners: int) -> int:
     """SUBMISSIONS under ``root``: ``learners`` folders, one file per workshop each."""
-    n = 0
-    for i in range(learners):
-        for workshop, answers in ANSWERS.items():
-            source = REPO / "workshops" / workshop / answers[i % len(answers)]
-            dest = root / f"learner{i:03d}" / f"{workshop}.py"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, dest)
-            n += 1
-    return n
+    return len(against_single.build_cohort(root, list(ANSWERS), learners, ANSWERS))
 
 
 def _stats(values: list) -> dict:
