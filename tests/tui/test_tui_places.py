@@ -112,11 +112,18 @@ def test_the_lesson_keeps_its_place_while_the_results_take_room_from_it(make_app
             await save(pilot, path, WRONG)
             panel = await wait_for_run(pilot, digest_of(path))
             await wait_for(pilot, lambda: panel.table.has_focus, 5, "the results' focus")
-            await pilot.pause(0.3)
-            assert viewer.document.size.width < wide  # the results took room
-            assert _top_block(viewer) is heading
+            await wait_for(  # the results took room; the layout settles in its own time
+                pilot,
+                lambda: viewer.document.size.width < wide and _top_block(viewer) is heading,
+                5,
+                "the lesson narrower at its place",
+            )
             viewer.document.focus(scroll_visible=False)
-            await pilot.pause(0.3)
-            assert viewer.document.size.width == wide and _top_block(viewer) is heading
+            await wait_for(
+                pilot,
+                lambda: viewer.document.size.width == wide and _top_block(viewer) is heading,
+                5,
+                "the lesson's width and place back",
+            )
 
     asyncio.run(body())
