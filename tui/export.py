@@ -1,17 +1,25 @@
 """Export of one workshop's last results as JSON (key o): beside the workspace's state
-folder unless --export-dir says otherwise, with counts per status and the outcome word,
-written atomically with an ordinary file mode."""
+folder unless --export-dir says otherwise, with counts per status, the outcome word and
+the workshop's history of timed saves (checks.benchmark.history), written atomically
+with an ordinary file mode."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 from checks import workspace as ws
+from checks.benchmark import history
 from checks.json_files import write_json_atomic
 from checks.judging import STATUSES, Outcome, outcome_line, outcome_of
 
-# version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted
+if TYPE_CHECKING:
+    from workshops.catalog import Workshop
+
+# version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted;
+# "history" (the timed saves, oldest first) added since without a version change: readers
+# of version 2 ignore it
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
 
 
@@ -33,7 +41,16 @@ def counts(records: list) -> dict:
     return {s: sum(r.status == s for r in records) for s in STATUSES}
 
 
-def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: bool) -> dict | None:
+def payload(
+    workshop: Workshop,
+    path: Path,
+    last: dict,
+    bench_rows: dict,
+    interpreted: bool,
+    state_dir: Optional[Path] = None,
+) -> dict | None:
+    """The export of ``workshop``'s last run (None before a run finished); its history is
+    read from ``state_dir``, by default the state folder of the workspace ``path`` is in."""
     if not last or not last.get("records"):
         return None
     digest = last["digest"]
@@ -53,6 +70,9 @@ def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: boo
         "interpreted": interpreted,
         "records": [r.to_dict() for r in records],
         "benchmarks": rows,
+        "history": [
+            s.to_dict() for s in history.load(state_dir or ws.state_dir(Path(path).parent), workshop.id)
+        ],
     }
 
 

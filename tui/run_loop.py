@@ -290,6 +290,7 @@ class RunLoop(_Host):
         if message.results:
             self.bench_rows = {"digest": message.content_hash, "rows": list(message.results)}
             t.set_results(message.results)
+            t.record_save(ws.state_dir(course_app(self).workspace), self.workshop.id, message.content_hash)
         if message.error:
             t.set_status(message.error, "bad")
             return

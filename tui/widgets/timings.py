@@ -9,18 +9,28 @@ fit the panel's width fold away, least telling first (COLUMNS).  Beside it: the
 spread, per-call time and host overhead (marked
 launch-bound when the call is mostly host time), speedup, achieved throughput, fraction
 of the ceiling and the first Triton kernel's registers, spills, warps, stages and shared
-memory.  Compact: at most 8 lines tall; the table scrolls inside."""
+memory.  Compact: at most 8 lines tall; the table scrolls inside.
+
+Once a benchmark is kept in the workshop's history (checks.benchmark.history), the
+learner's candidate rows also show their change against the previous save and against
+their best (beyond the noise or not), and a line above the table charts the last saves'
+fastest candidate at the lesson's main shape."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 from rich.bar import Bar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from checks.benchmark import history
 from tui import bench
 from tui.widgets.status import StatusLine
 
@@ -45,6 +55,8 @@ COLUMNS = (
     ("Host µs", "host", 8),
     ("Kernel", "kernel", 5),
 )
+# shown after the bar once a row has an earlier save to compare with
+CHANGE_COLUMNS = (("vs last", "vs_last", 1), ("vs best", "vs_best", 3))
 MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
 
 
@@ -97,6 +109,9 @@ class TimingsPanel(Vertical):
     TimingsPanel #timings-status.good {{ color: $success; }}
     TimingsPanel #timings {{ height: auto; max-height: {MAX_LINES - 2}; }}
     TimingsPanel #timings-legend {{ color: $text-muted; padding: 0 1; height: 1; }}
+    TimingsPanel #timings-chart {{ padding: 0 1; height: 1; display: none; }}
+    TimingsPanel.charted #timings-chart {{ display: block; }}
+    TimingsPanel.charted #timings {{ max-height: {MAX_LINES - 3}; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
     """
 
@@ -105,9 +120,12 @@ class TimingsPanel(Vertical):
         self.results: list = []  # the learner's rows from the last benchmark
         self.reference: list = []  # committed reference rows
         self.reference_source = None
+        self.saves: list = []  # the workshop's timed saves (checks.benchmark.history.Save)
+        self.saves_hash: Optional[str] = None  # the content the results are a save of
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
+        yield Static("", id="timings-chart")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
 
@@ -117,16 +135,16 @@ class TimingsPanel(Vertical):
     def on_resize(self, event) -> None:
         self._render_rows()
 
-    def fitting_columns(self, cells: list, width: int) -> list:
+    def fitting_columns(self, cells: list, width: int, columns: tuple = COLUMNS) -> list:
         """The column keys that fit ``width``, in display order: each column's width is
         its widest cell or header; the lowest priority goes first (Host is kept early
         when a row is launch-bound: then it says the most)."""
         launch_bound = any("launch-bound" in str(row["host"]) for row in cells)
         need = {
-            key: max([len(header)] + [_cell_len(row[key]) for row in cells]) + 2 for header, key, _ in COLUMNS
+            key: max([len(header)] + [_cell_len(row[key]) for row in cells]) + 2 for header, key, _ in columns
         }
-        rank = {key: (0.5 if key == "host" and launch_bound else p) for _, key, p in COLUMNS}
-        keep = [key for _, key, _ in COLUMNS]
+        rank = {key: (0.5 if key == "host" and launch_bound else p) for _, key, p in columns}
+        keep = [key for _, key, _ in columns]
         while len(keep) > 3 and sum(need[k] for k in keep) + 2 > width:
             keep.remove(max(keep, key=lambda k: (rank[k], keep.index(k))))
         return keep
@@ -140,8 +158,52 @@ class TimingsPanel(Vertical):
         self._render_rows()
 
     def set_results(self, rows: list) -> None:
+        """The learner's rows of a new benchmark (compared with the history once
+        :meth:`record_save` or :meth:`set_history` says which save they are)."""
         self.results = list(rows)
+        self.saves_hash = None
         self._render_rows()
+
+    def set_history(self, saves: list, content_hash: str) -> None:
+        """The workshop's saves, the results being the save of ``content_hash``."""
+        self.saves, self.saves_hash = list(saves), content_hash
+        self._render_rows()
+
+    def record_save(self, state_dir: Path, workshop_id: str, content_hash: str) -> None:
+        """Keep the results as a save of ``content_hash`` in the workshop's history (off
+        the event loop), then show them against the earlier saves."""
+        self.saves_hash = None
+        self._record_worker(Path(state_dir), workshop_id, content_hash, list(self.results))
+
+    @work(thread=True, group="history", exit_on_error=False)
+    def _record_worker(self, state_dir: Path, workshop_id: str, content_hash: str, rows: list) -> None:
+        try:
+            history.record_save(state_dir, workshop_id, content_hash, rows)
+            saves = history.load(state_dir, workshop_id)
+        except OSError as e:
+            self.app.call_from_thread(self.notify, f"timings history not saved: {e}", severity="warning")
+            return
+        self.app.call_from_thread(self._history_loaded, rows, saves, content_hash)
+
+    def _history_loaded(self, rows: list, saves: list, content_hash: str) -> None:
+        if rows == self.results:  # still the benchmark it was recorded for
+            self.set_history(saves, content_hash)
+
+    def changes(self) -> list:
+        """Per learner's row: its history.Change, or None (not a candidate, or no history)."""
+        if self.saves_hash is None:
+            return [None] * len(self.results)
+        before = history.earlier(self.saves, self.saves_hash)
+        return [
+            history.compare(r, before) if history.is_candidate(r) and history.is_timed(r) else None
+            for r in self.results
+        ]
+
+    def chart(self, width: int) -> str:
+        """The line charting the last saves at the main case ("" without two saves)."""
+        if self.saves_hash is None:
+            return ""
+        return history.chart_line(self.saves, history.main_case(self.results), width)
 
     def _labelled(self) -> list:
         return [("yours", r) for r in self.results] + [("reference", r) for r in self.reference]
@@ -152,6 +214,11 @@ class TimingsPanel(Vertical):
         t = self.query_one("#timings", DataTable)
         rows = self._labelled()
         self.set_class(not rows, "empty")
+        width = self.size.width or 80
+        line = self.chart(width - 2)
+        self.query_one("#timings-chart", Static).update(line)
+        self.set_class(bool(line), "charted")
+        changes = self.changes()
         marks = {
             i: (
                 bench.markers(r, self.results, self.reference)
@@ -187,15 +254,34 @@ class TimingsPanel(Vertical):
                     "per_call": bench.fmt_per_call(r),
                     "host": Text(host, style="yellow" if "launch-bound" in host else ""),
                     "kernel": bench.fmt_kernel(r),
+                    **self.change_cells(changes[i] if who == "yours" else None),
                 }
             )
-        keep = self.fitting_columns(cells, self.size.width or 80)
+        shown = any(c is not None and c.last is not None for c in changes)
+        columns = COLUMNS[:5] + CHANGE_COLUMNS + COLUMNS[5:] if shown else COLUMNS
+        keep = self.fitting_columns(cells, width, columns)
         t.clear(columns=True)
-        for header, key, _ in COLUMNS:
+        for header, key, _ in columns:
             if key in keep:
                 t.add_column(header, key=key, width=BAR_WIDTH if key == "bar" else None)
         for i, row in enumerate(cells):
             t.add_row(*(row[k] for k in keep), key=f"{rows[i][0]}-{i}")
+
+    @staticmethod
+    def change_cells(change: Optional[history.Change]) -> dict:
+        """The vs-last and vs-best cells: green when faster beyond the noise, red when
+        slower beyond it, dim within it; empty for a row with nothing to compare."""
+        out = {}
+        for key in ("last", "best"):
+            delta = getattr(change, key) if change is not None else None
+            if change is None:
+                out[f"vs_{key}"] = Text("")
+                continue
+            look = "dim"
+            if delta is not None and delta.beyond_noise:
+                look = "green" if delta.ratio < 0 else "red"
+            out[f"vs_{key}"] = Text(history.fmt_delta(delta, bench.MISSING), style=look)
+        return out
 
     @staticmethod
     def bar(value, top, who: str = "yours", marks=None):
