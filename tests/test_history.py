@@ -213,6 +213,10 @@ def test_the_change_in_words() -> None:
     assert history.fmt_delta(history.Delta(100.0, 0.011, False, "t", "h")) == "+1 % (noise)"
     assert history.fmt_delta(history.Delta(100.0, 0.002, None, "t", "h")) == "±0 % (noise unknown)"
     assert history.fmt_delta(None, "—") == "—"
+    # the narrow table's words
+    assert history.fmt_delta(delta, short=True) == "-12 %"
+    assert history.fmt_delta(history.Delta(100.0, 0.011, False, "t", "h"), short=True) == "+1 % noise"
+    assert history.fmt_delta(history.Delta(100.0, 0.03, None, "t", "h"), short=True) == "+3 % ?"
 
 
 def test_earlier_is_what_a_save_is_compared_with() -> None:
@@ -226,8 +230,12 @@ def test_earlier_is_what_a_save_is_compared_with() -> None:
 
 
 def test_the_main_case_is_the_largest_roofline_shape() -> None:
-    small = dict(shape="1024x1024", shape_role="comparison", params={"rows": 1024, "cols": 1024}, bytes=1 << 23)
-    big_other = dict(shape="9999x9999", shape_role="comparison", params={"rows": 9999, "cols": 9999}, bytes=1 << 30)
+    small = dict(
+        shape="1024x1024", shape_role="comparison", params={"rows": 1024, "cols": 1024}, bytes=1 << 23
+    )
+    big_other = dict(
+        shape="9999x9999", shape_role="comparison", params={"rows": 9999, "cols": 9999}, bytes=1 << 30
+    )
     rows = [
         row(1.0, **small),
         row(2.0, **big_other),  # larger, but not a shape the spec marks

@@ -113,10 +113,10 @@ def reduce_row(row: dict) -> dict:
     """The row key, the median, and the interval or spread it has (both numbers or neither)."""
     out = {k: v for k, v in zip(KEY_FIELDS, row_key(row))}
     out["median_us"] = _num(row.get("median_us"))
-    for pair in (INTERVAL, SPREAD):
-        lo, hi = (_num(row.get(k)) for k in pair)
-        if lo is not None and hi is not None:
-            out.update(zip(pair, (lo, hi)))
+    for fields in (INTERVAL, SPREAD):
+        pair = _pair(row, fields)
+        if pair is not None:
+            out.update(zip(fields, pair))
     return out
 
 
@@ -215,16 +215,21 @@ def earlier(saves: list, content_hash: str) -> list:
 # --- comparing ---
 
 
+def _pair(row: dict, fields: tuple) -> Optional[tuple]:
+    lo, hi = (_num(row.get(k)) for k in fields)
+    return None if lo is None or hi is None else (lo, hi)
+
+
 def beyond_noise(a: dict, b: dict) -> Optional[bool]:
     """Whether two timings of a row differ beyond their noise: their 95 % intervals of the
     median do not overlap; without intervals on both, the medians differ by more than the
     combined spread (half of each one's p20..p80 width, added).  None: nothing to judge by."""
-    ia, ib = [tuple(_num(r.get(k)) for k in INTERVAL) for r in (a, b)]
-    if None not in ia and None not in ib:
+    ia, ib = _pair(a, INTERVAL), _pair(b, INTERVAL)
+    if ia is not None and ib is not None:
         return ia[1] < ib[0] or ib[1] < ia[0]
-    sa, sb = [tuple(_num(r.get(k)) for k in SPREAD) for r in (a, b)]
+    sa, sb = _pair(a, SPREAD), _pair(b, SPREAD)
     ma, mb = _num(a.get("median_us")), _num(b.get("median_us"))
-    if None in sa or None in sb or ma is None or mb is None:
+    if sa is None or sb is None or ma is None or mb is None:
         return None
     return abs(ma - mb) > (sa[1] - sa[0]) / 2 + (sb[1] - sb[0]) / 2
 
@@ -248,12 +253,15 @@ def compare(row: dict, history: list) -> Change:
     return Change(key, now, _delta(mine, last_row, last_save), _delta(mine, best_row, best_save))
 
 
-def fmt_delta(delta: Optional[Delta], missing: str = "—") -> str:
-    """``-12 % (beyond noise)``, ``+1 % (noise)``; ``missing`` when nothing to compare."""
+def fmt_delta(delta: Optional[Delta], missing: str = "—", short: bool = False) -> str:
+    """``-12 % (beyond noise)``, ``+1 % (noise)``, ``+3 % (noise unknown)``; ``short``:
+    ``-12 %``, ``+1 % noise``, ``+3 % ?``.  ``missing`` when there is nothing to compare."""
     if delta is None:
         return missing
     pct = delta.ratio * 100
     number = "±0 %" if round(pct) == 0 else f"{pct:+.0f} %"
+    if short:
+        return number + {True: "", False: " noise", None: " ?"}[delta.beyond_noise]
     noise = {True: "beyond noise", False: "noise", None: "noise unknown"}[delta.beyond_noise]
     return f"{number} ({noise})"
 
@@ -262,9 +270,9 @@ def fmt_delta(delta: Optional[Delta], missing: str = "—") -> str:
 
 
 def _size(row: dict) -> tuple:
-    params = row.get("params") if isinstance(row.get("params"), dict) else {}
+    params = row.get("params")
     product = 1.0
-    for v in params.values():
+    for v in params.values() if isinstance(params, dict) else ():
         x = _num(v)
         product *= x if x is not None and x > 0 else 1.0
     return tuple(_num(row.get(k)) or 0.0 for k in ("flops", "bytes")) + (product,)

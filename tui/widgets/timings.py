@@ -55,8 +55,9 @@ COLUMNS = (
     ("Host µs", "host", 8),
     ("Kernel", "kernel", 5),
 )
-# shown after the bar once a row has an earlier save to compare with
-CHANGE_COLUMNS = (("vs last", "vs_last", 1), ("vs best", "vs_best", 3))
+# shown after the bar once a row has an earlier save to compare with; the change against
+# the last save folds after the shape (the rows of one save are told apart by variant)
+CHANGE_COLUMNS = (("vs last", "vs_last", 0.75), ("vs best", "vs_best", 2))
 MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
 
 
@@ -260,6 +261,10 @@ class TimingsPanel(Vertical):
         shown = any(c is not None and c.last is not None for c in changes)
         columns = COLUMNS[:5] + CHANGE_COLUMNS + COLUMNS[5:] if shown else COLUMNS
         keep = self.fitting_columns(cells, width, columns)
+        if shown and not {"vs_last", "vs_best"} <= set(keep):  # narrow: the changes in short words
+            for i, (who, _) in enumerate(rows):
+                cells[i].update(self.change_cells(changes[i] if who == "yours" else None, short=True))
+            keep = self.fitting_columns(cells, width, columns)
         t.clear(columns=True)
         for header, key, _ in columns:
             if key in keep:
@@ -268,9 +273,10 @@ class TimingsPanel(Vertical):
             t.add_row(*(row[k] for k in keep), key=f"{rows[i][0]}-{i}")
 
     @staticmethod
-    def change_cells(change: Optional[history.Change]) -> dict:
+    def change_cells(change: Optional[history.Change], short: bool = False) -> dict:
         """The vs-last and vs-best cells: green when faster beyond the noise, red when
-        slower beyond it, dim within it; empty for a row with nothing to compare."""
+        slower beyond it, dim within it; empty for a row that is not the learner's kernel
+        (``short``: the narrow form of history.fmt_delta)."""
         out = {}
         for key in ("last", "best"):
             delta = getattr(change, key) if change is not None else None
@@ -280,7 +286,7 @@ class TimingsPanel(Vertical):
             look = "dim"
             if delta is not None and delta.beyond_noise:
                 look = "green" if delta.ratio < 0 else "red"
-            out[f"vs_{key}"] = Text(history.fmt_delta(delta, bench.MISSING), style=look)
+            out[f"vs_{key}"] = Text(history.fmt_delta(delta, bench.MISSING, short), style=look)
         return out
 
     @staticmethod
