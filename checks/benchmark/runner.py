@@ -13,7 +13,7 @@ changed; the last output of each set is compared with its oracle after timing; a
 learner's candidate must launch a kernel of its file on the timed stream in every
 timed call, and give right answers when its inputs' values change in place (a memo
 keyed on the storage alone does not), or it is refused by name.  A row faster than a
-ceiling the run measured allows is refused as impossible (statistics.impossible).
+ceiling measured on this card allows is refused as impossible (statistics.impossible).
 
 Each timer samples until the median's 95 % interval is narrow enough or its time cap
 is spent (measuring.py); a per-call timer that times a loop of calls has its own cost

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Optional
 # A variant is launch-bound when at least this fraction of its per-call time (CUDA
 # events around each Python call) is host time: per-call minus device time (graph replay).
 LAUNCH_BOUND_FRACTION = 0.5
-# A row faster than a ceiling measured in the same run is impossible: refused.  The
+# A row faster than a ceiling measured on the same card is impossible: refused.  The
 # ceilings are measured (a 1 GiB copy, a cuBLAS matmul), not datasheet peaks, and good
 # kernels come within a few percent of them (the reference softmax backward reached 103 %
 # of the copy on an H200), so only a margin past 100 % that no measurement noise explains
@@ -308,13 +308,13 @@ def impossible(row: dict, ceilings: dict) -> Optional[str]:
     said = None
     if gbps and bw and gbps > bw * IMPOSSIBLE_FRACTION:
         said = (
-            f"{gbps:,.0f} GB/s is {gbps / bw:.0%} of the copy bandwidth this run measured "
+            f"{gbps:,.0f} GB/s is {gbps / bw:.0%} of the copy bandwidth measured on this card "
             f"({bw:,.0f} GB/s, the memory limit)"
         )
     elif tflops and rate and tflops > rate * IMPOSSIBLE_FRACTION:
         said = (
-            f"{tflops:,.1f} TFLOP/s is {tflops / rate:.0%} of the bf16 matmul rate this run "
-            f"measured ({rate:,.1f} TFLOP/s, the compute limit)"
+            f"{tflops:,.1f} TFLOP/s is {tflops / rate:.0%} of the bf16 matmul rate measured "
+            f"on this card ({rate:,.1f} TFLOP/s, the compute limit)"
         )
     if said is None:
         return None
