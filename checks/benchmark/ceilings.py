@@ -53,7 +53,9 @@ def load_entries(path: Path) -> list:
 def usable(ceilings: dict) -> bool:
     """Both ceilings measured, as positive numbers, with no errors."""
     ok = all(
-        isinstance(ceilings.get(k), (int, float)) and not isinstance(ceilings.get(k), bool) and ceilings[k] > 0
+        isinstance(ceilings.get(k), (int, float))
+        and not isinstance(ceilings.get(k), bool)
+        and ceilings[k] > 0
         for k in CEILING_FIELDS
     )
     return ok and not ceilings.get("errors")

@@ -16,7 +16,14 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from checks.benchmark import ceilings as card_ceilings, payload as evidence, specs, statistics, tables, targets
+from checks.benchmark import (
+    ceilings as card_ceilings,
+    payload as evidence,
+    specs,
+    statistics,
+    tables,
+    targets,
+)
 from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
 from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
@@ -302,7 +309,7 @@ def run(args, argv: list) -> int:
     write_json_atomic(output, payload)
     print()
     tables.print_targets(verdicts)
-    for line in _harness_lines(harness) + _aa_lines(aa):
+    for line in harness_lines(harness) + aa_lines(aa):
         print(line)
     counts = {s: sum(r["status"] == s for r in all_rows) for s in STATUSES}
     refused = sum(r.get("refused") is not None for r in all_rows)
@@ -353,13 +360,13 @@ def _ceilings(args, env: dict, measure) -> dict:
         print("measuring ceilings (1 GiB device copy, bf16 8192^3 matmul)...")
         return measure()
 
-    c = card_ceilings.ceilings_for(
-        path, env, measuring, quick=args.quick, remeasure=args.remeasure_ceilings
-    )
+    c = card_ceilings.ceilings_for(path, env, measuring, quick=args.quick, remeasure=args.remeasure_ceilings)
     where = (
         f"kept from {c.get('measured_at')}, {path}; --remeasure-ceilings measures them again"
         if c.get("cached")
-        else f"measured now; kept in {path}" if "cache_error" not in c and not c.get("errors") else "measured now"
+        else f"measured now; kept in {path}"
+        if "cache_error" not in c and not c.get("errors")
+        else "measured now"
     )
     print(
         f"  ceilings: copy {tables.fmt(c['copy_gbps'], '.0f')} GB/s; bf16 matmul "
@@ -370,7 +377,7 @@ def _ceilings(args, env: dict, measure) -> dict:
     return c
 
 
-def _harness_lines(harness: Optional[dict]) -> list:
+def harness_lines(harness: Optional[dict]) -> list:
     if not harness:
         return []
     return [
@@ -380,7 +387,7 @@ def _harness_lines(harness: Optional[dict]) -> list:
     ]
 
 
-def _aa_lines(aa: Optional[dict]) -> list:
+def aa_lines(aa: Optional[dict]) -> list:
     if aa is None:
         return []
     out = ["A/A (every variant timed twice): how far the two timings disagree"]

@@ -469,6 +469,8 @@ def progress(row: dict) -> str:
             )
         sure = ""
         if finite(row.get("rel_half_width")) is not None:
-            sure = f" +-{row['rel_half_width']:.1%}" + (" (not sure yet)" if row.get("converged") is False else "")
+            sure = f" +-{row['rel_half_width']:.1%}" + (
+                " (not sure yet)" if row.get("converged") is False else ""
+            )
         return f"{head}: {row['median_us']:.2f} us{sure}{extra} (rel err {row['rel_error']:.1e})"
     return f"{head}: {row['status'].upper()} {row['message'].splitlines()[0] if row['message'] else ''}"

@@ -190,7 +190,7 @@ def make_timers(timing: str, cache: str, quick: bool) -> tuple:
     cap = s["cap_s"]
     timers, said = {}, []
     if timing in ("graph", "both"):
-        rep, replays = s["graph_rep"], s["graph_replays"]
+        rep, replays = s["graph_rep"], int(s["graph_replays"])
 
         def graph(fn: Callable) -> Callable[[], list]:
             return graph_sampler(fn, rep, replays)
@@ -213,7 +213,7 @@ def make_timers(timing: str, cache: str, quick: bool) -> tuple:
                 f"steps, CUDA events per call, L2 flushed before each call"
             )
         else:
-            loop_ms, loops = s["loop_ms"], s["loops"]
+            loop_ms, loops = s["loop_ms"], int(s["loops"])
 
             def warm(fn: Callable) -> Callable[[], list]:
                 return loop_sampler(fn, w, loop_ms, loops)
