@@ -369,3 +369,19 @@ def test_on_row_gets_each_row_before_the_next_is_timed():
     assert timed_when == [0, 1, 2]  # each variant timed after the previous row was handed over
     assert all(a is b for a, b in zip(seen, rows.values()))
     assert seen[0]["status"] == "ok" and seen[0]["median_us"] == pytest.approx(10.0)
+
+
+def test_a_torch_that_bumps_one_tensor_at_a_time_still_rotates(monkeypatch):
+    bumped = []
+
+    def one_at_a_time(t):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("expected a Tensor")
+        bumped.append(t)
+
+    monkeypatch.setattr(torch.autograd.graph, "increment_version", one_at_a_time)
+    a, b, c = torch.zeros(2), torch.zeros(2), torch.zeros(2)
+    timed = TimedCall([lambda: a, lambda: c], [[a, b], [c]])
+    for _ in range(3):
+        timed()
+    assert [id(t) for t in bumped] == [id(a), id(b), id(c), id(a), id(b)]

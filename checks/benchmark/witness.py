@@ -62,10 +62,9 @@ class TimedCall:
         if not ts:
             return
         if self._bump is None:
-            import torch
-
-            self._bump = torch.autograd.graph.increment_version
-        self._bump(ts)
+            self._bump = _version_bumper(ts)  # it bumps these once itself
+        else:
+            self._bump(ts)
 
     def __call__(self):
         k = self.calls % len(self.fns)
@@ -94,6 +93,26 @@ class TimedCall:
 
 def _nothing() -> None:
     return None
+
+
+def _version_bumper(first: tuple) -> Callable:
+    """Bump ``first`` and return the bumper: ``torch.autograd.graph.increment_version``,
+    which takes a list of tensors in one call, or, on a torch that takes one tensor at a
+    time, a loop over it."""
+    import torch
+
+    bump = torch.autograd.graph.increment_version
+    try:
+        bump(first)
+        return bump
+    except TypeError:
+
+        def each(ts: tuple) -> None:
+            for t in ts:
+                bump(t)
+
+        each(first)
+        return each
 
 
 def _same_file(a: str, b: str) -> bool:
