@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from checks.benchmark import (
     ceilings as card_ceilings,
@@ -352,7 +352,7 @@ def _refusals(rows: list) -> str:
     return ", ".join(f"{n} {why}" for why, n in sorted(named.items()))
 
 
-def _ceilings(args, env: dict, measure) -> dict:
+def _ceilings(args: argparse.Namespace, env: dict, measure: Callable[[], dict]) -> dict:
     """The card's ceilings: kept from an earlier run on this card, or measured now."""
     path = args.ceilings or card_ceilings.default_path(args.workspace)
 

@@ -278,7 +278,9 @@ class _Timing:
     """How the runner times: the timers, the clock of their caps, the L2 and cache label
     a working set is measured against, A/A, and the harness cost per rotation."""
 
-    def __init__(self, timers: dict, clock: Callable[[], float], l2_bytes, cache: str, aa: bool):
+    def __init__(
+        self, timers: dict, clock: Callable[[], float], l2_bytes: Optional[int], cache: str, aa: bool
+    ) -> None:
         self.timers, self.clock, self.l2_bytes, self.cache, self.aa = timers, clock, l2_bytes, cache, aa
         self.harness_seen: dict = {}
 
