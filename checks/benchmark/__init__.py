@@ -14,7 +14,7 @@ is timed.  Per variant the JSON (schema ``results/schema/benchmark.schema.json``
 raw samples and statistics, device time (graph replay), per-call time (CUDA events),
 host overhead and a launch-bound mark, the registers, spills, shared memory, warps and
 stages of the Triton kernels it launched, the error against the oracle, and achieved
-GB/s or TFLOP/s against ceilings measured in the same run.
+GB/s or TFLOP/s against ceilings measured on the same card (kept per card).
 
 The package, one concern per module:
 
@@ -23,6 +23,8 @@ The package, one concern per module:
     statistics.py  sample statistics, throughput and roofline, host overhead, speedups
     kernels.py     the compiled Triton kernels a call launched, and their resources
     timing.py      CUDA timers, ceilings, the environment (imported on a GPU only)
+    ceilings.py    the card's ceilings, measured once per card and kept
+    measuring.py   one timed callable's samples until sure, harness cost, working set
     runner.py      check then time every variant of one op
     targets.py     verdicts of the specs' speed targets
     payload.py     the JSON evidence

@@ -14,9 +14,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
-from checks.benchmark import payload as evidence, specs, tables, targets
+from checks.benchmark import (
+    ceilings as card_ceilings,
+    payload as evidence,
+    specs,
+    statistics,
+    tables,
+    targets,
+)
 from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
 from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
@@ -78,6 +85,24 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         help="JSON file to write (default results/local/<op>-<timing>-<stamp>.json)",
     )
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
+    p.add_argument(
+        "--aa",
+        action="store_true",
+        help="A/A: time every variant twice, one right after the other, and report how far "
+        "the two timings disagree (device and per-call time)",
+    )
+    p.add_argument(
+        "--ceilings",
+        type=Path,
+        metavar="PATH",
+        help="file that keeps the card's measured ceilings (default ceilings.json in the "
+        "workspace's state folder)",
+    )
+    p.add_argument(
+        "--remeasure-ceilings",
+        action="store_true",
+        help="measure the card's ceilings again instead of using the kept ones",
+    )
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
 
@@ -99,6 +124,8 @@ def validate(args) -> None:
         )
     if args.output is not None and args.output.is_dir():
         raise UsageError(f"--output: {args.output} is a folder; give a file path")
+    if args.ceilings is not None and args.ceilings.is_dir():
+        raise UsageError(f"--ceilings: {args.ceilings} is a folder; give a file path")
 
 
 def cuda_problem() -> Optional[str]:
@@ -223,13 +250,7 @@ def run(args, argv: list) -> int:
         f"{env['triton']}; timing {args.timing}, cache {args.cache}"
         f"{', quick' if args.quick else ''}; target {target}"
     )
-    print("measuring ceilings (1 GiB device copy, bf16 8192^3 matmul)...")
-    ceilings = timing.measure_ceilings(args.quick)
-    print(
-        f"  copy {tables.fmt(ceilings['copy_gbps'], '.0f')} GB/s; bf16 matmul "
-        f"{tables.fmt(ceilings['bf16_matmul_tflops'], '.0f')} TFLOP/s"
-        + (f"; errors: {ceilings['errors']}" if ceilings["errors"] else "")
-    )
+    ceilings = _ceilings(args, env, lambda: timing.measure_ceilings(args.quick))
     inspect_kernels = kernels.capture_kernels if DEVICE == "cuda" else None
 
     all_rows, hashed = [], evidence.engine_files()
@@ -257,6 +278,9 @@ def run(args, argv: list) -> int:
             learner=not args.solution,
             allowed_ops=_allowed_ops(op),
             inspect_kernels=inspect_kernels,
+            l2_bytes=env.get("l2_bytes"),
+            cache=args.cache,
+            aa=args.aa,
         )
         tables.print_table(f"{op} ({args.timing} timing, {args.cache} L2)", rows)
         all_rows += rows
@@ -279,9 +303,14 @@ def run(args, argv: list) -> int:
         notes=notes,
         tolerance_scales={op: specs.tolerance_scale(spec) for op, spec, _, _ in plan},
     )
+    harness = statistics.harness_summary(all_rows)
+    aa = statistics.aa_summary(all_rows) if args.aa else None
+    payload.update(evidence.clean({"harness": harness, "aa": aa}))
     write_json_atomic(output, payload)
     print()
     tables.print_targets(verdicts)
+    for line in harness_lines(harness) + aa_lines(aa):
+        print(line)
     counts = {s: sum(r["status"] == s for r in all_rows) for s in STATUSES}
     refused = sum(r.get("refused") is not None for r in all_rows)
     print(
@@ -321,3 +350,54 @@ def _refusals(rows: list) -> str:
         if r.get("refused"):
             named[r["refused"]] = named.get(r["refused"], 0) + 1
     return ", ".join(f"{n} {why}" for why, n in sorted(named.items()))
+
+
+def _ceilings(args: argparse.Namespace, env: dict, measure: Callable[[], dict]) -> dict:
+    """The card's ceilings: kept from an earlier run on this card, or measured now."""
+    path = args.ceilings or card_ceilings.default_path(args.workspace)
+
+    def measuring() -> dict:
+        print("measuring ceilings (1 GiB device copy, bf16 8192^3 matmul)...")
+        return measure()
+
+    c = card_ceilings.ceilings_for(path, env, measuring, quick=args.quick, remeasure=args.remeasure_ceilings)
+    where = (
+        f"kept from {c.get('measured_at')}, {path}; --remeasure-ceilings measures them again"
+        if c.get("cached")
+        else f"measured now; kept in {path}"
+        if "cache_error" not in c and not c.get("errors")
+        else "measured now"
+    )
+    print(
+        f"  ceilings: copy {tables.fmt(c['copy_gbps'], '.0f')} GB/s; bf16 matmul "
+        f"{tables.fmt(c['bf16_matmul_tflops'], '.0f')} TFLOP/s ({where})"
+        + (f"; errors: {c['errors']}" if c.get("errors") else "")
+        + (f"; not kept: {c['cache_error']}" if c.get("cache_error") else "")
+    )
+    return c
+
+
+def harness_lines(harness: Optional[dict]) -> list:
+    if not harness:
+        return []
+    return [
+        f"harness cost per call (an empty candidate, same input rotation): median "
+        f"{harness['median_us']:.2f} us ({harness['min_us']:.2f}-{harness['max_us']:.2f} over "
+        f"{harness['n']} rows), taken off every per-call time"
+    ]
+
+
+def aa_lines(aa: Optional[dict]) -> list:
+    if aa is None:
+        return []
+    out = ["A/A (every variant timed twice): how far the two timings disagree"]
+    for kind, said in (("device", "device time"), ("per_call", "per-call time")):
+        d = aa.get(kind) or {}
+        if not d.get("n"):
+            out.append(f"  {said}: not measured")
+            continue
+        out.append(
+            f"  {said}: median {d['median']:.1%}, 90th percentile {d['p90']:.1%}, "
+            f"worst {d['worst']:.1%} ({d['n']} rows)"
+        )
+    return out

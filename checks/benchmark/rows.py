@@ -88,6 +88,19 @@ def new_row(
         "fraction_of_ceiling": None,
         "bound": None,
         "speedup": None,
+        # how sure the median is (statistics.sample_stats), the timing loop's own cost,
+        # the working set against the L2, the A/A second timing (statistics.py)
+        "median_low_us": None,
+        "median_high_us": None,
+        "rel_half_width": None,
+        "n_samples": None,
+        "rounds": None,
+        "converged": None,
+        "harness_us": None,
+        "working_set_bytes": None,
+        "l2_bytes": None,
+        "colder_than_label": None,
+        "aa": None,
     }
 
 

@@ -13,7 +13,14 @@ changed; the last output of each set is compared with its oracle after timing; a
 learner's candidate must launch a kernel of its file on the timed stream in every
 timed call, and give right answers when its inputs' values change in place (a memo
 keyed on the storage alone does not), or it is refused by name.  A row faster than a
-ceiling the run measured allows is refused as impossible (statistics.impossible).
+ceiling measured on this card allows is refused as impossible (statistics.impossible).
+
+Each timer samples until the median's 95 % interval is narrow enough or its time cap
+is spent (measuring.py); a per-call timer that times a loop of calls has its own cost
+per call measured on an empty candidate with the same rotation and taken off.  Each
+row records the bytes its rotation goes through against the L2; with ``aa`` every
+variant is timed a second time right after the first, and the row says how far the
+two disagree.  ``on_row`` receives each row as soon as it is finished.
 
 Never raises for a variant's failure: a crash, a TODO, a wrong result, a refused
 candidate or a failed timing is that variant's row.  A sticky CUDA error (an illegal
@@ -26,17 +33,21 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import time
 import zlib
 from pathlib import Path
 from typing import Callable, Optional
 
+from checks.benchmark.measuring import harness_cost, measure_all, working_set_bytes
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
 from checks.benchmark.statistics import (
     IMPOSSIBLE,
+    aa_row,
     add_speedups,
     add_throughput,
     add_timings,
+    cache_state,
     finite,
     impossible,
 )
@@ -137,14 +148,23 @@ def run_op(
     learner: bool = False,
     allowed_ops=(),
     inspect_kernels: Optional[Callable] = None,
+    l2_bytes: Optional[int] = None,
+    cache: str = "warm",
+    aa: bool = False,
+    on_row: Optional[Callable[[dict], None]] = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list:
     """Check and time every variant of ``spec`` for the selected shapes and dtypes.
 
     ``mod`` is the module loaded from ``path``; ``learner`` says it is a learner's file
     (its candidates go through the provenance check).  ``timers``: {"graph": timer}
-    and/or {"events": timer}, each ``timer(fn) -> samples in ms``; ``sync`` waits for
-    the device; ``inspect_kernels(fn) -> [kernel facts]`` makes one call and reports its
-    Triton kernels (None: not recorded).  Returns result rows, speedups filled in."""
+    and/or {"events": timer}, each a ``RoundTimer`` or a plain ``timer(fn) -> samples
+    in ms``; ``sync`` waits for the device; ``inspect_kernels(fn) -> [kernel facts]``
+    makes one call and reports its Triton kernels (None: not recorded).  ``l2_bytes``
+    and ``cache`` ("warm"/"cold") say what a row's working set is measured against;
+    ``aa`` times every variant twice; ``on_row(row)`` is called with each row once it is
+    finished (before speedups, which need the whole group); ``clock`` measures the
+    timers' caps.  Returns result rows, speedups filled in."""
     import torch
 
     dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -157,13 +177,21 @@ def run_op(
         raise ValueError("run_op needs at least one timer")
     witness = _Witness(path, allowed_ops) if (learner and path is not None) else None
     rows: list = []
+
+    def finished(row: dict) -> None:
+        log(progress(row))
+        if on_row is not None:
+            on_row(row)
+
+    timing = _Timing(timers, clock, l2_bytes, cache, aa)
     broken = None  # a sticky CUDA error: nothing after it can run in this process
     selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
     for shape in selected:
         for dname in dtypes:
+            timing.harness_seen = {}  # a new shape and dtype: new input sets
             if broken:
                 rows.append(_broken_row(op, shape, dname, "(variants)", "candidate", broken, scale))
-                log(progress(rows[-1]))
+                finished(rows[-1])
                 continue
             inputs = ref = variants = alt = None
             try:
@@ -187,13 +215,13 @@ def run_op(
                     message=f"could not set up this shape: {msg}" if status == "failed" else msg,
                 )
                 rows.append(row)
-                log(progress(row))
+                finished(row)
                 continue
             for v in variants:
                 name, role = str(v.get("name", "?")), v.get("role", "candidate")
                 if broken:
                     rows.append(_broken_row(op, shape, dname, name, role, broken, scale, v.get("config")))
-                    log(progress(rows[-1]))
+                    finished(rows[-1])
                     continue
                 row = new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
                 rows.append(row)
@@ -205,7 +233,7 @@ def run_op(
                     dname,
                     work,
                     path=path,
-                    timers=timers,
+                    timing=timing,
                     ceilings=ceilings,
                     sync=sync,
                     warm_calls=warm_calls,
@@ -213,7 +241,7 @@ def run_op(
                     witness=witness if row["role"] == "candidate" else None,
                     inspect_kernels=inspect_kernels,
                 )
-                log(progress(row))
+                finished(row)
             del inputs, ref, variants, alt
             if device == "cuda" and not broken:
                 try:
@@ -244,6 +272,36 @@ def _other_inputs(spec, mod, shape, dtype, device, seed) -> Optional[tuple]:
     except BaseException:  # noqa: BLE001 - the first set already showed what fails; time it alone
         return None
     return inputs, ref, fns
+
+
+class _Timing:
+    """How the runner times: the timers, the clock of their caps, the L2 and cache label
+    a working set is measured against, A/A, and the harness cost per rotation."""
+
+    def __init__(
+        self, timers: dict, clock: Callable[[], float], l2_bytes: Optional[int], cache: str, aa: bool
+    ) -> None:
+        self.timers, self.clock, self.l2_bytes, self.cache, self.aa = timers, clock, l2_bytes, cache, aa
+        self.harness_seen: dict = {}
+
+    def harness(self, timed: TimedCall) -> Optional[float]:
+        return harness_cost(self.timers, timed, self.clock, self.harness_seen)
+
+    def measure(self, timed: TimedCall) -> list:
+        """[(samples, sampling)]: once, or twice with A/A (the second right after)."""
+        return [measure_all(self.timers, timed, self.clock) for _ in range(2 if self.aa else 1)]
+
+    def fill(self, row: dict, measured: list, harness_us: Optional[float], timed: TimedCall) -> None:
+        (samples, sampling), *again = measured
+        add_timings(
+            row, samples.get("graph"), samples.get("events"), harness_us=harness_us, sampling=sampling
+        )
+        row.update(cache_state(working_set_bytes(timed), self.l2_bytes, self.cache))
+        for samples2, sampling2 in again:
+            second = add_timings(
+                {}, samples2.get("graph"), samples2.get("events"), harness_us=harness_us, sampling=sampling2
+            )
+            row["aa"] = aa_row(row, second)
 
 
 class _Sets:
@@ -312,7 +370,7 @@ def _run_variant(
     work: dict,
     *,
     path,
-    timers: dict,
+    timing: _Timing,
     ceilings,
     sync,
     warm_calls: int,
@@ -349,11 +407,12 @@ def _run_variant(
             else:
                 fn()
         sync()
+        harness_us = timing.harness(timed)
         guard = counting_launches(path, timed, device) if witness is not None else None
         with guard if guard is not None else contextlib.nullcontext() as counter:
-            samples = {kind: timer(timed) for kind, timer in timers.items()}
+            measured = timing.measure(timed)
         sync()
-        add_timings(row, samples.get("graph"), samples.get("events"))
+        timing.fill(row, measured, harness_us, timed)
         skipped = skipped_work(timed, counter) if counter is not None else None
         stale = _check_timed_outputs(row, timed, sets, dname)
         if skipped is None and stale is None and witness is not None:
@@ -410,5 +469,10 @@ def progress(row: dict) -> str:
             extra = f", per call {row['per_call_us']:.2f} us" + (
                 " (launch-bound)" if row.get("launch_bound") else ""
             )
-        return f"{head}: {row['median_us']:.2f} us{extra} (rel err {row['rel_error']:.1e})"
+        sure = ""
+        if finite(row.get("rel_half_width")) is not None:
+            sure = f" +-{row['rel_half_width']:.1%}" + (
+                " (not sure yet)" if row.get("converged") is False else ""
+            )
+        return f"{head}: {row['median_us']:.2f} us{sure}{extra} (rel err {row['rel_error']:.1e})"
     return f"{head}: {row['status'].upper()} {row['message'].splitlines()[0] if row['message'] else ''}"

@@ -1,26 +1,25 @@
 """Timers, ceilings and the environment for ``python -m checks.benchmark`` (CUDA only).
 
-Every timer takes a zero-argument callable and returns raw samples in milliseconds,
-one per timed unit, as ``triton.testing`` measures them.  The modes:
+Every timer is a :class:`~checks.benchmark.statistics.RoundTimer`: set up once per
+timed callable (warm-up, capture), then rounds of samples, in milliseconds, until the
+median's 95 % interval is within the timer's relative target or its time cap is spent.
+The modes:
 
-* ``graph`` (warm): ``triton.testing.do_bench_cudagraph`` as it is.  It captures the
-  callable ``n`` times into one CUDA graph and times ten replays; each sample is one
-  replay divided by ``n``.  Host dispatch is gone, and torch allocations inside the
-  callable are served from the graph's private pool, so they cost nothing.
-* ``events`` + ``cache cold``: ``triton.testing.do_bench``'s steps (rebuilt, see
-  below).  It zeroes a 256 MB buffer before every call, which flushes the L2 and
-  hides host overhead behind that memset kernel.
-* ``events`` + ``cache warm``: triton.testing has no ready mode for this, so
-  :func:`events_warm` is ``do_bench`` rebuilt from its pieces without the flush: a
-  pair of CUDA events around each of many back-to-back Python calls.  When the host
-  cannot keep up (small shapes), the GPU idles between the events and that idle time
-  is counted, so validation, allocation and launch cost show up in the per-call time.
-
-* A callable with a ``prepared`` method (the runner's ``TimedCall``, which rotates
-  input sets) has it called before each timed call's start event, so what it does
-  (marking the next inputs as changed) stays out of the events' measurement.  Cold
-  mode is therefore ``do_bench`` rebuilt too (:func:`events_timed`, same steps).
-
+* ``graph`` (warm): ``triton.testing.do_bench_cudagraph``'s steps (:func:`graph_sampler`).
+  The callable is captured ``n`` times into one CUDA graph (once); each sample is one
+  replay divided by ``n``, a round ten replays.  Host dispatch is gone, and torch
+  allocations inside the callable are served from the graph's private pool.
+* ``events`` + ``cache warm`` (:func:`loop_sampler`): the per-call time a Python caller
+  sees.  One pair of CUDA events around a loop of back-to-back calls, divided by the
+  count (a pair around every call cost about 20 us of its own per call on an H200).
+  What happens between calls (the rotation of input sets, see witness.TimedCall) is
+  inside the loop; the runner measures it on an empty candidate and takes it off.  When
+  the host cannot keep up (small shapes), the GPU idles inside the loop and that time
+  counts, so validation, allocation and launch cost show up in the per-call time.
+* ``events`` + ``cache cold``: ``triton.testing.do_bench``'s steps (:func:`events_timed`):
+  CUDA events around each call, a 256 MB buffer zeroed before each one (which flushes
+  the L2 and hides host overhead behind that memset kernel); ``fn.prepared()`` (the
+  rotation) runs before each start event.  A round is one such run.
 * ``both``: ``graph`` and ``events`` (warm) on the same variant, one after the other.
   Graph replay is the device time; events is the per-call time a Python caller sees;
   their difference is host overhead (argument checks, allocation, launch).
@@ -34,28 +33,115 @@ import os
 import platform
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import triton
 import triton.testing
 
-# Repetition settings in milliseconds of measured time (triton.testing's units).
-# MAX_SAMPLES bounds the warm event loop so a JSON file stays a few MB.
+from checks.benchmark.statistics import RoundTimer
+
+# Per measurement: replay length and replays per round of the graph timer; warm-up,
+# loop length and loops per round of the loop timer, all in ms of measured time
+# (triton.testing's units); the seconds one measurement may take; the relative half
+# width of the median's 95 % interval to reach.  MAX_SAMPLES bounds a row's samples so
+# a JSON file stays a few MB.
 SETTINGS = {
-    False: {"graph_rep": 20, "events_warmup": 25, "events_rep": 100},
-    True: {"graph_rep": 8, "events_warmup": 10, "events_rep": 30},  # --quick
+    False: {
+        "graph_rep": 20,
+        "graph_replays": 10,
+        "events_warmup": 25,
+        "events_rep": 100,
+        "loop_ms": 2,
+        "loops": 20,
+        "cap_s": 2.0,
+    },
+    True: {  # --quick
+        "graph_rep": 8,
+        "graph_replays": 10,
+        "events_warmup": 10,
+        "events_rep": 30,
+        "loop_ms": 1,
+        "loops": 10,
+        "cap_s": 0.5,
+    },
 }
+TARGETS = {"graph": 0.01, "events": 0.02}
 MAX_SAMPLES = 2000
+MAX_LOOP_CALLS = 10_000
 
 
 def synchronize() -> None:
     torch.cuda.synchronize()
 
 
-def events_warm(fn, warmup: float = 25, rep: float = 100, max_samples: int = MAX_SAMPLES) -> list:
-    """``triton.testing.do_bench`` without its L2 flush (see the module docstring)."""
-    return events_timed(fn, warmup, rep, max_samples, flush=False)
+def _event() -> Any:
+    return torch.cuda.Event(enable_timing=True)
+
+
+def _estimate_ms(fn: Callable, calls: int = 5) -> float:
+    """Milliseconds per call of ``calls`` back-to-back calls (never 0)."""
+    start, end = _event(), _event()
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return max(start.elapsed_time(end) / calls, 1e-4)
+
+
+def graph_sampler(fn: Callable, rep: float = 20, replays: int = 10) -> Callable[[], list]:
+    """``do_bench_cudagraph``'s steps, captured once: warm up and estimate on a side
+    stream, capture ``n = rep / estimate`` calls into one graph; each round replays it
+    ``replays`` times, each sample one replay / n."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        fn()
+        n = max(1, int(rep / _estimate_ms(fn)))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(n):
+                fn()
+        torch.cuda.synchronize()
+
+    def next_round() -> list:
+        pairs = [(_event(), _event()) for _ in range(replays)]
+        with torch.cuda.stream(stream):
+            for start, end in pairs:
+                start.record()
+                graph.replay()
+                end.record()
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) / n for start, end in pairs]
+
+    return next_round
+
+
+def loop_sampler(
+    fn: Callable, warmup: float = 25, loop_ms: float = 2, loops: int = 20, max_calls: int = MAX_LOOP_CALLS
+) -> Callable[[], list]:
+    """Per-call time of back-to-back calls: warm up for ``warmup`` ms, then each round
+    times ``loops`` loops of ``n`` calls (n so a loop lasts about ``loop_ms``), each
+    between one pair of CUDA events; each sample is one loop / n."""
+    fn()
+    torch.cuda.synchronize()
+    estimate = _estimate_ms(fn)
+    for _ in range(min(max(1, int(warmup / estimate)), 10 * max_calls)):
+        fn()
+    n = min(max_calls, max(1, int(loop_ms / estimate)))
+    calls = range(n)
+
+    def next_round() -> list:
+        pairs = [(_event(), _event()) for _ in range(loops)]
+        for start, end in pairs:
+            start.record()
+            for _ in calls:
+                fn()
+            end.record()
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) / n for start, end in pairs]
+
+    return next_round
 
 
 def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, flush: bool = False) -> list:
@@ -73,7 +159,7 @@ def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, 
 
     fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end = _event(), _event()
     start.record()
     for _ in range(5):
         clear()
@@ -83,8 +169,8 @@ def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, 
     estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
     n_warmup = max(1, int(warmup / estimate_ms))
     n_repeat = min(max_samples, max(1, int(rep / estimate_ms)))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_repeat)]
+    starts = [_event() for _ in range(n_repeat)]
+    ends = [_event() for _ in range(n_repeat)]
     for _ in range(n_warmup):
         fn()
     for i in range(n_repeat):
@@ -98,45 +184,56 @@ def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, 
 
 
 def make_timers(timing: str, cache: str, quick: bool) -> tuple:
-    """({"graph": timer} and/or {"events": timer}, description).  Each timer returns raw
-    samples in milliseconds; "graph" samples are device time, "events" per-call time."""
+    """({"graph": RoundTimer} and/or {"events": RoundTimer}, description).  Samples are
+    in milliseconds; "graph" samples are device time, "events" per-call time."""
     s = SETTINGS[bool(quick)]
+    cap = s["cap_s"]
     timers, said = {}, []
     if timing in ("graph", "both"):
-        rep = s["graph_rep"]
+        rep, replays = s["graph_rep"], int(s["graph_replays"])
 
-        def graph(fn):
-            return list(triton.testing.do_bench_cudagraph(fn, rep=rep, return_mode="all"))
+        def graph(fn: Callable) -> Callable[[], list]:
+            return graph_sampler(fn, rep, replays)
 
-        timers["graph"] = graph
-        said.append(f"triton.testing.do_bench_cudagraph(rep={rep}, return_mode='all'): warm, graph replay")
+        timers["graph"] = RoundTimer(graph, TARGETS["graph"], cap, max_samples=MAX_SAMPLES)
+        said.append(
+            f"graph_sampler(rep={rep}, replays={replays}): do_bench_cudagraph's steps, captured "
+            f"once, rounds of replays; warm"
+        )
     if timing in ("events", "both"):
         w, r = s["events_warmup"], s["events_rep"]
         if cache == "cold":
 
-            def events(fn):
-                return events_timed(fn, w, r, max_samples=10**9, flush=True)
+            def cold(fn: Callable) -> Callable[[], list]:
+                return lambda: events_timed(fn, w, r, max_samples=10**9, flush=True)
 
+            timers["events"] = RoundTimer(cold, TARGETS["events"], cap, max_samples=MAX_SAMPLES)
             said.append(
                 f"events_timed(warmup={w}, rep={r}, flush=True): triton.testing.do_bench's "
                 f"steps, CUDA events per call, L2 flushed before each call"
             )
         else:
+            loop_ms, loops = s["loop_ms"], int(s["loops"])
 
-            def events(fn):
-                return events_warm(fn, warmup=w, rep=r)
+            def warm(fn: Callable) -> Callable[[], list]:
+                return loop_sampler(fn, w, loop_ms, loops)
 
+            timers["events"] = RoundTimer(warm, TARGETS["events"], cap, harness=True, max_samples=MAX_SAMPLES)
             said.append(
-                f"events_warm(warmup={w}, rep={r}): CUDA events around each "
-                f"back-to-back Python call, no L2 flush (do_bench rebuilt without "
-                f"clear_cache)"
+                f"loop_sampler(warmup={w}, loop_ms={loop_ms}, loops={loops}): one pair of CUDA "
+                f"events around a loop of back-to-back Python calls, no L2 flush; the loop's own "
+                f"cost per call (an empty candidate's) taken off"
             )
-        timers["events"] = events
-    return timers, "; then ".join(said)
+    targets = ", ".join(f"{k} {TARGETS[k]:.0%}" for k in timers)
+    said.append(
+        f"each sampled in rounds until the median's 95% interval is within +-({targets}) "
+        f"or {cap:g} s per measurement"
+    )
+    return timers, "; then ".join(said[:-1]) + "; " + said[-1]
 
 
 def measure_ceilings(quick: bool = False) -> dict:
-    """The card's ceilings, measured once per run:
+    """The card's ceilings (measured once per card: ceilings.py keeps them):
     ``triton.testing.do_bench`` medians (L2 flushed before each call, which changes
     nothing at these sizes) of a device-to-device copy of 1 GiB (bytes read + written)
     and of a bf16 8192^3 matmul through torch (cuBLAS), on random data.
@@ -209,10 +306,25 @@ def _driver() -> str:
         return ""
 
 
+def _uuid(props: Any) -> "str | None":
+    uuid = getattr(props, "uuid", None)
+    return str(uuid) if uuid is not None else None
+
+
+def _pci_bus_id(props: Any) -> "str | None":
+    """domain:bus:device as nvidia-smi writes it, when torch exposes them."""
+    parts = [getattr(props, f"pci_{k}_id", None) for k in ("domain", "bus", "device")]
+    if any(not isinstance(p, int) for p in parts):
+        return None
+    return f"{parts[0]:08X}:{parts[1]:02X}:{parts[2]:02X}.0"
+
+
 def environment() -> dict:
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return {
         "gpu_name": props.name,
+        "gpu_uuid": _uuid(props),
+        "pci_bus_id": _pci_bus_id(props),
         "sm_count": int(props.multi_processor_count),
         "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0) or None,
         "driver": _driver() or None,

@@ -32,44 +32,87 @@ CACHED_OUTPUT = "cached-output"
 
 
 class TimedCall:
-    """A zero-argument callable for the timers: call ``i`` runs ``fns[i % len(fns)]``."""
+    """A zero-argument callable for the timers: call ``i`` runs ``fns[i % len(fns)]``.
+
+    Its own cost per call is what the per-call timer's loop adds to every call (the
+    runner measures it with :meth:`empty`, the same rotation around no work): one
+    version bump of the next set's tensors, a counter and an output slot."""
 
     def __init__(self, fns: list, tensors: list):
-        self.fns, self.tensors = fns, tensors  # tensors[k]: the inputs set k's fn reads
+        self.fns = fns
+        self.tensors = [tuple(ts) for ts in tensors]  # tensors[k]: the inputs set k's fn reads
         self.calls = 0
         self.idle_calls = 0  # calls that launched none of the candidate's kernels
         self.outputs: list = [None] * len(fns)
         self.counter: Optional["LaunchCounter"] = None
         self._prepared = False
+        self._bump: Optional[Callable] = None
+
+    def empty(self) -> "TimedCall":
+        """The same rotation over the same tensors around calls that do nothing: timed,
+        it measures the harness's own cost per call."""
+        return TimedCall([_nothing] * len(self.fns), list(self.tensors))
 
     def prepare(self) -> None:
-        """Mark the next call's inputs as changed (about a microsecond per tensor on the
-        host: the events timers call it through :meth:`prepared`, outside the timed
-        region; inside a graph capture it costs nothing at replay)."""
-        import torch
-
-        for t in self.tensors[self.calls % len(self.fns)]:
-            torch.autograd.graph.increment_version(t)
+        """Mark the next call's inputs as changed: one call of
+        ``torch.autograd.graph.increment_version`` with the set's tensors (well under a
+        microsecond on the host, no kernel; inside a graph capture it costs nothing at
+        replay)."""
+        ts = self.tensors[self.calls % len(self.fns)]
+        if not ts:
+            return
+        if self._bump is None:
+            self._bump = _version_bumper(ts)  # it bumps these once itself
+        else:
+            self._bump(ts)
 
     def __call__(self):
         k = self.calls % len(self.fns)
         if not self._prepared:
             self.prepare()
         self._prepared = False
-        before = self.counter.count if self.counter is not None else 0
-        if self.counter is not None:
-            self.counter.call_begins()
-        out = self.fns[k]()
-        if self.counter is not None and self.counter.count == before:
-            self.idle_calls += 1
+        counter = self.counter
+        if counter is None:
+            out = self.fns[k]()
+        else:
+            before = counter.count
+            counter.call_begins()
+            out = self.fns[k]()
+            if counter.count == before:
+                self.idle_calls += 1
         self.outputs[k] = out
         self.calls += 1
         return out
 
     def prepared(self) -> None:
-        """The timer's hook: prepare the next call now, before its start event."""
+        """The per-call events timer's hook: prepare the next call now, before its
+        start event."""
         self.prepare()
         self._prepared = True
+
+
+def _nothing() -> None:
+    return None
+
+
+def _version_bumper(first: tuple) -> Callable:
+    """Bump ``first`` and return the bumper: ``torch.autograd.graph.increment_version``,
+    which takes a list of tensors in one call, or, on a torch that takes one tensor at a
+    time, a loop over it."""
+    import torch
+
+    bump = torch.autograd.graph.increment_version
+    try:
+        bump(first)
+        return bump
+    except TypeError:
+
+        def each(ts: tuple) -> None:
+            for t in ts:
+                bump(t)
+
+        each(first)
+        return each
 
 
 def _same_file(a: str, b: str) -> bool:

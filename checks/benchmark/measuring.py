@@ -1,0 +1,74 @@
+"""Measuring one timed callable for the runner: each timer's samples (a
+:class:`~checks.benchmark.statistics.RoundTimer` in rounds until it is sure enough, a plain
+timer once), the timing loop's own cost per call, and the bytes the timed calls rotate
+through.
+
+No torch import: tensors are only asked for their storage.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from checks.benchmark.statistics import RoundTimer, quantile, until_sure
+from checks.benchmark.witness import TimedCall
+
+
+def measure(timer: Callable, fn: Callable, clock: Callable[[], float]) -> tuple:
+    """(samples in ms, {"rounds", "converged"}) of one timer on ``fn``; a plain timer
+    (``timer(fn) -> samples``) is one round with no target (converged None)."""
+    if isinstance(timer, RoundTimer):
+        got = until_sure(
+            timer.sampler(fn),
+            rel_target=timer.rel_target,
+            cap_s=timer.cap_s,
+            clock=clock,
+            max_samples=timer.max_samples,
+        )
+        return got["samples"], {"rounds": got["rounds"], "converged": got["converged"]}
+    return list(timer(fn)), {"rounds": 1, "converged": None}
+
+
+def measure_all(timers: dict, fn: Callable, clock: Callable[[], float]) -> tuple:
+    """({kind: samples}, {kind: sampling}) of every timer on ``fn``, in order."""
+    samples, sampling = {}, {}
+    for kind, timer in timers.items():
+        samples[kind], sampling[kind] = measure(timer, fn, clock)
+    return samples, sampling
+
+
+def harness_cost(timers: dict, timed: TimedCall, clock: Callable[[], float], seen: dict) -> Optional[float]:
+    """The per-call timer's own cost per call in us: the median of the same timer on an
+    empty candidate that rotates the same input sets (:meth:`TimedCall.empty`).  None
+    when the events timer does not time a loop of calls.  ``seen`` keeps it per
+    rotation (how many sets, how many tensors each), so one shape measures it once."""
+    timer = timers.get("events")
+    if not (isinstance(timer, RoundTimer) and timer.harness):
+        return None
+    key = (len(timed.fns), tuple(len(ts) for ts in timed.tensors))
+    if key not in seen:
+        samples, _ = measure(timer, timed.empty(), clock)
+        seen[key] = quantile(samples, 0.5) * 1e3
+    return seen[key]
+
+
+def _flat(x) -> list:
+    if isinstance(x, (list, tuple)):
+        return [t for item in x for t in _flat(item)]
+    if isinstance(x, dict):
+        return [t for item in x.values() for t in _flat(item)]
+    return [x] if hasattr(x, "untyped_storage") else []
+
+
+def working_set_bytes(timed: TimedCall) -> Optional[int]:
+    """Bytes of every input set the timed calls rotate through and of the last output
+    of each set, each storage counted once (a view reads from its storage; an expanded
+    input holds only its few real bytes).  None when there is nothing to count."""
+    storages: dict = {}
+    for t in _flat(list(timed.tensors)) + _flat(list(timed.outputs)):
+        try:
+            s = t.untyped_storage()
+            storages[(s.device.type, s.data_ptr())] = int(s.nbytes())
+        except (RuntimeError, AttributeError):  # e.g. a tensor without storage
+            continue
+    return sum(storages.values()) if storages else None
