@@ -20,9 +20,7 @@ from checks.benchmark.statistics import fmt_throughput
 Row = Mapping[str, Any]
 MISSING = "-"
 STATUS_WIDTH = 80  # characters of a failure's first message line
-INTERVAL_NOTE = (
-    "median ±x: x is the farther end of the median's 95 % interval, when the run measured one"
-)
+INTERVAL_NOTE = "median ±x: x is the farther end of the median's 95 % interval, when the run measured one"
 
 
 def number(v: Any) -> Optional[float]:
@@ -39,7 +37,8 @@ def num(v: Any, spec: str = ".2f", missing: str = MISSING) -> str:
 
 def interval(row: Row) -> Optional[float]:
     """The half-width of the median's 95 % interval (its farther end), when known."""
-    med, lo, hi = number(row.get("median_us")), number(row.get("median_low_us")), number(row.get("median_high_us"))
+    med = number(row.get("median_us"))
+    lo, hi = number(row.get("median_low_us")), number(row.get("median_high_us"))
     if med is None or lo is None or hi is None:
         return None
     return max(med - lo, hi - med, 0.0)
@@ -70,7 +69,9 @@ def spread(row: Row, missing: str = MISSING) -> str:
 
 def per_call(row: Row, missing: str = MISSING) -> str:
     """Per-call time, shown only beside a device time (alone it is the median already)."""
-    return num(row.get("per_call_us"), missing=missing) if number(row.get("device_us")) is not None else missing
+    if number(row.get("device_us")) is None:
+        return missing
+    return num(row.get("per_call_us"), missing=missing)
 
 
 def host(row: Row, missing: str = MISSING) -> str:
@@ -110,7 +111,7 @@ def rel_error(row: Row, missing: str = MISSING) -> str:
 
 
 def status(row: Row, missing: str = MISSING) -> str:
-    """"ok", or the verdict in capitals and the message's first line: "FAILED: ...",
+    """The verdict: "ok", or the verdict in capitals and the message's first line: "FAILED: ...",
     "TODO: ...", "REFUSED skips-work: ..." (a row failed by name)."""
     s = row_status(row)
     if s == "ok":

@@ -38,6 +38,10 @@ REFUSALS = ("not-own-kernel", "skips-work", "cached-output", "impossible")
 # whose arithmetic rounds more (a matmul) scales these in its spec (TOLERANCE_SCALE).
 REL_TOL = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1.5e-2}
 
+# ``--stream-rows`` writes each row, as soon as it is measured, as one JSON line
+# {"type": ROW_LINE_TYPE, "row": {...}}.
+ROW_LINE_TYPE = "bench_row"
+
 TIMING_FIELDS = ("median_us", "p20_us", "p80_us", "min_us", "max_us", "mean_us")
 # What a row says beyond its primary timing (see statistics.py and kernels.py).
 EXPLAIN_FIELDS = ("device_us", "per_call_us", "host_us", "host_fraction", "launch_bound", "ceiling_us")

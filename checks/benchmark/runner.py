@@ -28,7 +28,7 @@ import inspect
 import math
 import zlib
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
@@ -112,8 +112,13 @@ class _Witness:
         return isinstance(exc, self.provenance.NotOwnKernel)
 
 
+def _new_row(*args: Any, **kwargs: Any) -> dict:
+    """A new row (rows.BenchRow's fields) as a plain dict, filled in place below."""
+    return dict(new_row(*args, **kwargs))
+
+
 def _broken_row(op, shape, dname, variant, role, broken, scale, config=None) -> dict:
-    row = new_row(op, shape, dname, variant, role, config, tolerance_scale=scale)
+    row = _new_row(op, shape, dname, variant, role, config, tolerance_scale=scale)
     row.update(status="failed", message=f"not run: an earlier CUDA error broke this process ({broken})")
     return row
 
@@ -137,6 +142,7 @@ def run_op(
     learner: bool = False,
     allowed_ops=(),
     inspect_kernels: Optional[Callable] = None,
+    on_row: Optional[Callable[[dict], None]] = None,
 ) -> list:
     """Check and time every variant of ``spec`` for the selected shapes and dtypes.
 
@@ -144,14 +150,24 @@ def run_op(
     (its candidates go through the provenance check).  ``timers``: {"graph": timer}
     and/or {"events": timer}, each ``timer(fn) -> samples in ms``; ``sync`` waits for
     the device; ``inspect_kernels(fn) -> [kernel facts]`` makes one call and reports its
-    Triton kernels (None: not recorded).  Returns result rows, speedups filled in."""
+    Triton kernels (None: not recorded); ``on_row(row)`` is called with each row as soon
+    as it is final (before the speedups, which need every row).  Returns result rows,
+    speedups filled in."""
+
+    def finished(row: dict) -> None:
+        log(progress(row))
+        if on_row is not None:
+            on_row(row)
+
     import torch
 
     dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     scale = tolerance_scale(spec)
     if load_error is not None:
-        row = new_row(op, None, None, "(load)", "candidate")
+        row = _new_row(op, None, None, "(load)", "candidate")
         row.update(status="failed", message=load_error)
+        if on_row is not None:
+            on_row(row)
         return [row]
     if not timers:
         raise ValueError("run_op needs at least one timer")
@@ -163,7 +179,7 @@ def run_op(
         for dname in dtypes:
             if broken:
                 rows.append(_broken_row(op, shape, dname, "(variants)", "candidate", broken, scale))
-                log(progress(rows[-1]))
+                finished(rows[-1])
                 continue
             inputs = ref = variants = alt = None
             try:
@@ -181,21 +197,21 @@ def run_op(
             except BaseException as e:  # noqa: BLE001 - the spec or the module broke; record it
                 status, msg = classify(e, path)
                 broken = broken or cuda_broken(device)
-                row = new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
+                row = _new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
                 row.update(
                     status=status,
                     message=f"could not set up this shape: {msg}" if status == "failed" else msg,
                 )
                 rows.append(row)
-                log(progress(row))
+                finished(row)
                 continue
             for v in variants:
                 name, role = str(v.get("name", "?")), v.get("role", "candidate")
                 if broken:
                     rows.append(_broken_row(op, shape, dname, name, role, broken, scale, v.get("config")))
-                    log(progress(rows[-1]))
+                    finished(rows[-1])
                     continue
-                row = new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
+                row = _new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
                 rows.append(row)
                 broken = _run_variant(
                     row,
@@ -213,7 +229,7 @@ def run_op(
                     witness=witness if row["role"] == "candidate" else None,
                     inspect_kernels=inspect_kernels,
                 )
-                log(progress(row))
+                finished(row)
             del inputs, ref, variants, alt
             if device == "cuda" and not broken:
                 try:
