@@ -105,6 +105,7 @@ class TimingsPanel(Vertical):
         self.results: list = []  # the learner's rows from the last benchmark
         self.reference: list = []  # committed reference rows
         self.reference_source = None
+        self.results_run: object = None  # which run the streamed rows in results belong to
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
@@ -141,6 +142,14 @@ class TimingsPanel(Vertical):
 
     def set_results(self, rows: list) -> None:
         self.results = list(rows)
+        self._render_rows()
+
+    def add_result(self, row: dict, run: object = None) -> None:
+        """One row of a benchmark still running; the first row of another ``run``
+        replaces the rows shown before."""
+        if run != self.results_run:
+            self.results, self.results_run = [], run
+        self.results = bench.with_row(self.results, row)
         self._render_rows()
 
     def _labelled(self) -> list:
