@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -36,9 +37,8 @@ if str(REPO) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from checks.benchmark import kernels as kernel_info, specs  # noqa: E402
+from checks.benchmark import row_text, specs  # noqa: E402
 from checks.benchmark.rows import STATUSES, row_status  # noqa: E402
-from checks.benchmark.statistics import fmt_throughput  # noqa: E402
 
 import charts  # noqa: E402  (results/charts.py)
 
@@ -93,27 +93,8 @@ def load_evidence(folder: Path) -> tuple:
     return found, notes
 
 
-def _num(x, spec=".2f"):
-    return "-" if x is None else format(x, spec)
-
-
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _variant(r: dict) -> str:
-    cfg = ",".join(f"{k}={v}" for k, v in (r.get("config") or {}).items())
-    name = r.get("variant", "?")
-    return name + (f" ({cfg})" if cfg and cfg not in name else "")
-
-
-def _status(r: dict) -> str:
-    s = r.get("status", "?")
-    if s == "ok":
-        return "ok"
-    msg = (r.get("message") or "").splitlines()
-    label = "TODO" if s in ("todo", "skipped") else s.upper()  # "skipped": files before 2026-12-03
-    return f"{label}: {msg[0][:80]}" if msg else label
 
 
 def _table(header: list, rows: list) -> list:
@@ -129,16 +110,6 @@ def _describe(name: str, d: dict) -> str:
         f"{', quick' if d.get('quick') else ''}, {d.get('target')}, "
         f"{env.get('gpu_name', '?')}, {d.get('created', '?')}"
     )
-
-
-def _per_call(r: dict) -> str:
-    return _num(r.get("per_call_us")) if r.get("device_us") is not None else "-"
-
-
-def _host(r: dict) -> str:
-    if r.get("host_us") is None:
-        return "-"
-    return f"{r['host_us']:.2f}" + (" **launch-bound**" if r.get("launch_bound") else "")
 
 
 def chart_sources(evidence: list) -> dict:
@@ -169,7 +140,7 @@ def draw_charts(evidence: list, folder: Path) -> dict:
     return written
 
 
-def render(evidence: list, notes: list, chart_links: dict = None) -> str:
+def render(evidence: list, notes: list, chart_links: Optional[dict] = None) -> str:
     chart_links = chart_links or {}
     lines = [
         "# Benchmark summary",
@@ -202,8 +173,8 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
                     env.get("gpu_name", "-"),
                     f"{env.get('torch', '-')} / {env.get('triton', '-')}",
                     (d.get("commit") or "-")[:12],
-                    _num(ceil.get("copy_gbps"), ".0f"),
-                    _num(ceil.get("bf16_matmul_tflops"), ".0f"),
+                    row_text.num(ceil.get("copy_gbps"), ".0f"),
+                    row_text.num(ceil.get("bf16_matmul_tflops"), ".0f"),
                     counts,
                 ]
             )
@@ -254,7 +225,7 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
                         t.get("op", "-"),
                         t.get("what", "-"),
                         f"{t.get('comparison', '')} {t.get('target')} {unit}".strip(),
-                        _num(t.get("measured"), ".3g"),
+                        row_text.num(t.get("measured"), ".3g"),
                         "met"
                         if t.get("met")
                         else "**MISSED**" + (f" ({t['note']})" if t.get("note") else ""),
@@ -279,51 +250,10 @@ def render(evidence: list, notes: list, chart_links: dict = None) -> str:
                 if not res:
                     continue
                 lines += [f"### from {_describe(name, d)}", ""]
-                rows = []
-                for r in res:
-                    spread = (
-                        f"{r['p20_us']:.2f}-{r['p80_us']:.2f}"
-                        if r.get("p20_us") is not None and r.get("p80_us") is not None
-                        else "-"
-                    )
-                    frac = r.get("fraction_of_ceiling")
-                    rows.append(
-                        [
-                            r.get("shape", "-"),
-                            r.get("dtype") or "-",
-                            _variant(r),
-                            r.get("role", "-"),
-                            _num(r.get("median_us")),
-                            spread,
-                            _per_call(r),
-                            _host(r),
-                            _num(r.get("speedup")) + ("x" if r.get("speedup") is not None else ""),
-                            fmt_throughput(r),
-                            "-" if frac is None else f"{frac * 100:.0f}%",
-                            kernel_info.brief(r.get("kernels")),
-                            _num(r.get("rel_error"), ".1e"),
-                            _status(r),
-                        ]
-                    )
-                lines += _table(
-                    [
-                        "shape",
-                        "dtype",
-                        "variant",
-                        "role",
-                        "median us",
-                        "p20-p80 us",
-                        "per call us",
-                        "host us",
-                        "speedup",
-                        "achieved",
-                        "% ceiling",
-                        "kernel",
-                        "rel err",
-                        "status",
-                    ],
-                    rows,
-                )
+                cols = row_text.SUMMARY_COLUMNS
+                lines += _table(row_text.headers(cols), [row_text.cells(r, cols) for r in res])
+                if row_text.has_interval(res):
+                    lines += ["", row_text.INTERVAL_NOTE + "."]
                 lines += ["", f"Source: `{name}`.", ""]
     if notes:
         lines += ["## Files not summarized", ""] + [f"- {n}" for n in notes] + [""]

@@ -483,7 +483,7 @@ def test_tables_print_with_rich_and_without(learner, monkeypatch, capsys):
     plain = capsys.readouterr().out
     for out in (rich_out, plain):
         assert "fake op" in out and "median us" in out and "p20-p80 us" in out
-        assert "2.00x" in out and "todo: TODO" in out and "failed: wrong result" in out
+        assert "2.00x" in out and "TODO: write the kernel" in out and "FAILED: wrong result" in out
     assert "┃" not in plain and "num_warps=4" in plain
 
 

@@ -16,11 +16,11 @@ import torch
 from checks.benchmark import (
     kernels,
     payload as evidence,
+    row_text,
     rows as rowlib,
     runner,
     specs,
     statistics,
-    tables,
     targets,
 )
 
@@ -213,7 +213,7 @@ def test_runner_with_both_timers_and_kernel_facts(learner):
     assert mine["per_call_us"] == pytest.approx(11.0) and mine["host_us"] == pytest.approx(9.0)
     assert mine["launch_bound"] is True and mine["kernels"] == facts
     assert len(seen) == 2  # one recorded call per variant
-    assert "launch-bound" in tables.host(mine)
+    assert "launch-bound" in row_text.host(mine)
     validate(
         evidence.build_payload(
             command=["x"],

@@ -65,12 +65,12 @@ def test_host_overhead_per_call_and_kernel_cells():
             {"name": "_other"},
         ],
     )
-    assert bench.fmt_host(r) == "8.0 launch-bound" and bench.fmt_per_call(r) == "11.0"
+    assert bench.fmt_host(r) == "8.00 launch-bound" and bench.fmt_per_call(r) == "11.00"
     assert bench.fmt_kernel(r) == "40r 0sp 4w 3st 2K +1"
     old = mine()  # a file from before these fields
     assert bench.fmt_host(old) == bench.fmt_per_call(old) == bench.fmt_kernel(old) == bench.MISSING
     assert bench.fmt_kernel(mine(kernels=[])) == "no triton"
-    assert bench.fmt_host(mine(host_us=0.4, launch_bound=False)) == "0.4"
+    assert bench.fmt_host(mine(host_us=0.4, launch_bound=False)) == "0.40"
 
 
 class PanelApp(App):

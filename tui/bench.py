@@ -1,14 +1,12 @@
-"""Timings for the app: run ``python -m checks.benchmark`` in a subprocess, read its JSON.
+"""Timings for the app: run ``python -m checks.benchmark`` in a subprocess, read its rows.
 
 The app never imports torch or triton, so the benchmark always runs in a child
-process (``--timing both`` by default: device time and per-call time).  Its payload
-holds rows in ``payload["results"]``, each shaped like::
-
-    {"op", "shape", "dtype", "variant", "role", "median_us", "p20_us", "p80_us",
-     "speedup", "gbps", "tflops", "fraction_of_ceiling", "status",
-     "device_us", "per_call_us", "host_us", "launch_bound", "ceiling_us", "kernels"}
-
-(the last six only from a benchmark that measures them; older files lack them).
+process (``--timing both`` by default: device time and per-call time).  It streams
+each row as soon as it is measured (``--stream-rows``: one JSON line per row), which
+:class:`BenchmarkRun` hands to its ``on_row`` callback, and writes every row in its
+payload's ``results`` at the end.  A row is ``checks.benchmark.rows.BenchRow``; rows
+of older files lack its later fields, and their cells say so (``checks.benchmark.row_text``
+formats every cell, the command's table and results/SUMMARY.md alike).
 
 Committed reference results are shown beside the learner's own rows, labelled
 "reference": the newest run (by the time it records) in ``results/reference/`` or
@@ -18,6 +16,7 @@ writes).  A value that is missing is shown as unavailable, never as zero.
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import json
 import os
@@ -25,10 +24,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
-from typing import Optional
+from typing import IO, Any, Callable, Optional
 
-from checks.benchmark.statistics import fmt_throughput
+from checks.benchmark import row_text
+from checks.benchmark.rows import ROW_LINE_TYPE
+from checks.benchmark.statistics import add_speedups
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
@@ -99,18 +101,66 @@ def load_reference(op: str, folders=None) -> tuple:
     return [], None
 
 
-class BenchmarkRun:
-    """One ``python -m checks.benchmark --op ID --output TMP`` run; cancellable.
+def read_row_line(line: str) -> Optional[dict]:
+    """The row of one ``--stream-rows`` line, or None for any other line."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        isinstance(message, dict)
+        and message.get("type") == ROW_LINE_TYPE
+        and isinstance(message.get("row"), dict)
+    ):
+        return message["row"]
+    return None
 
-    With ``worker`` (a warm ``checks.running.child.Worker``: torch and triton imported, CUDA
-    started) it runs in that process, so the timings do not wait for a new process's
-    imports; without one, in a new child process."""
+
+class _Output:
+    """The last characters of a run's text output, from the threads that read it."""
+
+    def __init__(self, limit: int = 8000) -> None:
+        self.parts: collections.deque = collections.deque()
+        self.size, self.limit = 0, limit
+        self.lock = threading.Lock()
+
+    def add(self, text: str) -> None:
+        with self.lock:
+            self.parts.append(text)
+            self.size += len(text)
+            while self.size > self.limit and len(self.parts) > 1:
+                self.size -= len(self.parts.popleft())
+
+    def tail(self, limit: int = 2000) -> str:
+        with self.lock:
+            return "".join(self.parts)[-limit:]
+
+
+class BenchmarkRun:
+    """One ``python -m checks.benchmark --op ID --output TMP --stream-rows`` run; cancellable.
+
+    ``on_row(row)`` is called with each row as soon as the benchmark has measured it (from
+    the thread that reads the benchmark's output; never after a cancel).  With ``worker``
+    (a warm ``checks.running.child.Worker``: torch and triton imported, CUDA started) it
+    runs in that process, so the timings do not wait for a new process's imports, and the
+    rows come through a file it follows; without one, in a new child process, the rows
+    on its stdout."""
 
     def __init__(
-        self, op: str, workspace: Path, file: Optional[Path] = None, timeout: float = 900.0, worker=None
-    ):
+        self,
+        op: str,
+        workspace: Path,
+        file: Optional[Path] = None,
+        timeout: float = 900.0,
+        worker: Any = None,
+        on_row: Optional[Callable[[dict], None]] = None,
+    ) -> None:
         self.op, self.workspace, self.file, self.timeout = op, Path(workspace), file, timeout
         self.worker = worker
+        self.on_row = on_row
         self.proc: Optional[subprocess.Popen] = None
         self._cancelled = threading.Event()
 
@@ -121,16 +171,64 @@ class BenchmarkRun:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
+    def _deliver(self, row: dict, output: _Output) -> None:
+        if self.on_row is None or self._cancelled.is_set():
+            return
+        try:
+            self.on_row(row)
+        except Exception as e:  # noqa: BLE001 - the reader must keep draining the pipe
+            output.add(f"showing a row failed: {type(e).__name__}: {e}\n")
+
+    def _read_stdout(self, stream: IO[bytes], output: _Output) -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            row = read_row_line(line)
+            if row is None:
+                output.add(line)
+            else:
+                self._deliver(row, output)
+
+    def _follow(self, path: str, stop: threading.Event, output: _Output) -> None:
+        """Deliver the rows appended to ``path`` until ``stop`` is set and all are read."""
+        pending = b""
+        with open(path, "rb") as f:
+            while True:
+                done = stop.is_set()  # read once more after the writer has finished
+                pending += f.read()
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    row = read_row_line(line.decode("utf-8", "replace"))
+                    if row is not None:
+                        self._deliver(row, output)
+                if done:
+                    return
+                time.sleep(0.05)
+
     def _in_worker(self, out: str) -> tuple:
         """(exit code, output tail) of the benchmark run in the warm worker."""
         from checks.running import run_benchmark
 
-        argv = self.command(out)[3:]  # without "python -m checks.benchmark"
-        code, tail = run_benchmark(self.worker, argv, self.timeout, self._cancelled.is_set)
-        return (code if code is not None else -1), tail
+        fd, rows_file = tempfile.mkstemp(prefix=f"bench-{self.op}-", suffix=".jsonl")
+        os.close(fd)
+        stop, output = threading.Event(), _Output()
+        follower = threading.Thread(target=self._follow, args=(rows_file, stop, output), daemon=True)
+        follower.start()
+        try:
+            argv = self.command(out, rows_file)[3:]  # without "python -m checks.benchmark"
+            code, tail = run_benchmark(self.worker, argv, self.timeout, self._cancelled.is_set)
+        finally:
+            stop.set()
+            follower.join(timeout=10)
+            try:
+                os.unlink(rows_file)
+            except OSError:
+                pass
+        return (code if code is not None else -1), (output.tail() + tail)[-3000:]
 
-    def command(self, output: str) -> list:
+    def command(self, output: str, rows_to: str = "-") -> list:
+        """The benchmark's command line; its rows stream to stdout ("-") or to ``rows_to``."""
         cmd = [sys.executable, "-m", BENCH_MODULE, "--op", self.op, "--output", output]
+        cmd.append("--stream-rows" if rows_to == "-" else f"--stream-rows={rows_to}")
         if self.file is not None:
             cmd += ["--file", str(self.file)]
         return cmd
@@ -150,23 +248,7 @@ class BenchmarkRun:
             if self.worker is not None and self.file is not None:
                 code, tail = self._in_worker(out)
                 return self._result(out, code, tail)
-            self.proc = subprocess.Popen(
-                self.command(out),
-                cwd=str(REPO),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
-            if self._cancelled.is_set():
-                self.proc.kill()
-            try:
-                text, _ = self.proc.communicate(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                text, _ = self.proc.communicate()
-                return [], f"benchmark timed out after {self.timeout:g} s", _tail(text)
-            return self._result(out, self.proc.returncode, _tail(text))
+            return self._in_child(out, env)
         except OSError as e:
             return [], f"benchmarks unavailable ({e})", ""
         finally:
@@ -174,6 +256,38 @@ class BenchmarkRun:
                 os.unlink(out)
             except OSError:
                 pass
+
+    def _in_child(self, out: str, env: dict) -> tuple:
+        """Run the benchmark in a new process, its rows read from its stdout as they come."""
+        self.proc = proc = subprocess.Popen(
+            self.command(out),
+            cwd=str(REPO),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if self._cancelled.is_set():
+            proc.kill()
+        assert proc.stdout is not None and proc.stderr is not None  # both are pipes
+        output = _Output()
+        readers = [
+            threading.Thread(target=self._read_stdout, args=(proc.stdout, output), daemon=True),
+            threading.Thread(target=_drain, args=(proc.stderr, output), daemon=True),
+        ]
+        for r in readers:
+            r.start()
+        try:
+            proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            for r in readers:
+                r.join(timeout=10)
+            return [], f"benchmark timed out after {self.timeout:g} s", output.tail()
+        for r in readers:  # every row is delivered before the result
+            r.join(timeout=10)
+        return self._result(out, proc.returncode, output.tail())
 
     def _result(self, out: str, code: int, tail: str) -> tuple:
         if self._cancelled.is_set():
@@ -207,97 +321,71 @@ EXIT_MEANING = {
 }
 
 
-def _tail(data: bytes, limit: int = 2000) -> str:
-    return (data or b"").decode("utf-8", "replace")[-limit:]
+def _drain(stream: IO[bytes], output: _Output) -> None:
+    for raw in iter(stream.readline, b""):
+        output.add(raw.decode("utf-8", "replace"))
 
 
-# --- formatting: numbers or an explicit "unavailable", never a made-up zero ---
+def with_row(rows: list, row: dict) -> list:
+    """``rows`` and one more streamed row, speedups filled in where a baseline has
+    arrived (the final rows bring them all); copies, the rows given are unchanged."""
+    out = [dict(r) for r in rows] + [dict(row)]
+    try:
+        return add_speedups(out)
+    except (KeyError, TypeError):  # a row without the fields a speedup needs
+        return [dict(r) for r in rows] + [dict(row)]
 
 
-def _num(v) -> Optional[float]:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    if v != v:  # NaN
-        return None
-    return float(v)
+# --- cells: checks.benchmark.row_text's, with the app's mark for a missing value ---
 
 
-def fmt_us(v) -> str:
-    x = _num(v)
-    return MISSING if x is None else f"{x:,.1f}"
+def fmt_us(v: Any) -> str:
+    return row_text.num(v, missing=MISSING)
 
 
 def fmt_median(row: dict) -> str:
-    """The median, or why there is none (a variant that failed is not timed)."""
-    status = row.get("status", "ok")
-    if status not in (None, "ok") and _num(row.get("median_us")) is None:
-        return str(status)
-    return fmt_us(row.get("median_us"))
+    """The median (and its interval), or why there is none (a failed row is not timed)."""
+    return row_text.median_or_status(row, MISSING)
 
 
 def fmt_spread(row: dict) -> str:
-    lo, hi = _num(row.get("p20_us")), _num(row.get("p80_us"))
-    if lo is None or hi is None:
-        return MISSING
-    return f"{lo:,.1f}/{hi:,.1f}"
+    return row_text.spread(row, MISSING)
 
 
-def fmt_speedup(v) -> str:
-    x = _num(v)
-    return MISSING if x is None else f"{x:.2f}x"
+def fmt_speedup(v: Any) -> str:
+    return row_text.speedup({"speedup": v}, MISSING)
 
 
 def fmt_rate(row: dict) -> str:
-    """The achieved throughput, formatted as the benchmark's own tables do."""
-    return fmt_throughput(row, MISSING)
+    return row_text.throughput(row, MISSING)
 
 
-def fmt_fraction(v) -> str:
-    x = _num(v)
-    return MISSING if x is None else f"{x:.0%}"
-
-
-def median(row: dict) -> Optional[float]:
-    return _num(row.get("median_us"))
+def fmt_fraction(v: Any) -> str:
+    return row_text.fraction({"fraction_of_ceiling": v}, MISSING)
 
 
 def fmt_host(row: dict) -> str:
-    """Host overhead (per-call minus device time), marked when it is most of the call."""
-    x = _num(row.get("host_us"))
-    if x is None:
-        return MISSING
-    return f"{x:,.1f}" + (" launch-bound" if row.get("launch_bound") is True else "")
+    return row_text.host(row, MISSING)
 
 
 def fmt_per_call(row: dict) -> str:
-    return fmt_us(row.get("per_call_us")) if _num(row.get("device_us")) is not None else MISSING
+    return row_text.per_call(row, MISSING)
 
 
 def fmt_kernel(row: dict) -> str:
-    """The first Triton kernel's registers, spills, warps, stages and shared memory:
-    "40r 0sp 4w 3st 2K" (+N more kernels); "no triton" when the call launched none."""
-    ks = row.get("kernels")
-    if not isinstance(ks, list):
-        return MISSING
-    if not ks:
-        return "no triton"
-    k = ks[0] if isinstance(ks[0], dict) else {}
-    bits = [
-        f"{k[key]}{unit}"
-        for key, unit in (("n_regs", "r"), ("n_spills", "sp"), ("num_warps", "w"), ("num_stages", "st"))
-        if _num(k.get(key)) is not None
-    ]
-    if _num(k.get("shared_bytes")) is not None:
-        bits.append(f"{k['shared_bytes'] / 1024:.0f}K")
-    return (" ".join(bits) or str(k.get("name", "kernel"))) + (f" +{len(ks) - 1}" if len(ks) > 1 else "")
+    return row_text.kernel(row, MISSING)
+
+
+def median(row: dict) -> Optional[float]:
+    return row_text.number(row.get("median_us"))
 
 
 def ceiling_time(row: dict) -> Optional[float]:
     """The roofline floor in µs: the row's own, or median x fraction of the ceiling."""
-    c = _num(row.get("ceiling_us"))
+    c = row_text.number(row.get("ceiling_us"))
     if c is not None:
         return c
-    m, f = median(row), _num(row.get("fraction_of_ceiling"))
+    m, f = median(row), row_text.number(row.get("fraction_of_ceiling"))
     return m * f if (m is not None and f is not None) else None
 
 

@@ -59,6 +59,13 @@ class RunFinished(RunMessage):
 
 
 @dataclass(frozen=True)
+class BenchmarkRow(RunMessage):
+    """The timing subprocess has measured one more row (more may follow)."""
+
+    row: dict
+
+
+@dataclass(frozen=True)
 class BenchmarkFinished(RunMessage):
     """The timing subprocess is over: ``results`` rows, or ``error`` saying why not."""
 

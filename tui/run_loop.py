@@ -22,6 +22,7 @@ from tui import bench
 from tui.host import course_app
 from tui.messages import (
     BenchmarkFinished,
+    BenchmarkRow,
     CheckPlanned,
     CheckStarted,
     RecordArrived,
@@ -141,6 +142,8 @@ class RunLoop(_Host):
             self._record_arrived(message)
         elif isinstance(message, RunFinished):
             self._run_done(message)
+        elif isinstance(message, BenchmarkRow):
+            self.query_one(TimingsPanel).add_result(message.row, message.generation)
         elif isinstance(message, BenchmarkFinished):
             self._benchmark_finished(message)
 
@@ -269,7 +272,13 @@ class RunLoop(_Host):
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
     def _bench_worker(self, generation: int, digest: str) -> None:
         warm = self.controller.benchmark_worker() if self.controller is not None else None
-        run = bench.BenchmarkRun(self.workshop.id, course_app(self).workspace, file=self.path, worker=warm)
+        run = bench.BenchmarkRun(
+            self.workshop.id,
+            course_app(self).workspace,
+            file=self.path,
+            worker=warm,
+            on_row=lambda row: self._post(BenchmarkRow(generation, digest, row)),
+        )
         self._bench_run = run
         try:
             rows, error, output = run.run()

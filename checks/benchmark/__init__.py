@@ -19,7 +19,8 @@ GB/s or TFLOP/s against ceilings measured on the same card (kept per card).
 The package, one concern per module:
 
     specs.py       which ops are benchmarked (from the catalog) and their spec modules
-    rows.py        the result row, correctness tolerances, the exit code
+    rows.py        the result row (BenchRow), correctness tolerances, the exit code
+    row_text.py    the text of a row's cells, for the tables, SUMMARY.md and the app
     statistics.py  sample statistics, throughput and roofline, host overhead, speedups
     kernels.py     the compiled Triton kernels a call launched, and their resources
     timing.py      CUDA timers, ceilings, the environment (imported on a GPU only)

@@ -10,6 +10,8 @@ usage error.  torch is imported only after the arguments are checked and a GPU f
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
 import time
@@ -19,12 +21,13 @@ from typing import Callable, Optional
 from checks.benchmark import (
     ceilings as card_ceilings,
     payload as evidence,
+    row_text,
     specs,
     statistics,
     tables,
     targets,
 )
-from checks.benchmark.rows import DTYPE_NAMES, STATUSES, exit_code
+from checks.benchmark.rows import DTYPE_NAMES, ROW_LINE_TYPE, STATUSES, exit_code
 from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
 
@@ -102,6 +105,14 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         "--remeasure-ceilings",
         action="store_true",
         help="measure the card's ceilings again instead of using the kept ones",
+    )
+    p.add_argument(
+        "--stream-rows",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help='write each row as soon as it is measured, one JSON line {"type": "bench_row", '
+        '"row": {...}}: on stdout (the text report then goes to stderr), or appended to FILE',
     )
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
@@ -227,7 +238,33 @@ def _allowed_ops(op: str) -> tuple:
         return ()
 
 
-def run(args, argv: list) -> int:
+def row_line(row: dict) -> str:
+    """One row as the single JSON line ``--stream-rows`` writes."""
+    return json.dumps({"type": ROW_LINE_TYPE, "row": evidence.clean(row)}, default=str, allow_nan=False)
+
+
+def row_writer(target: Optional[str]) -> Optional[Callable[[dict], None]]:
+    """``--stream-rows``: a callback writing each row's line to stdout ("-", the stdout of
+    this moment) or appending it to the file ``target``; None without the option."""
+    if target is None:
+        return None
+    if target == "-":
+        stream = sys.stdout
+
+        def to_stdout(row: dict) -> None:
+            stream.write(row_line(row) + "\n")
+            stream.flush()
+
+        return to_stdout
+
+    def to_file(row: dict) -> None:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(row_line(row) + "\n")
+
+    return to_file
+
+
+def run(args, argv: list, on_row: Optional[Callable[[dict], None]] = None) -> int:
     import torch
 
     from checks.benchmark import kernels, timing
@@ -281,6 +318,7 @@ def run(args, argv: list) -> int:
             l2_bytes=env.get("l2_bytes"),
             cache=args.cache,
             aa=args.aa,
+            on_row=on_row,
         )
         tables.print_table(f"{op} ({args.timing} timing, {args.cache} L2)", rows)
         all_rows += rows
@@ -322,19 +360,25 @@ def run(args, argv: list) -> int:
     return exit_code(all_rows)
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[list] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    on_row = row_writer(args.stream_rows)
+    # rows on stdout: the text report goes to stderr
+    report_to = (
+        contextlib.redirect_stdout(sys.stderr) if args.stream_rows == "-" else contextlib.nullcontext()
+    )
     try:
-        validate(args)
-        if args.list:
-            return cmd_list()
-        problem = cuda_problem()
-        if problem:
-            print(f"python -m checks.benchmark: {problem}")
-            print("nothing was timed or written")
-            return EXIT_UNAVAILABLE
-        return run(args, argv)
+        with report_to:
+            validate(args)
+            if args.list:
+                return cmd_list()
+            problem = cuda_problem()
+            if problem:
+                print(f"python -m checks.benchmark: {problem}")
+                print("nothing was timed or written")
+                return EXIT_UNAVAILABLE
+            return run(args, argv, on_row)
     except UsageError as e:
         print(f"python -m checks.benchmark: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -369,8 +413,8 @@ def _ceilings(args: argparse.Namespace, env: dict, measure: Callable[[], dict]) 
         else "measured now"
     )
     print(
-        f"  ceilings: copy {tables.fmt(c['copy_gbps'], '.0f')} GB/s; bf16 matmul "
-        f"{tables.fmt(c['bf16_matmul_tflops'], '.0f')} TFLOP/s ({where})"
+        f"  ceilings: copy {row_text.num(c['copy_gbps'], '.0f')} GB/s; bf16 matmul "
+        f"{row_text.num(c['bf16_matmul_tflops'], '.0f')} TFLOP/s ({where})"
         + (f"; errors: {c['errors']}" if c.get("errors") else "")
         + (f"; not kept: {c['cache_error']}" if c.get("cache_error") else "")
     )

@@ -36,7 +36,7 @@ import math
 import time
 import zlib
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from checks.benchmark.measuring import harness_cost, measure_all, working_set_bytes
 from checks.benchmark.rows import new_row
@@ -123,8 +123,13 @@ class _Witness:
         return isinstance(exc, self.provenance.NotOwnKernel)
 
 
+def _new_row(*args: Any, **kwargs: Any) -> dict:
+    """A new row (rows.BenchRow's fields) as a plain dict, filled in place below."""
+    return dict(new_row(*args, **kwargs))
+
+
 def _broken_row(op, shape, dname, variant, role, broken, scale, config=None) -> dict:
-    row = new_row(op, shape, dname, variant, role, config, tolerance_scale=scale)
+    row = _new_row(op, shape, dname, variant, role, config, tolerance_scale=scale)
     row.update(status="failed", message=f"not run: an earlier CUDA error broke this process ({broken})")
     return row
 
@@ -170,8 +175,10 @@ def run_op(
     dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     scale = tolerance_scale(spec)
     if load_error is not None:
-        row = new_row(op, None, None, "(load)", "candidate")
+        row = _new_row(op, None, None, "(load)", "candidate")
         row.update(status="failed", message=load_error)
+        if on_row is not None:
+            on_row(row)
         return [row]
     if not timers:
         raise ValueError("run_op needs at least one timer")
@@ -209,7 +216,7 @@ def run_op(
             except BaseException as e:  # noqa: BLE001 - the spec or the module broke; record it
                 status, msg = classify(e, path)
                 broken = broken or cuda_broken(device)
-                row = new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
+                row = _new_row(op, shape, dname, "(variants)", "candidate", tolerance_scale=scale)
                 row.update(
                     status=status,
                     message=f"could not set up this shape: {msg}" if status == "failed" else msg,
@@ -223,7 +230,7 @@ def run_op(
                     rows.append(_broken_row(op, shape, dname, name, role, broken, scale, v.get("config")))
                     finished(rows[-1])
                     continue
-                row = new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
+                row = _new_row(op, shape, dname, name, role, v.get("config"), tolerance_scale=scale)
                 rows.append(row)
                 broken = _run_variant(
                     row,

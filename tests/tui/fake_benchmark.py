@@ -1,13 +1,20 @@
-"""A stand-in for ``python -m checks.benchmark`` in the app's tests: writes fixed rows."""
+"""A stand-in for ``python -m checks.benchmark`` in the app's tests: writes fixed rows.
+
+With ``--stream-rows`` it first prints each row as the benchmark does (one JSON line on
+stdout, or appended to the named file), waiting FAKE_BENCH_DELAY seconds after each, and
+its text goes to stderr."""
 
 import argparse
 import json
+import os
 import sys
+import time
 
 p = argparse.ArgumentParser()
 p.add_argument("--op", required=True)
 p.add_argument("--output", required=True)
 p.add_argument("--file")
+p.add_argument("--stream-rows", nargs="?", const="-")
 args = p.parse_args()
 if args.op == "broken":
     print("kernel exploded", file=sys.stderr)
@@ -44,6 +51,17 @@ rows = [
         "status": "ok",
     },
 ]
+delay = float(os.environ.get("FAKE_BENCH_DELAY", "0"))
+for row in rows if args.stream_rows else []:
+    line = json.dumps({"type": "bench_row", "row": row}) + "\n"
+    if args.stream_rows == "-":
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    else:
+        with open(args.stream_rows, "a", encoding="utf-8") as f:
+            f.write(line)
+    print(f"measured {row['variant']}", file=sys.stderr, flush=True)
+    time.sleep(delay)
 with open(args.output, "w", encoding="utf-8") as f:
     json.dump({"schema": "test", "results": rows}, f)
-print("timed 2 variants")
+print("timed 2 variants", file=sys.stderr if args.stream_rows == "-" else sys.stdout)

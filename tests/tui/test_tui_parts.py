@@ -52,7 +52,8 @@ def test_app_never_imports_torch_or_triton(tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["outcomes"] and set(out["outcomes"]) == {"done"}, out
     assert out["torch"] is False and out["triton"] is False
-    assert out["import_s"] < 1.0, out
+    # (how fast the app imports is measured by the latency benchmark, not asserted here:
+    # a loaded machine takes longer)
 
 
 def test_cli_help_and_unknown_workshop():
@@ -155,6 +156,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
     w = catalog.get("strided_softmax")
     monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
     monkeypatch.setenv("PYTHONPATH", str(HERE))
+    monkeypatch.setenv("FAKE_BENCH_DELAY", "1.0")  # a pause after each row it prints
     ref = tmp_path / "reference"
     ref.mkdir()
     (ref / f"{w.id}-2026-01-01.json").write_text(
@@ -192,13 +194,17 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             screen._load_reference()
             await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
             screen._maybe_bench(screen.controller.generation, screen.last["digest"])
-            await wait_for(pilot, lambda: timings.results, 30, "the timings")
+            # rows show as the benchmark measures them, before it ends
+            await wait_for(pilot, lambda: timings.results, 30, "the first row")
+            assert len(timings.results) == 1 and screen._bench_run.proc.poll() is None
+            assert timings.query_one("#timings").row_count == 2  # with the reference row
+            await wait_for(pilot, lambda: screen.bench_rows, 30, "the timings")
             table = timings.query_one("#timings")
             keys = [str(k.value) for k in table.columns]
             rows = [dict(zip(keys, table.get_row_at(i))) for i in range(table.row_count)]
             text = [{k: str(v) for k, v in r.items()} for r in rows]
             assert [r["run"] for r in text] == ["yours", "yours", "reference"]
-            assert text[1]["median"] == "100.0" and text[1]["speedup"] == "2.00x"
+            assert text[1]["median"] == "100.00" and text[1]["speedup"] == "2.00x"
             if "rate" in keys:  # the columns that fit 120
                 assert text[1]["rate"] == "1280 GB/s" and text[2]["rate"] == bench.MISSING  # not zero
             from rich.bar import Bar

@@ -123,6 +123,7 @@ class TimingsPanel(Vertical):
         self.reference_source = None
         self.saves: list = []  # the workshop's timed saves (checks.benchmark.history.Save)
         self.saves_hash: Optional[str] = None  # the content the results are a save of
+        self.results_run: object = None  # which run the streamed rows in results belong to
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
@@ -205,6 +206,15 @@ class TimingsPanel(Vertical):
         if self.saves_hash is None:
             return ""
         return history.chart_line(self.saves, history.main_case(self.results), width)
+
+    def add_result(self, row: dict, run: object = None) -> None:
+        """One row of a benchmark still running; the first row of another ``run``
+        replaces the rows shown before."""
+        if run != self.results_run:
+            self.results, self.results_run = [], run
+            self.saves_hash = None  # compared with the history once the whole save is in
+        self.results = bench.with_row(self.results, row)
+        self._render_rows()
 
     def _labelled(self) -> list:
         return [("yours", r) for r in self.results] + [("reference", r) for r in self.reference]
