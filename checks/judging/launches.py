@@ -229,7 +229,9 @@ _INHERITED = object()  # the attribute came from a base class: removing ours unc
 
 
 def _put(saved: list, owner: Any, name: str, value: Any) -> None:
-    saved.append((owner, name, vars(owner).get(name, _INHERITED) if isinstance(owner, type) else getattr(owner, name)))
+    saved.append(
+        (owner, name, vars(owner).get(name, _INHERITED) if isinstance(owner, type) else getattr(owner, name))
+    )
     setattr(owner, name, value)
 
 

@@ -198,7 +198,11 @@ class _StoreWatcher(launches.Listener):
 
     def stored(self, access: launches.Access) -> None:
         w = self.w
-        if threading.get_ident() == self.thread and w.stores is not None and getattr(_state, "own_launch", False):
+        if (
+            threading.get_ident() == self.thread
+            and w.stores is not None
+            and getattr(_state, "own_launch", False)
+        ):
             w.stores.add(access.addrs, access.values, access.elem)
 
 
@@ -342,7 +346,9 @@ def allowed_ops(extra: Iterable[str] = ()) -> frozenset:
 
 
 @contextlib.contextmanager
-def witnessing(path: Any, allowed: Optional[frozenset] = None, interpret: Optional[bool] = None) -> Iterator[Witness]:
+def witnessing(
+    path: Any, allowed: Optional[frozenset] = None, interpret: Optional[bool] = None
+) -> Iterator[Witness]:
     """Record the launches and PyTorch ops of the code run inside; yields the
     :class:`Witness` (also useful on its own: which kernels ran, in what order, on
     which grids).  ``interpret``: whether Triton's interpreter runs the kernels, where
@@ -424,10 +430,16 @@ class WitnessedModule:
 
             def call(*args: Any, **kwargs: Any) -> Any:
                 return witnessed_call(
-                    self._path, value, *args, fn_name=name, allowed=self._allowed, interpret=self._interpret, **kwargs
+                    self._path,
+                    value,
+                    *args,
+                    fn_name=name,
+                    allowed=self._allowed,
+                    interpret=self._interpret,
+                    **kwargs,
                 )
 
             call.__name__ = name
-            call.__wrapped__ = value
+            call.__wrapped__ = value  # type: ignore[attr-defined]
             return call
         return value
