@@ -113,6 +113,29 @@ def test_listeners_stack_outermost_first_and_leave_in_any_order():
     assert launches.depth() == 0
 
 
+def test_a_listener_of_one_entry_point_has_only_that_one_wrapped_however_often_it_enters():
+    from triton.runtime.jit import JITFunction
+
+    class OnlyJit(launches.Listener):
+        launch_kinds = frozenset({launches.JIT})
+
+        def around_launch(self, launch, proceed):
+            return proceed()
+
+    tritons_run = JITFunction.__dict__["run"]
+    entry = launches.listening(OnlyJit())
+    for _ in range(3):  # one object, entered again and again (the cached-handle twin's way)
+        with entry:
+            assert JITFunction.__dict__["run"] is not tritons_run
+            assert _tritons_own() == TRITONS_OWN  # the interpreter's entry point stays Triton's
+        assert JITFunction.__dict__["run"] is tritons_run and launches.listeners() == ()
+    log: list = []
+    with launches.listening(Hearing("all", log)), entry:  # another listener wraps the rest
+        assert _tritons_own() != TRITONS_OWN
+        assert launches.listeners()[1] is entry.listener
+    assert _tritons_own() == TRITONS_OWN and JITFunction.__dict__["run"] is tritons_run
+
+
 def test_an_autotuned_launch_is_heard_outside_and_its_inner_run_one_level_down():
     x, out = torch.arange(20, dtype=torch.float32), torch.empty(20)
     log: list = []

@@ -191,6 +191,8 @@ _PLAIN_VALUES = (int, float, bool, str, type(None))
 
 
 class _HandleCache(launches.Listener):
+    launch_kinds = frozenset((launches.JIT,))  # alone, it wraps JITFunction.run and nothing else
+
     def __init__(self) -> None:
         self.handles: dict = {}
         self.device_of: list[Callable[[], Any]] = []  # driver.active.get_current_device, found on first use
@@ -245,9 +247,10 @@ def cached_handles(fn: Callable) -> Callable:
     hear each launch as it was asked for, replayed or not.  Under Triton's interpreter
     kernels are not ``JITFunction``s and every call is the plain one."""
     cache = _HandleCache()
+    listening = launches.listening(cache)  # entered around every call: one object, reused
 
     def call() -> Any:
-        with launches.listening(cache):
+        with listening:
             return fn()
 
     # for the tests: what was cached (an attribute of the function itself: a callable

@@ -32,10 +32,9 @@ Standard library at import time; triton and numpy are imported when a seam is in
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 # What was launched: Triton's JIT dispatch, the interpreter's, an autotuner, a heuristics
 # wrapper, or a compiled kernel's handle (``compiled[grid](...)``).
@@ -130,7 +129,11 @@ class Access:
 
 class Listener:
     """Override what you want to hear; the rest costs nothing (a seam is installed only
-    while some listener overrides one of its methods)."""
+    while some listener overrides one of its methods).  ``launch_kinds``: the entry
+    points :meth:`around_launch` needs wrapped (another listener may have more wrapped,
+    so check ``launch.kind`` where it matters)."""
+
+    launch_kinds: frozenset = frozenset((JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE))
 
     def around_launch(self, launch: Launch, proceed: Callable[[], Any]) -> Any:
         """Called for every launch that is not a warmup, at every depth; return what
@@ -154,67 +157,107 @@ class Listener:
 
 _lock = threading.RLock()
 _local = threading.local()  # .depth: launches running in this thread
-_listeners: tuple = ()
-_launch: tuple = ()  # the listeners that override around_launch, in order
+# Who hears what, swapped whole under the lock and read without it by the wrappers: the
+# listeners that override around_launch, access, stored, compiling, compiled, in order.
+_launch: tuple = ()
 _access: tuple = ()
 _stored: tuple = ()
 _compiling: tuple = ()
 _compiled: tuple = ()
 _installed: dict = {}  # seam name -> [(owner, attribute, what it was)] to put back
+_METHODS = ("around_launch", "access", "stored", "compiling", "compiled")
+_heard_by: dict = {}  # listener class -> which of _METHODS it overrides
 
 
-def _overrides(listener: Any, method: str) -> bool:
-    mine = getattr(type(listener), method, None)
-    return mine is not None and mine is not getattr(Listener, method)
+def _hears(listener: Any) -> tuple:
+    cls = type(listener)
+    flags = _heard_by.get(cls)
+    if flags is None:
+        flags = tuple(getattr(cls, m, None) not in (None, getattr(Listener, m)) for m in _METHODS)
+        _heard_by[cls] = flags
+    return flags
 
 
-@contextlib.contextmanager
-def listening(listener: Any) -> Iterator[Any]:
-    """Register ``listener`` while the block runs (see the module doc); yields it."""
-    with _lock:
-        _set(_listeners + (listener,))
-    try:
-        yield listener
-    finally:
+def _derive(chosen: tuple) -> tuple:
+    """(listeners, the five groups of :data:`_METHODS`, the seams they need)."""
+    groups: tuple = ([], [], [], [], [])
+    for x in chosen:
+        for group, heard in zip(groups, _hears(x)):
+            if heard:
+                group.append(x)
+    launch, access, stored, compiling, compiled = (tuple(g) for g in groups)
+    seams = {
+        name
+        for name, on in (("memory", access or stored), ("compiling", compiling), ("compiled", compiled))
+        if on
+    }
+    seams.update(kind for x in launch for kind in x.launch_kinds)
+    return (chosen, launch, access, stored, compiling, compiled, frozenset(seams))
+
+
+_now: tuple = _derive(())
+
+
+def _apply(state: tuple) -> None:
+    global _now, _launch, _access, _stored, _compiling, _compiled
+    _, _launch, _access, _stored, _compiling, _compiled, seams = state
+    _now = state
+    if _installed.keys() == seams:
+        return
+    for name in _SEAMS:
+        if name in seams and name not in _installed:
+            _installed[name] = _install(name)
+        elif name not in seams and name in _installed:
+            _restore(_installed.pop(name))
+
+
+class listening:  # used as a function: ``with launches.listening(x):``
+    """Register ``listener`` while the block runs (see the module doc); the block gets it.
+
+    One object may be entered again and again: it remembers the states before and after
+    its listener, so the benchmark's cached-handle twin, which registers its listener
+    around every timed call, pays about a microsecond for it."""
+
+    __slots__ = ("listener", "_memo")
+
+    def __init__(self, listener: Any):
+        self.listener = listener
+        self._memo: Optional[tuple] = None  # (state before, state after) the last entry
+
+    def __enter__(self) -> Any:
         with _lock:
-            kept = list(_listeners)
+            before, memo = _now, self._memo
+            if memo is not None and memo[0] is before:
+                after = memo[1]
+            else:
+                after = _derive(before[0] + (self.listener,))
+                self._memo = (before, after)
+            _apply(after)
+        return self.listener
+
+    def __exit__(self, *exc: Any) -> None:
+        with _lock:
+            now, memo = _now, self._memo
+            if memo is not None and memo[1] is now:
+                _apply(memo[0])  # nothing else changed meanwhile: exactly the state before
+                return
+            kept = list(now[0])
             for i in range(len(kept) - 1, -1, -1):
-                if kept[i] is listener:
+                if kept[i] is self.listener:
                     del kept[i]
                     break
-            _set(tuple(kept))
+            _apply(_derive(tuple(kept)))
 
 
 def listeners() -> tuple:
     """The listeners registered now, outermost first."""
-    return _listeners
+    return _now[0]
 
 
 def depth() -> int:
     """How many launches this thread is inside now (0: none; Triton's own work inside a
     launch, the interpreter moving tensors say, runs at 1 or more)."""
     return getattr(_local, "depth", 0)
-
-
-def _set(chosen: tuple) -> None:
-    global _listeners, _launch, _access, _stored, _compiling, _compiled
-    _launch = tuple(x for x in chosen if _overrides(x, "around_launch"))
-    _access = tuple(x for x in chosen if _overrides(x, "access"))
-    _stored = tuple(x for x in chosen if _overrides(x, "stored"))
-    _compiling = tuple(x for x in chosen if _overrides(x, "compiling"))
-    _compiled = tuple(x for x in chosen if _overrides(x, "compiled"))
-    _listeners = chosen
-    wanted = {
-        "launch": bool(_launch),
-        "memory": bool(_access or _stored),
-        "compiling": bool(_compiling),
-        "compiled": bool(_compiled),
-    }
-    for seam, on in wanted.items():
-        if on and seam not in _installed:
-            _installed[seam] = _INSTALL[seam]()
-        elif not on and seam in _installed:
-            _restore(_installed.pop(seam))
 
 
 def _restore(saved: list) -> None:
@@ -313,12 +356,25 @@ def _wrap_getitem(original: Callable) -> Callable:
     return getitem
 
 
-def _install_launches() -> list:
-    saved: list = []
-    for owner, name, kind in launch_points():
-        original = getattr(owner, name)
-        _put(saved, owner, name, _wrap_getitem(original) if kind == HANDLE else _wrap_run(original, kind))
-    return saved
+_plans: dict = {}  # kind -> (the launch_points function asked, [(class, method, Triton's, ours)])
+
+
+def _install_launches(kind: str) -> list:
+    """Our wrappers in place of Triton's entry points of one kind.  They are made once
+    and put back in place on each install while Triton's methods stay the ones they wrap
+    (the cached-handle twin installs and removes its one around every timed call)."""
+    asked, plan = _plans.get(kind, (None, []))
+    if asked is not launch_points or any(vars(o).get(n, _INHERITED) is not t for o, n, t, _ in plan):
+        plan = []
+        for owner, name, of_kind in launch_points():  # a stand-in's in the tests
+            if of_kind == kind:
+                current = getattr(owner, name)
+                wrapper = _wrap_getitem(current) if kind == HANDLE else _wrap_run(current, kind)
+                plan.append((owner, name, vars(owner).get(name, _INHERITED), wrapper))
+        _plans[kind] = (launch_points, plan)
+    for owner, name, _, wrapper in plan:
+        setattr(owner, name, wrapper)
+    return [(owner, name, theirs) for owner, name, theirs, _ in plan]
 
 
 # --- the interpreter's memory -------------------------------------------------------------
@@ -436,9 +492,14 @@ def _install_knob(group: str, name: str, value: Callable) -> list:
     return saved
 
 
-_INSTALL: dict = {
-    "launch": _install_launches,
-    "memory": _install_memory,
-    "compiling": lambda: _install_knob("runtime", "jit_cache_hook", _cache_hook),
-    "compiled": lambda: _install_knob("compilation", "listener", _compilation),
-}
+_SEAMS = (JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE, "memory", "compiling", "compiled")
+
+
+def _install(seam: str) -> list:
+    if seam == "memory":
+        return _install_memory()
+    if seam == "compiling":
+        return _install_knob("runtime", "jit_cache_hook", _cache_hook)
+    if seam == "compiled":
+        return _install_knob("compilation", "listener", _compilation)
+    return _install_launches(seam)
