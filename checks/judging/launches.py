@@ -428,28 +428,23 @@ def _install_memory() -> list:
                     listener.access(acc)
         return load(self, ptrs, mask, other, *rest)
 
-    def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
-        acc = _heard("store", ptrs, mask, value) if (_access or _stored) else None
+    def written(kind: str, ptrs: Any, mask: Any, value: Any, write: Callable[[], Any]) -> Any:
+        acc = _heard(kind, ptrs, mask, value) if (_access or _stored) else None
         if acc is not None:
             for listener in _access:
                 listener.access(acc)
-        result = store(self, ptrs, value, mask, *rest)
+        result = write()
         if acc is not None and _stored:
-            acc.values = acc.stored_bytes()
+            acc.values = acc.stored_bytes()  # None for an atomic: the written value is not shown
             for listener in _stored:
                 listener.stored(acc)
         return result
 
+    def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        return written("store", ptrs, mask, value, lambda: store(self, ptrs, value, mask, *rest))
+
     def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
-        acc = _heard("atomic", ptr, mask) if (_access or _stored) else None
-        if acc is not None:
-            for listener in _access:
-                listener.access(acc)
-        result = rmw(self, op, ptr, val, mask, *rest)
-        if acc is not None:
-            for listener in _stored:
-                listener.stored(acc)  # values None: the written value is not shown
-        return result
+        return written("atomic", ptr, mask, None, lambda: rmw(self, op, ptr, val, mask, *rest))
 
     def atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
         # compare-and-swap may or may not write: heard before, never as a store
