@@ -324,9 +324,9 @@ def run(args, out: Printer) -> int:
                 "--no-interpret refuses instead."
             )
     if args.interpret:
-        from checks.judging.engine import use_interpreter
+        from checks import interpreter
 
-        use_interpreter()  # before anything imports triton
+        interpreter.select(True)  # before anything imports triton
     if not selected:
         out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
         out.line(summary_line([]))

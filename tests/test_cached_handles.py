@@ -2,7 +2,8 @@
 
 On the CPU the launches go to a stand-in kernel class with the shape of Triton's
 ``JITFunction`` (``run(self, *args, grid, warmup, **kwargs)`` returning a compiled
-kernel that launches as ``compiled[grid](*all_parameters)``), so what is cached, what is
+kernel that launches as ``compiled[grid](*all_parameters)``), put in Triton's place as
+the launch entry point that checks.judging.launches wraps, so what is cached, what is
 replayed and what goes back to the dispatch are observed directly.  On a CUDA GPU, a
 child process without the interpreter compares the real thing with the plain launch.
 """
@@ -17,6 +18,7 @@ import torch
 import triton.language as tl
 
 from checks.benchmark import kernels, specs
+from checks.judging import launches
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,15 +50,23 @@ def _kernel_class():
     return Kernel
 
 
+@pytest.fixture
+def Kernel(monkeypatch):
+    """The stand-in class, heard as Triton's JIT dispatch is (and nothing else is)."""
+    cls = _kernel_class()
+    monkeypatch.setattr(launches, "launch_points", lambda: [(cls, "run", launches.JIT)])
+    return cls
+
+
 def _scale(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr, EVEN: tl.constexpr = True):
     pass
 
 
-def test_the_first_launch_dispatches_and_the_next_ones_replay_the_handle():
-    Kernel = _kernel_class()
+def test_the_first_launch_dispatches_and_the_next_ones_replay_the_handle(Kernel):
+    tritons_run = Kernel.__dict__["run"]
     k = Kernel(_scale)
     x, out = torch.zeros(64), torch.zeros(64)
-    call = kernels.cached_handles(lambda: k[(4,)](x, out, 64, 0.5, BLOCK=16, num_warps=4), Kernel)
+    call = kernels.cached_handles(lambda: k[(4,)](x, out, 64, 0.5, BLOCK=16, num_warps=4))
     first = call()
     assert len(Kernel.dispatched) == 1 and first.launches == []
     call()
@@ -65,17 +75,16 @@ def test_the_first_launch_dispatches_and_the_next_ones_replay_the_handle():
     # every parameter in order: the runtime arguments, the constexpr keyword, the default;
     # a one-axis grid padded to three
     assert first.launches == [((4, 1, 1), (x, out, 64, 0.5, 16, True))] * 2
-    assert Kernel.__dict__["run"] is Kernel.run  # Triton's run is back after each call
+    assert Kernel.__dict__["run"] is tritons_run  # Triton's run is back after each call
 
 
-def test_a_new_specialization_dispatches_again():
-    Kernel = _kernel_class()
+def test_a_new_specialization_dispatches_again(Kernel):
     k = Kernel(_scale)
     x = torch.zeros(64)
     misaligned = torch.zeros(65)[1:]  # 4 bytes past a 16-byte boundary
     n = [64]
     tensors = [x]
-    call = kernels.cached_handles(lambda: k[(1,)](tensors[0], x, n[0], 1.0, BLOCK=16), Kernel)
+    call = kernels.cached_handles(lambda: k[(1,)](tensors[0], x, n[0], 1.0, BLOCK=16))
     call()
     for value in (65, 1, 2**31):  # not divisible by 16; equal to 1; past int32
         n[0] = value
@@ -87,13 +96,12 @@ def test_a_new_specialization_dispatches_again():
     assert [d[1][2] for d in Kernel.dispatched] == [64, 65, 1, 2**31, 80]
     assert [d[1][0] is misaligned for d in Kernel.dispatched] == [False] * 4 + [True]
     assert len(Kernel.dispatched) == 5  # 80 replayed the first handle
-    changed_block = kernels.cached_handles(lambda: k[(1,)](x, x, 64, 1.0, BLOCK=32), Kernel)
+    changed_block = kernels.cached_handles(lambda: k[(1,)](x, x, 64, 1.0, BLOCK=32))
     changed_block()
     assert len(Kernel.dispatched) == 6  # a constexpr keyword is part of the key
 
 
-def test_launches_the_cache_cannot_replay_always_dispatch():
-    Kernel = _kernel_class()
+def test_launches_the_cache_cannot_replay_always_dispatch(Kernel):
     k = Kernel(_scale)
     x = torch.zeros(8)
     cases = [
@@ -104,63 +112,50 @@ def test_launches_the_cache_cannot_replay_always_dispatch():
     ]
     for fn in cases:
         Kernel.dispatched.clear()
-        call = kernels.cached_handles(fn, Kernel)
+        call = kernels.cached_handles(fn)
         for _ in range(3):
             call()
         assert len(Kernel.dispatched) == 3
     hooked = Kernel(_scale)
     hooked.pre_run_hooks.append(lambda *a, **kw: None)
     Kernel.dispatched.clear()
-    call = kernels.cached_handles(lambda: hooked[(1,)](x, x, 8, 1.0, BLOCK=16), Kernel)
+    call = kernels.cached_handles(lambda: hooked[(1,)](x, x, 8, 1.0, BLOCK=16))
     call()
     call()
     assert len(Kernel.dispatched) == 2
 
 
-def test_a_watched_run_sees_every_launch_and_is_left_in_place():
-    Kernel = _kernel_class()
+def test_a_listener_registered_before_hears_every_launch_replayed_or_not(Kernel):
     k = Kernel(_scale)
     x = torch.zeros(8)
-    call = kernels.cached_handles(lambda: k[(1,)](x, x, 8, 1.0, BLOCK=16), Kernel)
-    call()
-    call()  # cached now
-    seen = []
-    original = Kernel.__dict__["run"]
+    call = kernels.cached_handles(lambda: k[(1,)](x, x, 8, 1.0, BLOCK=16))
+    heard = []
 
-    def watching(self, *args, **kwargs):
-        seen.append(args)
-        return original(self, *args, **kwargs)
+    class Hearing(launches.Listener):
+        def around_launch(self, launch, proceed):
+            heard.append((launch.kernel, launch.args, launch.kwargs, launch.grid))
+            return proceed()
 
-    watching.__wrapped__ = original
-    Kernel.run = watching
-    try:
-        call()
-        call()
-        assert len(seen) == 2  # the watcher saw both launches: Triton's dispatch was taken
-        assert Kernel.__dict__["run"] is watching
-    finally:
-        Kernel.run = original
-    # a cached_handles made while a watcher is in place still knows Triton's own run
-    Kernel.run = watching
-    try:
-        inner = kernels.cached_handles(lambda: k[(1,)](x, x, 8, 1.0, BLOCK=16), Kernel)
-    finally:
-        Kernel.run = original
-    inner()
-    inner()
-    assert len(inner.handles) == 1
+    with launches.listening(Hearing()):
+        for _ in range(3):
+            call()
+    assert heard == [(k, (x, x, 8, 1.0), {"BLOCK": 16}, (1,))] * 3  # each launch as it was asked for
+    assert len(Kernel.dispatched) == 1  # the second and third replayed the handle
+    first = next(iter(call.handles.values()))[0]
+    assert first.launches == [((1, 1, 1), (x, x, 8, 1.0, 16, True))] * 2
 
 
-def test_run_is_restored_when_the_call_raises():
-    Kernel = _kernel_class()
+def test_run_is_restored_when_the_call_raises(Kernel):
+    tritons_run = Kernel.__dict__["run"]
 
     def broken():
         raise ValueError("x: wrong")
 
-    call = kernels.cached_handles(broken, Kernel)
+    call = kernels.cached_handles(broken)
     with pytest.raises(ValueError):
         call()
-    assert Kernel.__dict__["run"] is Kernel.run and not hasattr(Kernel.run, "__wrapped__")
+    assert Kernel.__dict__["run"] is tritons_run and not hasattr(Kernel.run, "__wrapped__")
+    assert launches.listeners() == ()
 
 
 def test_the_twin_follows_the_candidate_it_repeats():

@@ -182,7 +182,9 @@ def _hook_call(recorder, path: Path, qualname: str, data: str):
             fn=types.SimpleNamespace(__code__=types.SimpleNamespace(co_filename=str(path)))
         ),
     )
-    return recorder(key="k", repr="r", fn=fn, compile={"specialization_data": data}, is_manual_warmup=False)
+    return recorder.compiling(
+        key="k", repr="r", fn=fn, compile={"specialization_data": data}, is_manual_warmup=False
+    )
 
 
 def test_recorder_keeps_the_learners_variants_and_waits_for_predicted_ones(tmp_path):

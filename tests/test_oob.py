@@ -12,7 +12,7 @@ from checks.judging import oob
 def _triton_own_methods() -> list:
     builder = type(interpreter.interpreter_builder)
     names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas")
-    return [interpreter.GridExecutor.__call__, *(getattr(builder, n) for n in names)]
+    return [interpreter.InterpretedFunction.run, *(getattr(builder, n) for n in names)]
 
 
 TRITONS_OWN = _triton_own_methods()  # no context is open while modules are imported

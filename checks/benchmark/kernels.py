@@ -1,13 +1,12 @@
 """What the compiler made of a variant: the Triton kernels one call launched, with their
 registers, spills, shared memory, warps and stages.
 
-Triton 3.6 has no public "kernel launched" hook, so :func:`recording_launches` wraps
-``JITFunction.run`` for the length of one call and keeps its return value: the
+:func:`recording_launches` listens to Triton's launches (checks.judging.launches) for
+the length of one call and keeps what each ``JITFunction.run`` returned: the
 ``CompiledKernel`` that ran (``JITFunction.run`` is what ``kernel[grid](...)``, the
 autotuner and ``@triton.heuristics`` all end in).  After a launch the compiled kernel
 has ``n_regs`` and ``n_spills`` (read back from the loaded binary) and ``metadata``
-with ``shared`` (bytes), ``num_warps`` and ``num_stages``.  The wrapper is removed when
-the call returns, whatever else (the provenance check) wrapped ``run`` before it.
+with ``shared`` (bytes), ``num_warps`` and ``num_stages``.
 
 Kernels run by Triton's interpreter (``TRITON_INTERPRET=1``) are not ``JITFunction``s
 and are not recorded; PyTorch's own kernels never are.
@@ -19,10 +18,11 @@ instead of ``kernel[grid](...)``'s dispatch (see the worksheet).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
+
+from checks.judging import launches
 
 FACT_FIELDS = ("n_regs", "n_spills", "shared_bytes", "num_warps", "num_stages")
 
@@ -76,28 +76,24 @@ def summarize_launches(launched: list) -> list:
     return out
 
 
+class _Recording(launches.Listener):
+    def __init__(self) -> None:
+        self.launched: list = []
+
+    def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
+        compiled = proceed()
+        if launch.kind == launches.JIT and compiled is not None:
+            self.launched.append((launch.kernel, compiled))
+        return compiled
+
+
 @contextmanager
 def recording_launches() -> Iterator[list]:
     """Within the block, every non-warmup ``JITFunction.run`` appends (jit_fn, compiled)
     to the yielded list."""
-    from triton.runtime.jit import JITFunction
-
-    launched: list = []
-    original = JITFunction.__dict__["run"]
-
-    def run(self, *args, **kwargs):
-        compiled = original(self, *args, **kwargs)
-        if compiled is not None and not kwargs.get("warmup", False):
-            launched.append((self, compiled))
-        return compiled
-
-    functools.update_wrapper(run, original, assigned=(), updated=())  # sets __wrapped__ only
-    JITFunction.run = run
-    try:
-        yield launched
-    finally:
-        if JITFunction.__dict__.get("run") is run:
-            JITFunction.run = original
+    recording = _Recording()
+    with launches.listening(recording):
+        yield recording.launched
 
 
 def capture_kernels(fn: Callable) -> list:
@@ -160,14 +156,15 @@ def brief(kernels) -> str:
 # Triton 3.6 offers (its ``CompiledKernel.run`` is the raw launcher behind it, with a
 # signature that changes between releases).
 #
-# To time a wrapper both ways without changing its code, :func:`cached_handles` puts a
-# caching ``run`` in place of ``JITFunction.run`` for the length of each call and puts
-# Triton's back afterwards; Triton has no public hook that replaces its dispatch, and this
-# is the same wrapping :func:`recording_launches` does.  The wrapper itself (validation,
-# allocation, its own arithmetic) still runs every call, so the difference between a
-# variant and its cached-handle twin is what the dispatch costs beyond a handle launch.
-# The twin pays for its own key (a small tuple per argument) and for putting ``run`` in
-# place and back (two class-attribute writes) on every call, so the gap, if anything,
+# To time a wrapper both ways without changing its code, :func:`cached_handles` listens to
+# Triton's launches (checks.judging.launches) for the length of each call, nearest to
+# Triton, and answers each ``JITFunction.run`` it can from its cache of handles instead of
+# letting Triton dispatch it; Triton has no public hook that replaces its dispatch.  The
+# listeners registered before it (the launch counter of a timing, say) still hear every
+# launch.  The wrapper itself (validation, allocation, its own arithmetic) still runs every
+# call, so the difference between a variant and its cached-handle twin is what the dispatch
+# costs beyond a handle launch.  The twin pays for its own key (a small tuple per argument)
+# and for registering its listener and removing it on every call, so the gap, if anything,
 # understates the dispatch.
 
 
@@ -193,7 +190,51 @@ def _specialization(a):
 _PLAIN_VALUES = (int, float, bool, str, type(None))
 
 
-def cached_handles(fn: Callable, kernel_class=None) -> Callable:
+class _HandleCache(launches.Listener):
+    launch_kinds = frozenset((launches.JIT,))  # alone, it wraps JITFunction.run and nothing else
+
+    def __init__(self) -> None:
+        self.handles: dict = {}
+        self.device_of: list[Callable[[], Any]] = []  # driver.active.get_current_device, found on first use
+
+    def current_device(self) -> Any:
+        if not self.device_of:
+            try:
+                from triton.runtime import driver
+
+                self.device_of.append(driver.active.get_current_device)
+            except Exception:  # noqa: BLE001 - a stand-in kernel class has no driver
+                self.device_of.append(lambda: None)
+        return self.device_of[0]()
+
+    def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
+        if launch.kind != launches.JIT:
+            return proceed()
+        kernel, args, kwargs, grid = launch.kernel, launch.args, launch.kwargs, launch.grid
+        try:
+            if not isinstance(grid, tuple) or kernel.pre_run_hooks:
+                raise _NotCached
+            key = (
+                id(kernel),
+                self.current_device(),
+                tuple(kwargs.items()),
+                tuple(map(_specialization, args)),
+            )
+            handle = self.handles.get(key)
+        except (_NotCached, TypeError):  # TypeError: an unhashable keyword value
+            return proceed()
+        if handle is None:
+            compiled = proceed()  # compiles, launches
+            self.handles[key] = _handle(kernel, compiled, args, kwargs)
+            return compiled
+        compiled, tail, _ = handle
+        if compiled is None:  # a launch the cache cannot replay: Triton's dispatch
+            return proceed()
+        compiled[grid + (1,) * (3 - len(grid))](*args, *tail)
+        return compiled
+
+
+def cached_handles(fn: Callable) -> Callable:
     """``fn`` (a zero-argument call of a wrapper), with each Triton launch it makes after
     the first of its specialization going through the ``CompiledKernel`` handle that first
     launch returned: ``compiled[grid](*all_parameters)``.
@@ -201,66 +242,20 @@ def cached_handles(fn: Callable, kernel_class=None) -> Callable:
     A launch is cached when its grid is a tuple, its runtime arguments are positional
     plain values or tensors, its keywords are plain values, and the kernel has no pre-run
     hooks; any other launch takes Triton's dispatch, every time.  The key is the current
-    device, the keywords and each argument's specialization.  While anything else has
-    wrapped ``run`` (the provenance check, :func:`recording_launches`, a profiler), a call
-    takes Triton's dispatch, so the launches are seen.  Under Triton's interpreter kernels
-    are not ``JITFunction``s and every call is the plain one.  ``kernel_class`` replaces
-    ``JITFunction`` (the tests use a stand-in)."""
-    if kernel_class is None:
-        from triton.runtime.jit import JITFunction
+    device, the keywords and each argument's specialization.  Listeners registered
+    before a call (the provenance check, :func:`recording_launches`, the launch counter)
+    hear each launch as it was asked for, replayed or not.  Under Triton's interpreter
+    kernels are not ``JITFunction``s and every call is the plain one."""
+    cache = _HandleCache()
+    listening = launches.listening(cache)  # entered around every call: one object, reused
 
-        kernel_class = JITFunction
-    pristine = kernel_class.__dict__["run"]
-    while hasattr(pristine, "__wrapped__"):
-        pristine = pristine.__wrapped__
-    handles: dict = {}
-    device_of: list[Callable[[], Any]] = []  # driver.active.get_current_device, looked up on the first launch
-
-    def current_device():
-        if not device_of:
-            try:
-                from triton.runtime import driver
-
-                device_of.append(driver.active.get_current_device)
-            except Exception:  # noqa: BLE001 - a stand-in kernel class has no driver
-                device_of.append(lambda: None)
-        return device_of[0]()
-
-    def run(self, *args, grid, warmup, **kwargs):
-        try:
-            if warmup or not isinstance(grid, tuple) or self.pre_run_hooks:
-                raise _NotCached
-            key = (
-                id(self),
-                current_device(),
-                tuple(kwargs.items()),
-                tuple(map(_specialization, args)),
-            )
-            handle = handles.get(key)
-        except (_NotCached, TypeError):  # TypeError: an unhashable keyword value
-            return pristine(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if handle is None:
-            compiled = pristine(self, *args, grid=grid, warmup=warmup, **kwargs)  # compiles, launches
-            handles[key] = _handle(self, compiled, args, kwargs)
-            return compiled
-        compiled, tail, _ = handle
-        if compiled is None:  # a launch the cache cannot replay: Triton's dispatch
-            return pristine(self, *args, grid=grid, warmup=warmup, **kwargs)
-        compiled[grid + (1,) * (3 - len(grid))](*args, *tail)
-        return compiled
-
-    def call():
-        if kernel_class.__dict__["run"] is not pristine:
-            return fn()  # someone is watching launches: let them see Triton's dispatch
-        kernel_class.run = run
-        try:
+    def call() -> Any:
+        with listening:
             return fn()
-        finally:
-            kernel_class.run = pristine
 
     # for the tests: what was cached (an attribute of the function itself: a callable
     # object would add a call to every timed launch)
-    call.handles = handles  # type: ignore[attr-defined]
+    call.handles = cache.handles  # type: ignore[attr-defined]
     return call
 
 

@@ -16,16 +16,17 @@ the copy ceiling).  So the runner times a :class:`TimedCall` instead of the vari
   kernel node of the graph (PyTorch exposes no public list of a graph's nodes), so
   the same count proves the captured graph holds the candidate's kernels.
 
-Triton 3.6 has no public launch hook: ``JITFunction.run`` (and the interpreter's
-``InterpretedFunction.run``) is wrapped for the length of one timing, and only the
-count is kept, so the wrapper adds well under a microsecond to a call.
+The launches are heard through checks.judging.launches for the length of one timing,
+and only the count is kept, so listening adds about a microsecond to a launch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
+
+from checks.judging import launches
 
 SKIPS_WORK = "skips-work"
 CACHED_OUTPUT = "cached-output"
@@ -141,18 +142,14 @@ class LaunchCounter:
         stream = self._stream
         self._call_stream = stream() if stream is not None and self._checking() else None
 
-    def own(self, kernel) -> bool:
+    def own(self, kernel: Any) -> bool:
         key = id(kernel)
         if key not in self._own:
-            fn = kernel
-            for _ in range(8):  # autotuner / heuristics -> JITFunction -> function
-                if hasattr(fn, "__code__"):
-                    break
-                fn = getattr(fn, "fn", None)
+            fn = launches.python_function(kernel)
             self._own[key] = fn is not None and _same_file(fn.__code__.co_filename, self.path)
         return self._own[key]
 
-    def saw(self, kernel) -> None:
+    def saw(self, kernel: Any) -> None:
         if not self.own(kernel):
             return
         if self._call_stream is not None and self._stream() != self._call_stream:
@@ -161,61 +158,35 @@ class LaunchCounter:
         self.count += 1
 
 
-@contextlib.contextmanager
-def counting_launches(path, timed: TimedCall, device: str = "cpu"):
-    """Count the candidate's own launches while the block runs (see the module doc)."""
-    from triton.runtime.jit import JITFunction
+class _Counting(launches.Listener):
+    """Each outermost launch (an autotuner's or a handle's inner ones are the same call's)."""
 
+    def __init__(self, counter: LaunchCounter):
+        self.counter = counter
+
+    def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
+        if launch.depth == 0:
+            self.counter.saw(launch.kernel)
+        return proceed()
+
+
+@contextlib.contextmanager
+def counting_launches(path: Any, timed: TimedCall, device: str = "cpu") -> Iterator[LaunchCounter]:
+    """Count the candidate's own launches while the block runs (see the module doc)."""
     stream = None
     if device == "cuda":
         import torch
 
-        def stream():
+        def stream() -> Any:
             return torch.cuda.current_stream().cuda_stream
 
     counter = LaunchCounter(path, stream)
-    targets = [JITFunction]
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        targets.append(InterpretedFunction)
-    except ImportError:
-        pass
-    saved = [(cls, cls.__dict__["run"]) for cls in targets]
-
-    def wrap(original):
-        def run(self, *args, **kwargs):
-            if not kwargs.get("warmup"):
-                counter.saw(self)
-            return original(self, *args, **kwargs)
-
-        run.__wrapped__ = original
-        return run
-
-    for cls, original in saved:
-        cls.run = wrap(original)
-    getitem = None
-    try:  # a launch through a compiled kernel's handle: compiled[grid](...)
-        from triton.compiler.compiler import CompiledKernel
-
-        getitem = CompiledKernel.__dict__["__getitem__"]
-
-        def launch_handle(self, grid):
-            counter.saw(getattr(getattr(self, "src", None), "fn", self))
-            return getitem(self, grid)
-
-        CompiledKernel.__getitem__ = launch_handle
-    except (ImportError, KeyError):
-        pass
     timed.counter = counter
     try:
-        yield counter
+        with launches.listening(_Counting(counter)):
+            yield counter
     finally:
         timed.counter = None
-        for cls, original in saved:
-            cls.run = original
-        if getitem is not None:
-            CompiledKernel.__getitem__ = getitem
 
 
 def skipped_work(timed: TimedCall, counter: LaunchCounter) -> Optional[str]:

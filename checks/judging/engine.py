@@ -1,9 +1,10 @@
 """Run a workshop's named checks against one exercise file, in this process.
 
 Standard library only at import time: torch and triton are imported by the case
-modules and the exercise itself, and only for GPU workshops.  Set
-``TRITON_INTERPRET=1`` (see :func:`use_interpreter`) before a GPU exercise is
-imported, because Triton reads it when a kernel is decorated.
+modules and the exercise itself, and only for GPU workshops.  Choose the interpreter
+(checks.interpreter.select, which :func:`run_checks` calls too) before a GPU exercise
+is imported, because Triton reads its switch when a kernel is decorated.  Each check
+is told the mode in its context (``ctx.interpret``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
+from checks import interpreter
 from checks.judging import failure_kinds, mistakes
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record
@@ -31,12 +33,10 @@ _module_counter = itertools.count()
 
 
 def use_interpreter() -> None:
-    """Select Triton's interpreter (kernels run on the CPU with numpy).
-
-    Must run before triton decorates a kernel; harmless to call twice.  If triton is
-    already imported, its kernels were decorated without the interpreter, which is
-    why the CLI and the worker call this first thing."""
-    os.environ["TRITON_INTERPRET"] = "1"
+    """Select Triton's interpreter (kernels run on the CPU with numpy): the process's
+    choice, made in checks.interpreter.  Must run before triton decorates a kernel;
+    harmless to call twice."""
+    interpreter.select(True)
 
 
 def case_modules(workshop_id: str) -> list:
@@ -256,14 +256,14 @@ def base_seed(seed: Optional[int] = None) -> int:
     return parse_seed(env, f"${SEED_ENV}") if env else 0
 
 
-def witnessed(mod, path: Path, w) -> object:
+def witnessed(mod, path: Path, w, interpret: bool) -> object:
     """The learner's module as GPU checks see it: each call of a contract function is
     watched, and a tensor it returns must have been written by a kernel of ``path``
-    (see checks.judging.provenance)."""
+    (see checks.judging.provenance; with ``interpret``, store by store)."""
     from checks.judging import provenance
 
     allowed = provenance.allowed_ops(w.allowed_torch_ops)
-    return provenance.WitnessedModule(mod, path, w.functions, allowed)
+    return provenance.WitnessedModule(mod, path, w.functions, allowed, interpret=interpret)
 
 
 def run_case(
@@ -463,7 +463,7 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
             )
         ]
     if w.gpu:
-        mod = witnessed(mod, path, w)
+        mod = witnessed(mod, path, w, interpret)
     # Each check's contract calls are remembered: a failure may then name a classic mistake.
     mod = mistakes.Recorder(mod, mistakes.recorded_functions(w.id, w.functions))
     records = []

@@ -1,4 +1,4 @@
-"""Out-of-bounds detection, and the record of what kernels store, in Triton's interpreter.
+"""Out-of-bounds detection in Triton's interpreter.
 
 On a GPU an unmasked load past the end of a tensor often returns garbage that a later
 mask throws away, so the answer is right; near a page boundary the same kernel
@@ -11,38 +11,29 @@ included), and every load, store and atomic checks the addresses of its active
 :class:`OutOfBounds`, naming the kernel, the program id and where the address lies
 relative to the nearest tensor.
 
-The same hooks tell a listener (see :func:`observing_stores`) which bytes each store
-wrote and with which values: the witness (checks.judging.provenance) uses that to prove that
-every element a call returns was stored by the learner's kernel.  Another listener (see
-:func:`observing_loads`) hears which addresses each program loaded: a check uses that to
-see which key tiles a causal attention kernel read.
+The same accesses are heard by others: the witness (checks.judging.provenance) keeps
+what each store wrote, to prove that every element a call returns was stored by the
+learner's kernel, and a check can hear which addresses each program loaded (see
+:func:`observing_loads`: which key tiles a causal attention kernel read).
 
-Triton 3.6 offers no public hook for any of this.  The narrowest seam is the
-interpreter builder's memory methods: every ``tl.store`` (plain, masked, block
-pointer, tensor descriptor) reaches ``InterpreterBuilder.create_masked_store``, every
-load ``create_masked_load``, and atomics ``create_atomic_rmw`` / ``create_atomic_cas``;
-one launch is one ``GridExecutor.__call__``.  They are wrapped on the class only while
-a :func:`checking` or :func:`observing_stores` context is open (the outermost one
-restores the originals on leaving), and only in interpreter mode (nothing here is
-imported on a GPU run).
+Triton 3.6 offers no public hook for any of this; checks.judging.launches wraps the
+interpreter's launch and memory methods, and only while a listener is registered: a
+:func:`checking` or :func:`observing_loads` context here (Triton's own methods are back
+when the last one closes, also when the body raises).  Only in interpreter mode.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from checks.judging import failure_kinds
+from checks.judging import failure_kinds, launches
 from checks.judging.case import CheckFailed, cause_of_type
 
-_state = threading.local()  # .launch: the running launch's tensors; .on_store, .on_load: listeners
-_lock = threading.Lock()
-_depth = 0  # open contexts; the wrappers are on the classes while it is above 0
-_originals: list = []  # (class, attribute, original) to put back when the last one closes
-_bounds = False
+_state = threading.local()  # .launch: the running launch's kernel name and tensor ranges
 
 
 class OutOfBounds(CheckFailed):
@@ -73,23 +64,6 @@ def _ranges_of(args) -> list:
     for name, a in args:
         visit(a, name)
     return out
-
-
-def _lanes(ptrs, mask) -> tuple:
-    """(addresses of the active lanes as uint64, the flat mask or None when no lane is off)."""
-    addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
-    if mask is None:
-        return addrs, None
-    active = np.asarray(mask.data, dtype=bool).reshape(-1)
-    if active.size == 1 and addrs.size > 1:
-        active = np.broadcast_to(active, addrs.shape)
-    if active.all():
-        return addrs, None
-    return addrs[active], active
-
-
-def _elem_bytes(ptrs) -> int:
-    return ptrs.get_element_ty().primitive_bitwidth // 8 if hasattr(ptrs, "get_element_ty") else 1
 
 
 def _view_offsets(layout) -> np.ndarray:
@@ -146,7 +120,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     bad, n_bad = int(bad_addrs[0]), int(bad_addrs.size)
     # Describe the address relative to the nearest tensor.
     best = min(ranges, key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
-    pid = _program_id()
+    pid = launches.program_id()
     advice = "mask this access"
     if best is not None:
         start, end, name, (st_start, st_end), (_, strides, _) = best
@@ -208,156 +182,53 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
     )
 
 
-def _program_id() -> tuple:
-    """The (x, y, z) program id the interpreter runs now (() outside a launch)."""
-    from triton.runtime.interpreter import interpreter_builder
+class _BoundsCheck(launches.Listener):
+    """Every interpreted launch records its tensors' ranges; every access is checked."""
 
-    return tuple(int(i) for i in (interpreter_builder.grid_idx or ()))
-
-
-def _stored_bytes(value, ptrs, active) -> Optional[np.ndarray]:
-    """The bytes each active lane wrote, one row per lane (None: not known)."""
-    vals = np.asarray(value.data)
-    if vals.shape != np.shape(ptrs.data):
-        vals = np.broadcast_to(vals, np.shape(ptrs.data))
-    vals = vals.reshape(-1)
-    if active is not None:
-        vals = vals[active]
-    return np.ascontiguousarray(vals).view(np.uint8).reshape(vals.size, -1)
-
-
-@contextlib.contextmanager
-def observing_stores(listener: Callable):
-    """Call ``listener(addresses, values, elem_bytes)`` after every store in this thread:
-    the uint64 addresses of the active lanes, the bytes each wrote (one row per lane;
-    None for an atomic, whose result the store does not show) and the element size."""
-    with checking(bounds=False):
-        prev = getattr(_state, "on_store", None)
-        _state.on_store = listener
+    def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
+        if launch.kind != launches.INTERPRETED:
+            return proceed()
+        named = list(zip(launch.arg_names(), launch.args)) + list(launch.kwargs.items())
+        prev = getattr(_state, "launch", None)
+        _state.launch = {"kernel": launch.name, "ranges": _ranges_of(named)}
         try:
-            yield
+            return proceed()
         finally:
-            _state.on_store = prev
+            _state.launch = prev
+
+    def access(self, access: launches.Access) -> None:
+        _check(access.kind, access.addrs, access.elem, access.partly_masked)
+
+
+class _LoadListener(launches.Listener):
+    def __init__(self, listener: Callable):
+        self.listener, self.thread = listener, threading.get_ident()
+
+    def access(self, access: launches.Access) -> None:
+        if access.kind == "load" and threading.get_ident() == self.thread:
+            self.listener(access.addrs.copy(), access.elem, access.program_id)
 
 
 @contextlib.contextmanager
-def observing_loads(listener: Callable):
+def observing_loads(listener: Callable) -> Iterator[None]:
     """Call ``listener(addresses, elem_bytes, program_id)`` before every load in this
     thread: the uint64 addresses of the active (unmasked) lanes, the element size, and
     the (x, y, z) id of the program that loads.  A load whose lanes are all masked off
     touches no memory and is not reported."""
-    with checking(bounds=False):
-        prev = getattr(_state, "on_load", None)
-        _state.on_load = listener
-        try:
-            yield
-        finally:
-            _state.on_load = prev
+    with launches.listening(_LoadListener(listener)):
+        yield
 
 
 @contextlib.contextmanager
-def checking(bounds: bool = True):
-    """While open, the interpreter's launch and memory ops are wrapped; ``bounds`` turns
-    the out-of-bounds check on until this context closes.  Contexts nest; the outermost
-    one puts Triton's own methods back, also when the body raises."""
-    global _depth, _bounds
-    with _lock:
-        if _depth == 0:
-            _wrap()
-        _depth += 1
-        before = _bounds
-        _bounds = _bounds or bounds
-    try:
+def checking(bounds: bool = True) -> Iterator[None]:
+    """While open (with ``bounds``), every load, store and atomic of an interpreted launch
+    is checked against the launch's tensors.  Contexts nest: an inner one checks nothing
+    twice, and ``bounds=False`` adds nothing."""
+    if not bounds or any(isinstance(x, _BoundsCheck) for x in launches.listeners()):
         yield
-    finally:
-        with _lock:
-            _bounds = before
-            _depth -= 1
-            if _depth == 0:
-                for owner, name, original in reversed(_originals):
-                    if original is None:  # it was inherited: uncover the base class's
-                        delattr(owner, name)
-                    else:
-                        setattr(owner, name, original)
-                _originals.clear()
-
-
-def _wrap() -> None:
-    """Put the wrappers on the interpreter's classes, remembering what they replace."""
-    import inspect
-
-    from triton.runtime import interpreter as I
-
-    orig_call = I.GridExecutor.__call__
-
-    def call(self, *args, **kwargs):
-        if not _bounds:
-            return orig_call(self, *args, **kwargs)
-        names = inspect.getfullargspec(self.fn).args
-        named = list(zip(names, args)) + list(kwargs.items())
-        prev = getattr(_state, "launch", None)
-        _state.launch = {"kernel": getattr(self.fn, "__name__", "kernel"), "ranges": _ranges_of(named)}
-        try:
-            return orig_call(self, *args, **kwargs)
-        finally:
-            _state.launch = prev
-
-    builder_cls = type(I.interpreter_builder)
-    orig_load = builder_cls.create_masked_load
-    orig_store = builder_cls.create_masked_store
-    orig_rmw = builder_cls.create_atomic_rmw
-    orig_cas = builder_cls.create_atomic_cas
-
-    def masked_load(self, ptrs, mask, other, *rest):
-        listener = getattr(_state, "on_load", None)
-        if not _bounds and listener is None:
-            return orig_load(self, ptrs, mask, other, *rest)
-        addrs, active = _lanes(ptrs, mask)
-        if _bounds:
-            _check("load", addrs, _elem_bytes(ptrs), active is not None)
-        if listener is not None and addrs.size:
-            listener(addrs.copy(), _elem_bytes(ptrs), _program_id())
-        return orig_load(self, ptrs, mask, other, *rest)
-
-    def masked_store(self, ptrs, value, mask, *rest):
-        listener = getattr(_state, "on_store", None)
-        if not _bounds and listener is None:
-            return orig_store(self, ptrs, value, mask, *rest)
-        addrs, active = _lanes(ptrs, mask)
-        if _bounds:
-            _check("store", addrs, _elem_bytes(ptrs), active is not None)
-        result = orig_store(self, ptrs, value, mask, *rest)
-        if listener is not None and addrs.size:
-            listener(addrs.copy(), _stored_bytes(value, ptrs, active), _elem_bytes(ptrs))
-        return result
-
-    def atomic_rmw(self, rmw_op, ptr, val, mask, *rest):
-        listener = getattr(_state, "on_store", None)
-        if not _bounds and listener is None:
-            return orig_rmw(self, rmw_op, ptr, val, mask, *rest)
-        addrs, active = _lanes(ptr, mask)
-        if _bounds:
-            _check("atomic", addrs, _elem_bytes(ptr), active is not None)
-        result = orig_rmw(self, rmw_op, ptr, val, mask, *rest)
-        if listener is not None and addrs.size:
-            listener(addrs.copy(), None, _elem_bytes(ptr))
-        return result
-
-    def atomic_cas(self, ptr, cmp, val, *rest):
-        if _bounds:  # a compare-and-swap may or may not write: checked, not recorded
-            _check("atomic", _lanes(ptr, None)[0], _elem_bytes(ptr), False)
-        return orig_cas(self, ptr, cmp, val, *rest)
-
-    wrappers = [
-        (I.GridExecutor, "__call__", call),
-        (builder_cls, "create_masked_load", masked_load),
-        (builder_cls, "create_masked_store", masked_store),
-        (builder_cls, "create_atomic_rmw", atomic_rmw),
-        (builder_cls, "create_atomic_cas", atomic_cas),
-    ]
-    for owner, name, wrapper in wrappers:
-        _originals.append((owner, name, vars(owner).get(name)))
-        setattr(owner, name, wrapper)
+        return
+    with launches.listening(_BoundsCheck()):
+        yield
 
 
 def find_violation(exc: BaseException):

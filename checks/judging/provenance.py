@@ -27,25 +27,23 @@ work (:class:`NotOwnKernel`); elements nothing wrote at all are an addressing bu
 learner's kernels (:class:`Unwritten`, with every launch's grid and a map).  On a GPU
 stores are not seen; the storage rule above holds.
 
-Triton 3.6 has no public hook for "a launch happened" that also names the kernel's
-Python function, so ``JITFunction.run``, the interpreter's ``InterpretedFunction.run``
-and ``CompiledKernel.__getitem__`` are wrapped while a witnessed call runs, and only
-then.
+Launches and stores are heard through checks.judging.launches, for the length of a
+witnessed call only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
-from checks.judging import failure_kinds
+from checks import interpreter
+from checks.judging import failure_kinds, launches
 from checks.judging.case import CheckFailed
 from checks.judging.op_rules import (
     ALLOWED_OPS,
@@ -55,7 +53,7 @@ from checks.judging.op_rules import (
     PLAIN_NAMES,
     WRITERS,
 )
-from checks.judging.stored import StoreLog, interpreting, stored_problem, unwritten_problem
+from checks.judging.stored import StoreLog, stored_problem, unwritten_problem
 
 LESSON_SECTION = failure_kinds.SECTION_OWN
 
@@ -105,12 +103,12 @@ def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
-_state = threading.local()
+_state = threading.local()  # .witness; .launch, .own_launch: the learner's launch running now
 
 
 def _active() -> Optional[Witness]:
-    if getattr(_state, "launch_depth", 0):
-        return None
+    if launches.depth():
+        return None  # Triton's own work inside a launch
     return getattr(_state, "witness", None)
 
 
@@ -127,60 +125,28 @@ def _storage_ptrs(values: Iterable[Any], into: set) -> None:
             _storage_ptrs([v.base], into)
 
 
-def _storage_of(t) -> Optional[int]:
+def _storage_of(t: Any) -> Optional[int]:
     try:
         return t.untyped_storage().data_ptr()
     except Exception:  # noqa: BLE001 - not a tensor with storage
         return None
 
 
-def _python_fn(kernel):
-    """The Python function under a kernel object: autotuner and heuristics wrappers hold
-    the JIT function in ``.fn``, which holds the function in ``.fn``."""
-    inner = kernel
-    for _ in range(8):
-        if hasattr(inner, "__code__"):
-            return inner
-        inner = getattr(inner, "fn", None)
-    return None
-
-
-def _source_file(kernel) -> str:
-    fn = _python_fn(kernel)
-    return fn.__code__.co_filename if fn is not None else "<unknown>"
-
-
-def _record_launch(kernel_obj, args, kwargs, grid=None) -> Optional[Launch]:
-    w = _active()
-    if w is None:
-        return None
-    storages: set = set()
-    _storage_ptrs(list(args) + list(kwargs.values()), storages)
-    fn = _python_fn(kernel_obj)
-    name = fn.__name__ if fn is not None else getattr(kernel_obj, "__name__", "kernel")
-    launch = Launch(
-        kernel=name,
-        file=_source_file(kernel_obj),
-        storages=storages,
-        grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid,
-    )
-    w.launches.append(launch)
-    return launch
-
-
-def _programs(kernel_obj, grid, args, kwargs) -> Optional[tuple]:
+def _programs(launch: launches.Launch) -> Optional[tuple]:
     """The grid a launch runs: a tuple as given, or what a grid function returns for
     the launch's arguments by name (as Triton calls it); None when it cannot be read
     here (an autotuner's meta-parameters are known only to the launch it makes inside)."""
+    grid = launch.grid
     if grid is None:
         return None
     try:
         if callable(grid):
-            fn = _python_fn(kernel_obj)
+            fn = launch.function
             if fn is None:
                 return None
             params = inspect.signature(fn).parameters
-            bound = inspect.signature(fn).bind(*args, **{k: v for k, v in kwargs.items() if k in params})
+            kwargs = {k: v for k, v in launch.kwargs.items() if k in params}
+            bound = inspect.signature(fn).bind(*launch.args, **kwargs)
             bound.apply_defaults()
             grid = grid(dict(bound.arguments))
         return tuple(int(g) for g in grid)
@@ -188,99 +154,56 @@ def _programs(kernel_obj, grid, args, kwargs) -> Optional[tuple]:
         return None
 
 
-@contextlib.contextmanager
-def _inside_launch(w: Optional[Witness], launch: Optional[Launch]):
-    """Triton's own work from here on; stores count when the launch is the learner's."""
-    prev, prev_launch = getattr(_state, "own_launch", False), getattr(_state, "launch", None)
-    if launch is not None and w is not None:  # a launch is recorded only while witnessing
-        _state.own_launch, _state.launch = _same_file(launch.file, w.learner_file), launch
-    _state.launch_depth = getattr(_state, "launch_depth", 0) + 1
-    try:
-        yield
-    finally:
-        _state.launch_depth -= 1
-        _state.own_launch, _state.launch = prev, prev_launch
+class _LaunchWatcher(launches.Listener):
+    """Records the calling thread's outermost launches into the witness; what happens
+    inside one (the interpreter moving tensors, an autotuner timing its configs with
+    PyTorch ops and relaunching the kernel) is Triton's, not the learner's."""
+
+    def __init__(self, w: Witness):
+        self.w, self.thread = w, threading.get_ident()
+
+    def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
+        if threading.get_ident() != self.thread:
+            return proceed()
+        w, recorded = self.w, None
+        if launch.depth == 0:
+            storages: set = set()
+            _storage_ptrs(list(launch.args) + list(launch.kwargs.values()), storages)
+            grid = launch.grid
+            recorded = Launch(
+                kernel=launch.name,
+                file=launch.file,
+                storages=storages,
+                grid=tuple(grid) if isinstance(grid, (tuple, list)) else grid,
+            )
+            w.launches.append(recorded)
+        prev = getattr(_state, "own_launch", False), getattr(_state, "launch", None)
+        if recorded is not None:
+            _state.own_launch, _state.launch = _same_file(recorded.file, w.learner_file), recorded
+        try:
+            # Only where stores are seen; a launch made inside another (an autotuner's) gives its grid.
+            outer = recorded or _state.launch
+            if outer is not None and w.stores is not None and launch.kind != launches.HANDLE:
+                outer.programs = _programs(launch) or outer.programs
+            return proceed()
+        finally:
+            _state.own_launch, _state.launch = prev
 
 
-def _on_store(addrs, values, elem) -> None:
-    w = getattr(_state, "witness", None)
-    if w is not None and w.stores is not None and getattr(_state, "own_launch", False):
-        w.stores.add(addrs, values, elem)
+class _StoreWatcher(launches.Listener):
+    """In the interpreter: keeps the stores of the learner's own launches."""
 
+    def __init__(self, w: Witness):
+        self.w, self.thread = w, threading.get_ident()
 
-def _wrap_run(original: Callable) -> Callable:
-    """A launch entry point: recorded as one launch; what happens inside it (the
-    interpreter moving tensors, an autotuner timing its configs with PyTorch ops and
-    relaunching the kernel) is Triton's, not the learner's."""
-
-    def run(self, *args, **kwargs):
-        if kwargs.get("warmup"):
-            return original(self, *args, **kwargs)
-        grid = kwargs.get("grid")
-        meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        w = _active()
-        launch = _record_launch(self, args, meta, grid)
-        with _inside_launch(w, launch):
-            # Read inside (a grid function is user code, not the call's ops), and only where
-            # stores are seen; a launch made inside another (an autotuner's) gives its grid.
-            outer, witness = launch or getattr(_state, "launch", None), getattr(_state, "witness", None)
-            if outer is not None and witness is not None and witness.stores is not None:
-                outer.programs = _programs(self, grid, args, meta) or outer.programs
-            return original(self, *args, **kwargs)
-
-    return functools.update_wrapper(run, original, assigned=(), updated=())  # sets __wrapped__ only
-
-
-def _wrap_compiled_getitem(original: Callable) -> Callable:
-    def getitem(self, grid):
-        runner = original(self, grid)
-
-        def launch(*args, **kwargs):
-            src = getattr(self, "src", None)
-            w = _active()
-            with _inside_launch(w, _record_launch(getattr(src, "fn", self), args, kwargs, grid)):
-                return runner(*args, **kwargs)
-
-        return launch
-
-    return functools.update_wrapper(getitem, original, assigned=(), updated=())  # sets __wrapped__ only
-
-
-@contextlib.contextmanager
-def _watching_launches():
-    """Wrap Triton's launch entry points for the duration of one witnessed call, then
-    put the originals back (code that caches launch handles, like the reference
-    answers' fast path, checks whether ``JITFunction.run`` is wrapped and goes through
-    it while it is)."""
-    from triton.runtime.jit import JITFunction
-
-    targets = [(JITFunction, "run", _wrap_run)]
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        targets.append((InterpretedFunction, "run", _wrap_run))
-    except ImportError:
-        pass
-    try:
-        from triton.compiler.compiler import CompiledKernel
-
-        targets.append((CompiledKernel, "__getitem__", _wrap_compiled_getitem))
-    except ImportError:
-        pass
-    try:  # @triton.autotune and @triton.heuristics wrap the kernel; launches go through them
-        from triton.runtime.autotuner import Autotuner, Heuristics
-
-        targets += [(Autotuner, "run", _wrap_run), (Heuristics, "run", _wrap_run)]
-    except ImportError:
-        pass
-    saved = [(cls, name, cls.__dict__[name]) for cls, name, _ in targets]
-    for cls, name, wrap in targets:
-        setattr(cls, name, wrap(cls.__dict__[name]))
-    try:
-        yield
-    finally:
-        for cls, name, original in saved:
-            setattr(cls, name, original)
+    def stored(self, access: launches.Access) -> None:
+        w = self.w
+        if (
+            threading.get_ident() == self.thread
+            and w.stores is not None
+            and getattr(_state, "own_launch", False)
+        ):
+            w.stores.add(access.addrs, access.values, access.elem)
 
 
 def _learner_line(learner_file: str) -> Optional[int]:
@@ -423,24 +346,26 @@ def allowed_ops(extra: Iterable[str] = ()) -> frozenset:
 
 
 @contextlib.contextmanager
-def witnessing(path, allowed: Optional[frozenset] = None):
+def witnessing(
+    path: Any, allowed: Optional[frozenset] = None, interpret: Optional[bool] = None
+) -> Iterator[Witness]:
     """Record the launches and PyTorch ops of the code run inside; yields the
     :class:`Witness` (also useful on its own: which kernels ran, in what order, on
-    which grids).  Inside another witnessing block it records nothing new."""
+    which grids).  ``interpret``: whether Triton's interpreter runs the kernels, where
+    every store is seen too (default: this process's mode, checks.interpreter).  Inside
+    another witnessing block it records nothing new."""
     if getattr(_state, "witness", None) is not None:
         yield Witness(learner_file=str(path))
         return
     w = Witness(learner_file=str(path))
-    _state.witness, _state.launch_depth, _state.own_launch, _state.launch = w, 0, False, None
+    _state.witness, _state.own_launch, _state.launch = w, False, None
     try:
         with contextlib.ExitStack() as stack:
-            if interpreting():  # stores are seen only in the interpreter
-                from checks.judging import oob
-
+            if interpreter.active() if interpret is None else interpret:
                 w.stores = StoreLog()
-                stack.enter_context(oob.observing_stores(_on_store))
+                stack.enter_context(launches.listening(_StoreWatcher(w)))
             stack.enter_context(_handle_recorder())
-            stack.enter_context(_watching_launches())
+            stack.enter_context(launches.listening(_LaunchWatcher(w)))
             stack.enter_context(_op_recorder(allowed or ALLOWED_OPS))
             yield w
     finally:
@@ -448,15 +373,22 @@ def witnessing(path, allowed: Optional[frozenset] = None):
 
 
 def witnessed_call(
-    path, fn: Callable, *args, fn_name: Optional[str] = None, allowed: Optional[frozenset] = None, **kwargs
-):
+    path: Any,
+    fn: Callable,
+    *args: Any,
+    fn_name: Optional[str] = None,
+    allowed: Optional[frozenset] = None,
+    interpret: Optional[bool] = None,
+    **kwargs: Any,
+) -> Any:
     """Call ``fn`` and return its result; raise :class:`NotOwnKernel` when its tensors
     were not computed by a kernel defined in the file at ``path``, and :class:`Unwritten`
-    (in the interpreter) when they were but some elements no program stored.  A call
-    inside a witnessed call is not witnessed again (the outer one sees everything)."""
+    (in the interpreter: ``interpret``, see :func:`witnessing`) when they were but some
+    elements no program stored.  A call inside a witnessed call is not witnessed again
+    (the outer one sees everything)."""
     if getattr(_state, "witness", None) is not None:
         return fn(*args, **kwargs)
-    with witnessing(path, allowed) as w:
+    with witnessing(path, allowed, interpret) as w:
         _storage_ptrs(list(args) + list(kwargs.values()), w.inputs)
         result = fn(*args, **kwargs)
     name = fn_name or str(getattr(fn, "__name__", "your function"))
@@ -481,18 +413,33 @@ class WitnessedModule:
     """The learner's module as the checks see it: the contract's functions are
     witnessed on every call; everything else is the module's own attribute."""
 
-    def __init__(self, mod, path, functions: Iterable[str], allowed: Optional[frozenset] = None):
-        self._mod, self._path, self._allowed = mod, str(path), allowed
+    def __init__(
+        self,
+        mod: Any,
+        path: Any,
+        functions: Iterable[str],
+        allowed: Optional[frozenset] = None,
+        interpret: Optional[bool] = None,
+    ):
+        self._mod, self._path, self._allowed, self._interpret = mod, str(path), allowed, interpret
         self._functions = frozenset(functions)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         value = getattr(self._mod, name)
         if name in self._functions and callable(value):
 
-            def call(*args, **kwargs):
-                return witnessed_call(self._path, value, *args, fn_name=name, allowed=self._allowed, **kwargs)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                return witnessed_call(
+                    self._path,
+                    value,
+                    *args,
+                    fn_name=name,
+                    allowed=self._allowed,
+                    interpret=self._interpret,
+                    **kwargs,
+                )
 
             call.__name__ = name
-            call.__wrapped__ = value
+            call.__wrapped__ = value  # type: ignore[attr-defined]
             return call
         return value

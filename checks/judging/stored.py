@@ -1,6 +1,6 @@
 """Which bytes the learner's kernels stored during one call, in Triton's interpreter.
 
-checks.judging.oob reports every store's active lanes (address and the bytes written);
+checks.judging.launches reports every store's active lanes (address and the bytes written);
 :class:`StoreLog` keeps those of the learner's own launches, and :meth:`StoreLog.gaps`
 says, for a returned tensor, which of its elements hold bytes that no such store put
 there: never stored at all, or stored and then overwritten by something that is not a
@@ -129,16 +129,6 @@ class StoreLog:
             unexplained=(~same_elems).reshape(tuple(t.shape)),
             repeated=int(np.maximum(stores_each - 1, 0).sum()),
         )
-
-
-def interpreting() -> bool:
-    """Whether Triton runs kernels in its interpreter (where every store is seen)."""
-    try:
-        import triton
-
-        return bool(triton.knobs.runtime.interpret)
-    except (ImportError, AttributeError):
-        return False
 
 
 def _byte_dtype():

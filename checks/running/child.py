@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from checks.interpreter import interpreter_env
 from checks.judging.records import Record
 from checks.running import events, processes
 
@@ -83,9 +84,9 @@ class Worker:
         self.ready_info: Optional[events.Ready] = None
         self.events: "queue.Queue" = queue.Queue()
         child_env = dict(os.environ if env is None else env)
+        if preload == "interpret":  # else the job says, and the worker chooses
+            child_env = interpreter_env(True, child_env)
         child_env.setdefault("PYTHONUNBUFFERED", "1")
-        if preload == "interpret":
-            child_env["TRITON_INTERPRET"] = "1"
         args = (
             [sys.executable]
             + (["-S"] if sys.flags.no_site else [])

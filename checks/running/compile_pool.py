@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from checks.interpreter import interpreter_env
 from checks.running import processes, variants as variant_names
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,8 +99,8 @@ class CompileWorker:
     """One ``python -m checks.running.compile_worker`` process: a request, then its answer."""
 
     def __init__(self, env: Optional[dict] = None):
-        child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
-        child_env.pop("TRITON_INTERPRET", None)  # compiled for the GPU, never interpreted
+        # compiled for the GPU, never interpreted
+        child_env = interpreter_env(False, dict(os.environ if env is None else env, PYTHONUNBUFFERED="1"))
         kwargs: dict = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         kwargs.update(processes.own_group())
         self.proc = subprocess.Popen(

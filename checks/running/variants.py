@@ -7,7 +7,8 @@ every new variant through its public ``knobs.runtime.jit_cache_hook``, with a JS
 ``specialization_data`` made for compiling that same variant ahead of time
 (``JITFunction.preload`` reads the same format).
 
-* :class:`Recorder` is that hook in a check worker: it keeps the variants of kernels
+* :class:`Recorder` hears that hook in a check worker (a listener of
+  checks.judging.launches, which sets the hook): it keeps the variants of kernels
   defined in the learner's file, and when a variant was predicted (the compile pool
   is compiling it, see :mod:`checks.running.compile_pool`) it waits for the pool's marker
   file instead of compiling it a second time, then lets Triton find it in its cache.
@@ -28,6 +29,8 @@ import os
 import time
 from pathlib import Path
 from typing import Any, Optional
+
+from checks.judging import launches
 
 ABANDONED = "abandoned"  # a marker file: the pool will compile nothing more for this run
 
@@ -65,14 +68,14 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-class Recorder:
-    """Triton's ``jit_cache_hook`` for one check run.
+class Recorder(launches.Listener):
+    """What Triton's ``jit_cache_hook`` says, for one check run.
 
     ``learner_file``: only kernels defined there are recorded.  ``expected``: the
     identities the compile pool is compiling into Triton's cache, and ``folder`` where
     it drops a marker for each; ``wait_limit`` bounds the wait for any one of them."""
 
-    def __init__(self, learner_file, expected=(), folder=None, wait_limit: float = 60.0):
+    def __init__(self, learner_file: Any, expected: Any = (), folder: Any = None, wait_limit: float = 60.0):
         self.learner_file = str(learner_file)
         self.expected = set(expected) if folder else set()
         self.folder = Path(folder) if folder else None
@@ -83,7 +86,9 @@ class Recorder:
         self.waits = 0
         self.hits = 0  # predicted variants the pool had compiled
 
-    def __call__(self, *, fn, compile, **_ignored) -> Optional[bool]:
+    def compiling(self, **info: Any) -> Optional[bool]:
+        fn: Any = info.get("fn")
+        compile = info.get("compile")
         jit = getattr(fn, "jit_function", None)
         code = getattr(getattr(jit, "fn", None), "__code__", None)
         data = compile.get("specialization_data") if isinstance(compile, dict) else None

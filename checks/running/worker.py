@@ -32,6 +32,7 @@ Protocol (see checks/running/child.py for the parent side):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import inspect
 import json
@@ -39,7 +40,10 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
+from checks import interpreter
+from checks.judging import launches
 from checks.running import events
 
 PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted", "benchmark"}
@@ -77,27 +81,25 @@ def _limit_memory() -> None:
         pass
 
 
-class _CompileClock:
+# Listeners that stay registered for the life of the process (it ends with os._exit).
+_for_life = contextlib.ExitStack()
+
+
+class _CompileClock(launches.Listener):
     """Seconds Triton spends compiling (cache misses), through its compilation
-    listener where this Triton version has one."""
+    listener (checks.judging.launches sets it)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.seconds, self.count, self.hits = 0.0, 0, 0
-        try:
-            import triton.knobs as knobs
 
-            knobs.compilation.listener = self._heard
-        except Exception:  # noqa: BLE001 - an older Triton: no split, nothing else lost
-            pass
-
-    def _heard(self, *, times=None, cache_hit=False, **_):
-        if cache_hit:
+    def compiled(self, **info: Any) -> None:
+        if info.get("cache_hit"):
             self.hits += 1
             return
         self.count += 1
         try:
-            self.seconds += times.total / 1e6
-        except AttributeError:
+            self.seconds += info["times"].total / 1e6
+        except (AttributeError, KeyError):
             pass
 
     def take(self) -> dict:
@@ -117,16 +119,12 @@ def _stack_dump(path, timeout) -> None:
         faulthandler.dump_traceback_later(max(0.5, float(timeout) - 0.5), file=f)
 
 
-def _record_variants(job: dict):
-    """Install :class:`checks.running.variants.Recorder` as Triton's JIT cache hook: it lists
-    the variants of the learner's kernels each check compiled, and waits for the ones
-    the compile pool is compiling (``job["predicted"]``: folder and identities)."""
-    try:
-        import triton.knobs as knobs
+def _record_variants(job: dict) -> Any:
+    """Register :class:`checks.running.variants.Recorder` to hear Triton's JIT cache hook:
+    it lists the variants of the learner's kernels each check compiled, and waits for the
+    ones the compile pool is compiling (``job["predicted"]``: folder and identities)."""
+    from checks.running import variants
 
-        from checks.running import variants
-    except ImportError:
-        return None
     predicted = job.get("predicted") or {}
     recorder = variants.Recorder(
         job["file"],
@@ -134,7 +132,7 @@ def _record_variants(job: dict):
         predicted.get("folder"),
         wait_limit=float(predicted.get("wait_limit", 60.0)),
     )
-    knobs.runtime.jit_cache_hook = recorder
+    _for_life.enter_context(launches.listening(recorder))
     return recorder
 
 
@@ -177,7 +175,7 @@ def main(argv=None) -> int:
         _stack_dump(args.stack_file, None)
 
     if args.preload == "interpret":
-        os.environ["TRITON_INTERPRET"] = "1"
+        interpreter.select(True)  # before triton is imported; a job may not say otherwise
     from checks.judging import engine
 
     ready: dict = {"pid": os.getpid()}
@@ -186,7 +184,7 @@ def main(argv=None) -> int:
         import torch
         import triton
 
-        clock = _CompileClock()
+        clock = _for_life.enter_context(launches.listening(_CompileClock()))
         try:
             from checks.running import warmup
 
@@ -223,8 +221,9 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
-    if job.get("interpret"):
-        os.environ["TRITON_INTERPRET"] = "1"
+    interpret = bool(job.get("interpret")) or args.preload == "interpret"
+    if args.preload != "interpret":
+        interpreter.select(interpret)  # before the exercise is imported
     if args.preload != "gpu":
         _limit_memory()
 
@@ -232,7 +231,7 @@ def main(argv=None) -> int:
     from checks.judging.records import Record
 
     recorder = None
-    if args.preload == "gpu" and not job.get("interpret"):
+    if args.preload == "gpu" and not interpret:
         recorder = _record_variants(job)
 
     def on_plan(cases):
@@ -259,7 +258,7 @@ def main(argv=None) -> int:
         engine.run_checks(
             job["workshop"],
             job["file"],
-            interpret=bool(job.get("interpret")),
+            interpret=interpret,
             only=job.get("only"),
             on_plan=on_plan,
             on_begin=on_begin,
