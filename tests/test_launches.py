@@ -261,7 +261,7 @@ def test_the_process_chooses_once_and_says_so(shell, chosen, expected):
 
 # --- one place each, read from the source ------------------------------------------------------
 
-ROOMS = ("checks", "workshops")
+ROOMS = ("checks", "workshops", "tui")
 TRITON_SEAMS = {
     "InterpretedFunction",
     "CompiledKernel",

@@ -31,6 +31,7 @@ from typing import IO, Any, Callable, Optional
 from checks.benchmark import row_text
 from checks.benchmark.rows import ROW_LINE_TYPE
 from checks.benchmark.statistics import add_speedups
+from checks.interpreter import interpreter_env
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
@@ -242,8 +243,9 @@ class BenchmarkRun:
         os.close(fd)
         os.unlink(out)  # the benchmark writes it; an absent file means it wrote nothing
         # Without --file the benchmark times YOUR file, found through the workspace.
-        env = dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
-        env.pop("TRITON_INTERPRET", None)
+        env = interpreter_env(
+            False, dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        )
         try:
             if self.worker is not None and self.file is not None:
                 code, tail = self._in_worker(out)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from checks import interpreter
 from checks.benchmark import (
     ceilings as card_ceilings,
     payload as evidence,
@@ -141,7 +141,7 @@ def validate(args) -> None:
 
 def cuda_problem() -> Optional[str]:
     """Why timings cannot run here, or None."""
-    if os.environ.get("TRITON_INTERPRET", "0") == "1":
+    if interpreter.active():
         return (
             "timings need a CUDA GPU: TRITON_INTERPRET=1 runs kernels in Triton's "
             "interpreter on the CPU, which has nothing worth timing; unset it on a GPU machine"

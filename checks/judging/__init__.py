@@ -7,6 +7,8 @@
     op_rules.py    the ops the witness allows, and how it names the rest
     stored.py      in the interpreter: which output bytes the learner's kernels stored
     oob.py         in the interpreter: loads and stores outside the tensors they belong to
+    launches.py    Triton's launches, compiles and interpreter memory accesses, heard in one
+                   place (the only module that hooks into Triton)
     engine.py      load an exercise, run its workshop's checks, one record per check
     records.py     the record of one check; what a run's records come to (outcome, progress)
     report.py      the printout of a run
