@@ -7,9 +7,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from typing import Optional
+
 from checks import workspace as ws
 from checks.json_files import write_json_atomic
 from checks.judging import STATUSES, Outcome, outcome_line, outcome_of
+from checks.running import RunRecords
 
 # version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
@@ -33,11 +36,14 @@ def counts(records: list) -> dict:
     return {s: sum(r.status == s for r in records) for s in STATUSES}
 
 
-def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: bool) -> dict | None:
-    if not last or not last.get("records"):
+def payload(
+    workshop, path: Path, last: Optional[RunRecords], bench_rows: dict, interpreted: bool
+) -> dict | None:
+    """The export of ``last``, a finished run's records (None: nothing to export yet)."""
+    records = last.records if last is not None else []
+    if last is None or not records:
         return None
-    digest = last["digest"]
-    records = last["records"]
+    digest = last.content_hash
     rows = bench_rows.get("rows", []) if bench_rows.get("digest") == digest else []
     return {
         "schema": EXPORT_SCHEMA,
@@ -46,9 +52,9 @@ def payload(workshop, path: Path, last: dict, bench_rows: dict, interpreted: boo
         "content_hash": digest,
         "file": str(path),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "outcome": outcome_word(last.get("outcome", ""), records),
+        "outcome": outcome_word(last.outcome, records),
         "summary": outcome_line(records),
-        "run_outcome": last.get("outcome"),
+        "run_outcome": str(last.outcome),
         "counts": counts(records),
         "interpreted": interpreted,
         "records": [r.to_dict() for r in records],
