@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-
 from typing import Optional
 
 from checks import workspace as ws

@@ -167,11 +167,7 @@ class HeadlessSession:
     def messages_plan(self, generation: int) -> list:
         """The cases of the last plan the run ``generation`` posted."""
         with self._cond:
-            plans = [
-                m.cases
-                for _, m in self.messages
-                if m.generation == generation and isinstance(m, Plan)
-            ]
+            plans = [m.cases for _, m in self.messages if m.generation == generation and isinstance(m, Plan)]
         return plans[-1] if plans else []
 
     def close(self) -> None:

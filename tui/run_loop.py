@@ -140,12 +140,12 @@ class RunLoop(_Host):
         assert self.controller is not None  # _current() says so
         panel = self.query_one(ResultsPanel)
         panel.workers_note = self.controller.workers_note()
-        panel.start(event.cases, event.content_hash)
+        panel.start(event.cases, event.content_hash or "")
 
     def _record_arrived(self, event: RecordEvent) -> None:
         panel = self.query_one(ResultsPanel)
         if panel.digest != event.content_hash:  # no plan came (the import failed)
-            panel.start([], event.content_hash)
+            panel.start([], event.content_hash or "")
         panel.add(event.record)
 
     def _run_done(self, event: End) -> None:
@@ -171,7 +171,7 @@ class RunLoop(_Host):
             # this run was started for, not the newer one it checked: check the file now.
             self.request_run()
             return
-        if self.passed and self.workshop.gpu and self._maybe_bench(event.generation, digest):
+        if self.passed and self.workshop.gpu and self._maybe_bench(self.controller.generation, digest):
             return  # the next worker is primed after the benchmark
         self._timings_idle()
         self._prime()
@@ -224,7 +224,11 @@ class RunLoop(_Host):
             t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
         elif not bench.available():
             t.set_status(f"benchmarks unavailable (the engine has no checks.benchmark).{ref}", "dim")
-        elif self.bench_rows and self.last is not None and self.bench_rows.get("digest") == self.last.content_hash:
+        elif (
+            self.bench_rows
+            and self.last is not None
+            and self.bench_rows.get("digest") == self.last.content_hash
+        ):
             pass
         else:
             t.set_status(f"Timings run when every check passes.{ref}", "dim")

@@ -51,7 +51,7 @@ class _Tail:
     full pipe) and keep only its last bytes."""
 
     def __init__(self, stream):
-        self.buf = collections.deque()
+        self.buf: collections.deque[bytes] = collections.deque()
         self.size = 0
         self.total = 0
         self.lock = threading.Lock()
@@ -148,6 +148,7 @@ class Worker:
         self.events.put(events.Eof())
 
     def _read_file(self):
+        assert self._record_file is not None  # Windows: the worker appends to it
         pos = 0
         while True:
             with open(self._record_file, encoding="utf-8", errors="replace") as f:

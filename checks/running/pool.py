@@ -37,6 +37,7 @@ from typing import Any, Iterator, Optional
 from checks.running import events
 from checks.running.child import Worker
 from checks.running.compile_pool import env_count, machine_cores, machine_memory_gib
+from checks.running.events import RecordEvent
 from checks.running.run_records import RunRecords
 
 MAX_POOL = 8
@@ -361,7 +362,7 @@ class ShardedRun:
             **self._stamp(),
         )
 
-    def as_ours(self, ev: events.RecordEvent) -> events.RecordEvent:
+    def as_ours(self, ev: RecordEvent) -> RecordEvent:
         """A shard's record event as it is, unless that shard imported other content than
         the first (a save between their imports: the run is cancelled) -- then relabelled."""
         if ev.content_hash == self.records.content_hash:

@@ -191,7 +191,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             screen.set_class(False, "interpreted")
             screen._load_reference()
             await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
-            screen._maybe_bench(screen.controller.generation, screen.last["digest"])
+            screen._maybe_bench(screen.controller.generation, screen.last.content_hash)
             await wait_for(pilot, lambda: timings.results, 30, "the timings")
             table = timings.query_one("#timings")
             keys = [str(k.value) for k in table.columns]
