@@ -11,15 +11,15 @@ import threading
 import time
 
 from checks.judging import engine
-from checks.running.child import ChildRun, Worker
-from checks.running.pool import MAX_INTERPRETERS, pool_size, split
 from checks.running import RunSession as CheckController
+from checks.running.child import ChildRun, Worker
 from checks.running.events import (
     Begin as CheckStarted,
     End as RunFinished,
     Plan as CheckPlanned,
     RecordEvent as RecordArrived,
 )
+from checks.running.pool import MAX_INTERPRETERS, pool_size, split
 from workshops import catalog
 
 A1 = catalog.get("online_normalizer")

@@ -106,7 +106,8 @@ def test_a_run_that_passes_here_says_passed_here_and_names_the_rest(make_app, wo
                 screen.post_message(
                     RunUpdate(RecordEvent(record=record, generation=generation, content_hash=panel.digest))
                 )
-            screen.post_message(RunUpdate(End(outcome="done", generation=generation, content_hash=panel.digest)))
+            end = End(outcome="done", generation=generation, content_hash=panel.digest)
+            screen.post_message(RunUpdate(end))
             done = screen.query_one(CompletionPanel)
             await wait_for(pilot, lambda: "Passed here" in str(done.render()), 5, "the banner")
             said = str(done.render())
