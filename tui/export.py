@@ -12,6 +12,7 @@ from checks import workspace as ws
 from checks.json_files import write_json_atomic
 from checks.judging import STATUSES, Outcome, outcome_line, outcome_of
 from checks.running import RunRecords
+from workshops.catalog import Workshop
 
 # version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
@@ -36,7 +37,7 @@ def counts(records: list) -> dict:
 
 
 def payload(
-    workshop, path: Path, last: Optional[RunRecords], bench_rows: dict, interpreted: bool
+    workshop: Workshop, path: Path, last: Optional[RunRecords], bench_rows: dict, interpreted: bool
 ) -> dict | None:
     """The export of ``last``, a finished run's records (None: nothing to export yet)."""
     records = last.records if last is not None else []

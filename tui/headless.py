@@ -38,7 +38,7 @@ class HeadlessSession:
         compilers: Optional[int] = None,
         benchmarks: bool = False,
         poll: bool = False,
-    ):
+    ) -> None:
         self.workshop, self.path = workshop, Path(path)
         self.poll = poll
         self.controller = RunSession(

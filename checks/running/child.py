@@ -129,7 +129,7 @@ class Worker:
         self.ready_at: Optional[float] = None
 
     # --- the record channel ---
-    def _put_line(self, line: str):
+    def _put_line(self, line: str) -> None:
         line = line.strip()
         if not line:
             return
@@ -147,7 +147,7 @@ class Worker:
                 self._put_line(line)
         self.events.put(events.Eof())
 
-    def _read_file(self):
+    def _read_file(self) -> None:
         assert self._record_file is not None  # Windows: the worker appends to it
         pos = 0
         while True:
@@ -237,14 +237,14 @@ class ChildRun:
     def __init__(
         self,
         workshop_id: str,
-        path,
+        path: str | os.PathLike[str],
         *,
         interpret: bool = False,
-        only=None,
+        only: Optional[list] = None,
         timeout: Optional[float] = None,
         worker: Optional[Worker] = None,
         records: Optional[RunRecords] = None,
-    ):
+    ) -> None:
         self.workshop_id = workshop_id
         self.path = Path(path).resolve()
         self.interpret = interpret

@@ -32,7 +32,7 @@ class CompileAhead:
         compilers: int,
         timeout: float,
         compile_pool: Optional[CompilePool] = None,
-    ):
+    ) -> None:
         self.workshop_id = workshop_id
         self.path = Path(path)
         self.workspace = Path(workspace)

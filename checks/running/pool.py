@@ -183,7 +183,9 @@ class ShardedRun:
     apart from the shards' own) names the run: its generation and content hash stamp
     the events this run makes itself."""
 
-    def __init__(self, shards: list, order: Optional[list] = None, records: Optional[RunRecords] = None):
+    def __init__(
+        self, shards: list, order: Optional[list] = None, records: Optional[RunRecords] = None
+    ) -> None:
         self.shards = list(shards)
         self.order = list(order or [])
         found = getattr(self.shards[0], "records", None) if len(self.shards) == 1 else None

@@ -21,7 +21,7 @@ class RunRecords:
     ``generation`` and ``content_hash`` name the run (as its events do); ``outcome`` is
     ``running`` until the run ends.  Safe to read from another thread while it fills."""
 
-    def __init__(self, generation: Optional[int] = None, content_hash: Optional[str] = None):
+    def __init__(self, generation: Optional[int] = None, content_hash: Optional[str] = None) -> None:
         self.generation = generation
         self.content_hash = content_hash
         self.outcome: str = RunOutcome.RUNNING

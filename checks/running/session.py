@@ -73,7 +73,7 @@ class RunSession:
         compilers: Optional[int] = None,
         compile_pool: Optional[CompilePool] = None,
         **options: Any,
-    ):
+    ) -> None:
         self.workshop = workshop
         self.path = Path(path)
         self.workspace = Path(workspace)

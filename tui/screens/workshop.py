@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -117,7 +118,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         Binding("escape", "back", "Back", id="back"),
     ]
 
-    def __init__(self, workshop, **kwargs) -> None:
+    def __init__(self, workshop: catalog.Workshop, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.workshop = workshop
         self.path: Path = Path()
