@@ -189,7 +189,7 @@ class RunLoop(_Host):
                 workspace=course_app(self).workspace,
             )
         except (OSError, TimeoutError):
-            pass  # the latest status is saved by the runner anyway
+            pass  # the latest status is saved by the run session anyway
 
     @work(thread=True, group="prime", exit_on_error=False)
     def _prime(self) -> None:
