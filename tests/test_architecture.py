@@ -146,7 +146,7 @@ def test_the_apps_process_loads_neither_torch_nor_triton():
     import no GPU library (the engine imports them lazily, in child processes)."""
     code = (
         "import sys\n"
-        "import tui.app, tui.runner, tui.screens.workshop, tui.latency\n"
+        "import tui.app, tui.headless, tui.screens.workshop, tui.latency\n"
         "import checks.running, checks.judging\n"
         "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))\n"
     )

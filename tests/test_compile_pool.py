@@ -277,7 +277,7 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
 
 
 def test_the_controller_says_which_workers_it_uses(tmp_path):
-    from tui.runner import CheckController
+    from checks.running import RunSession as CheckController
     from workshops import catalog
 
     w = catalog.get("strided_softmax")

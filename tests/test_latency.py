@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from checks.running import RunSession as CheckController
 from checks.running.child import ChildRun
 from checks.running.pool import pool_size
 from tui import latency
-from tui.runner import CheckController
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,10 +11,15 @@ import threading
 import time
 
 from checks.judging import engine
+from checks.running import RunSession as CheckController
 from checks.running.child import ChildRun, Worker
+from checks.running.events import (
+    Begin as CheckStarted,
+    End as RunFinished,
+    Plan as CheckPlanned,
+    RecordEvent as RecordArrived,
+)
 from checks.running.pool import MAX_INTERPRETERS, pool_size, split
-from tui.messages import CheckPlanned, CheckStarted, RecordArrived, RunFinished
-from tui.runner import CheckController
 from workshops import catalog
 
 A1 = catalog.get("online_normalizer")

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from checks import workspace as ws
 from checks.benchmark import history
 from checks.json_files import write_json_atomic
 from checks.judging import STATUSES, Outcome, outcome_line, outcome_of
-
-if TYPE_CHECKING:
-    from workshops.catalog import Workshop
+from checks.running import RunRecords
+from workshops.catalog import Workshop
 
 # version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted;
 # "history" (the timed saves, oldest first) added since without a version change: readers
@@ -44,17 +43,18 @@ def counts(records: list) -> dict:
 def payload(
     workshop: Workshop,
     path: Path,
-    last: dict,
+    last: Optional[RunRecords],
     bench_rows: dict,
     interpreted: bool,
     state_dir: Optional[Path] = None,
 ) -> dict | None:
-    """The export of ``workshop``'s last run (None before a run finished); its history is
-    read from ``state_dir``, by default the state folder of the workspace ``path`` is in."""
-    if not last or not last.get("records"):
+    """The export of ``last``, a finished run's records (None: nothing to export yet); the
+    workshop's timing history is read from ``state_dir``, by default the state folder of the
+    workspace ``path`` is in."""
+    records = last.records if last is not None else []
+    if last is None or not records:
         return None
-    digest = last["digest"]
-    records = last["records"]
+    digest = last.content_hash
     rows = bench_rows.get("rows", []) if bench_rows.get("digest") == digest else []
     return {
         "schema": EXPORT_SCHEMA,
@@ -63,9 +63,9 @@ def payload(
         "content_hash": digest,
         "file": str(path),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "outcome": outcome_word(last.get("outcome", ""), records),
+        "outcome": outcome_word(last.outcome, records),
         "summary": outcome_line(records),
-        "run_outcome": last.get("outcome"),
+        "run_outcome": str(last.outcome),
         "counts": counts(records),
         "interpreted": interpreted,
         "records": [r.to_dict() for r in records],

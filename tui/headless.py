@@ -1,11 +1,11 @@
-"""The app's check loop without Textual: tui.watch -> content hash -> CheckController.
+"""The app's check loop without Textual: tui.watch -> checks.running.RunSession.
 
-The same steps as the workshop screen's loop (tui/run_loop.py): every batch of
-changes from :func:`tui.watch.saves` asks for a run; a save whose content hash did not
-change starts none; a new run cancels the stale one (every shard); the run executes in
-a thread; its messages are kept with their arrival times; after a current run the
-pool is primed for the next save.  The latency benchmark drives this on a machine
-with no Textual and no watchfiles (the watch then polls).
+The same session as the workshop screen's loop (tui/run_loop.py): every batch of
+changes from :func:`tui.watch.saves` is a save handed to the session (which skips it if
+its content hash did not change, cancels the stale run and runs the checks in its
+thread); the events of current runs are kept here with their arrival times; after a
+current run the pool is primed for the next save.  The latency benchmark drives this on
+a machine with no Textual and no watchfiles (the watch then polls).
 
     session = HeadlessSession(workshop, path, workspace=folder, interpret=False)
     session.start()
@@ -19,17 +19,16 @@ import asyncio
 import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
+from checks.running import End, Event, Plan, RecordEvent, RunSession
 from tui import watch
-from tui.messages import CheckPlanned, RecordArrived, RunFinished
-from tui.runner import CheckController
 
 
 class HeadlessSession:
     def __init__(
         self,
-        workshop,
+        workshop: Any,
         path: Path,
         *,
         workspace: Path,
@@ -39,23 +38,22 @@ class HeadlessSession:
         compilers: Optional[int] = None,
         benchmarks: bool = False,
         poll: bool = False,
-    ):
+    ) -> None:
         self.workshop, self.path = workshop, Path(path)
         self.poll = poll
-        self.controller = CheckController(
+        self.controller = RunSession(
             workshop,
             self.path,
             workspace=workspace,
             interpret=interpret,
+            post=self._post,
             timeout=timeout,
             record=False,
             pool_size=pool_size,
             compilers=compilers,
         )
         self.controller.benchmarks = benchmarks
-        self.messages: list = []  # (monotonic arrival time, message), current runs only
-        self.runs_started = 0
-        self.saves_skipped = 0
+        self.messages: list = []  # (monotonic arrival time, event), current runs only
         self.batches: list = []  # monotonic times the watcher reported a change
         self.watching = threading.Event()
         self.primed = threading.Event()
@@ -63,6 +61,14 @@ class HeadlessSession:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop: Optional[asyncio.Event] = None
         self._thread: Optional[threading.Thread] = None
+
+    @property
+    def runs_started(self) -> int:
+        return self.controller.runs_started
+
+    @property
+    def saves_skipped(self) -> int:
+        return self.controller.saves_skipped
 
     # --- the loop (its own thread, like the app's event loop) ---
     def start(self) -> None:
@@ -88,30 +94,24 @@ class HeadlessSession:
             self.watching.set()
 
     def request_run(self, force: bool = False) -> bool:
-        c = self.controller
-        digest = c.read_hash()
-        if digest is None:
-            return False
-        if not c.wants_run(digest, force):
-            self.saves_skipped += 1
+        primed = self.primed.is_set()
+        self.primed.clear()  # before the run's thread can prime again
+        started = self.controller.save(force) is not None
+        if not started:
+            if primed:
+                self.primed.set()
             with self._cond:
                 self._cond.notify_all()
-            return False
-        generation = c.begin(digest)
-        self.runs_started += 1
-        self.primed.clear()
-        threading.Thread(target=c.execute, args=(generation, digest, self._post), daemon=True).start()
-        return True
+        return started
 
-    def _post(self, message) -> None:
-        if not self.controller.is_current(message.generation):
+    def _post(self, event: Event) -> None:
+        if not self.controller.is_current(event.generation):
             return  # a stale run: never counted as current
         with self._cond:
-            self.messages.append((time.monotonic(), message))
+            self.messages.append((time.monotonic(), event))
             self._cond.notify_all()
-        if isinstance(message, RunFinished):
-            now = self.controller.read_hash()
-            if now is not None and self.controller.wants_run(now):
+        if isinstance(event, End):
+            if self.controller.saved_during():
                 assert self._loop is not None  # runs are started from the loop's watch
                 self._loop.call_soon_threadsafe(self.request_run)
                 return
@@ -130,7 +130,7 @@ class HeadlessSession:
 
     def wait_finished(self, digest: str, since: float, timeout: float) -> Optional[dict]:
         """The current run of ``digest`` that finished after ``since``: the arrival time
-        of its first record (``first``), of its RunFinished (``last``), that message
+        of its first record (``first``), of its End (``last``), that event
         (``finished``) and the run's records as they arrived (``records``); None on a
         timeout."""
         deadline = time.monotonic() + timeout
@@ -139,14 +139,14 @@ class HeadlessSession:
                 done = [
                     (t, m)
                     for t, m in self.messages
-                    if t >= since and isinstance(m, RunFinished) and m.content_hash == digest
+                    if t >= since and isinstance(m, End) and m.content_hash == digest
                 ]
                 if done:
                     t_end, fin = done[-1]
                     arrived = [
                         (t, m.record)
                         for t, m in self.messages
-                        if t >= since and m.generation == fin.generation and isinstance(m, RecordArrived)
+                        if t >= since and m.generation == fin.generation and isinstance(m, RecordEvent)
                     ]
                     return {
                         "first": arrived[0][0] if arrived else t_end,
@@ -167,11 +167,7 @@ class HeadlessSession:
     def messages_plan(self, generation: int) -> list:
         """The cases of the last plan the run ``generation`` posted."""
         with self._cond:
-            plans = [
-                m.cases
-                for _, m in self.messages
-                if m.generation == generation and isinstance(m, CheckPlanned)
-            ]
+            plans = [m.cases for _, m in self.messages if m.generation == generation and isinstance(m, Plan)]
         return plans[-1] if plans else []
 
     def close(self) -> None:

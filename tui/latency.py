@@ -5,7 +5,7 @@ and the last verdict along up to three paths (``--paths``), in one run, each sav
 its own edit:
 
 * ``warm``: the app's own path, headless -- :func:`tui.watch.saves` with the app's
-  settings notices the save, :class:`tui.runner.CheckController` compares the content
+  settings notices the save, :class:`checks.running.RunSession` compares the content
   hash, its compile pool compiles the variants the last run needed while one warm
   check worker (torch and triton imported, CUDA and the witness warmed up) runs the
   checks; without a GPU (Triton's interpreter) the checks are sharded over one warm

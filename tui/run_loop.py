@@ -1,16 +1,18 @@
 """The check loop of a workshop screen, as a mixin of WorkshopScreen: watch the
-workspace folder -> filter to this exercise -> skip saves whose content hash did not
-change -> cancel the stale run -> run the checks in a warm worker from a thread worker
--> stream records into the table -> benchmark when the checks pass on a GPU (if
-enabled) -> keep the last results with their hash.
+workspace folder -> filter to this exercise -> hand each save to the run session
+(checks.running.RunSession: skip it if its content hash did not change, cancel the
+stale run, run the checks in a warm worker in its own thread) -> stream records into
+the table -> benchmark when the checks pass on a GPU (if enabled) -> keep the last
+run's records (its RunRecords, with their hash).
 
-The run's messages (tui.messages, plain dataclasses) reach the screen each wrapped
-once in a :class:`RunUpdate`; the screen dispatches on the message's class."""
+The run's events (checks.running: Plan, Begin, RecordEvent, End) and the benchmark's
+BenchmarkFinished reach the screen each wrapped once in a :class:`RunUpdate`; the screen
+dispatches on the event's class."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from textual import work
 from textual.message import Message
@@ -18,24 +20,16 @@ from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
 from checks.command_line import exit_code
+from checks.running import Begin, End, Event, Plan, RecordEvent, RunRecords, RunSession, progress_status
 from tui import bench
 from tui.host import course_app
-from tui.messages import (
-    BenchmarkFinished,
-    BenchmarkRow,
-    CheckPlanned,
-    CheckStarted,
-    RecordArrived,
-    RunFinished,
-    RunMessage,
-)
+from tui.messages import BenchmarkFinished, BenchmarkRow
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from tui.runner import CheckController
     from workshops.catalog import Workshop
 
     _Host = Screen[None]  # mypy checks the mixin as the screen it is mixed into
@@ -43,41 +37,49 @@ else:
     _Host = object
 
 
-class RunUpdate(Message):
-    """One message of a run (tui.messages), posted from a thread to the screen."""
+RunEvent = Union[Event, BenchmarkRow, BenchmarkFinished]
 
-    def __init__(self, event: RunMessage) -> None:
+
+class RunUpdate(Message):
+    """One event of a run (or the benchmark's message), posted from a thread to the screen."""
+
+    def __init__(self, event: RunEvent) -> None:
         super().__init__()
         self.event = event
 
 
 class RunLoop(_Host):
-    """Needs from the screen: workshop, path, controller, interpret, passed, last,
-    bench_rows, run_records, runs_started, saves_skipped, watching, run_toasts,
-    _bench_run, and the hooks run_finished(message, records) (completion, progress),
-    run_replaced() (a new run makes the last one's notices stale) and notify.
-    ``run_records`` keeps the current run's records as they arrive: (generation, list)."""
+    """Needs from the screen: workshop, path, controller (the run session, whose
+    ``post`` is :meth:`_post`), interpret, passed, last, bench_rows, watching,
+    run_toasts, _bench_run, and the hooks run_finished(message, records) (completion,
+    progress), run_replaced() (a new run makes the last one's notices stale) and notify.
+    ``last``: the records of the last finished run (None before one)."""
 
     # the screen's attributes (annotations only: WorkshopScreen sets them)
     workshop: Workshop
     path: Path
-    controller: Optional[CheckController]
+    controller: Optional[RunSession]
     interpret: bool
     passed: bool
-    last: dict
+    last: Optional[RunRecords]
     bench_rows: dict
-    runs_started: int
-    saves_skipped: int
     watching: bool
     run_toasts: bool
     _bench_run: Optional[bench.BenchmarkRun]
-    run_records: tuple
 
     if TYPE_CHECKING:  # the screen's hooks
 
-        def run_finished(self, message: RunFinished, records: list) -> None: ...
+        def run_finished(self, message: End, records: list) -> None: ...
 
         def run_replaced(self) -> None: ...
+
+    @property
+    def runs_started(self) -> int:
+        return self.controller.runs_started if self.controller is not None else 0
+
+    @property
+    def saves_skipped(self) -> int:
+        return self.controller.saves_skipped if self.controller is not None else 0
 
     # --- the loop ---
     @work(exclusive=True, group="watch", exit_on_error=False)
@@ -102,92 +104,76 @@ class RunLoop(_Host):
         c = self.controller
         if c is None:
             return False
-        digest = c.read_hash()
+        digest = c.save(force)  # the run, if any, in the session's thread
         if digest is None:
-            if force:
+            if force and c.read_hash() is None:
                 self.notify(f"{self.path} is missing; press r to restore the starter", severity="error")
             return False
-        if not c.wants_run(digest, force):
-            self.saves_skipped += 1
-            return False
         self._cancel_bench()
-        generation = c.begin(digest)
-        self.runs_started += 1
         self.passed = False
         self.run_replaced()
         self.query_one(ResultsPanel).mark_stale(digest)
-        self._run_checks(generation, digest)
         return True
 
-    @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
-    def _run_checks(self, generation: int, digest: str) -> None:
-        assert self.controller is not None  # request_run had one
-        self.controller.execute(generation, digest, self._post)
-
-    def _post(self, event: RunMessage) -> None:
+    def _post(self, event: RunEvent) -> None:
         self.post_message(RunUpdate(event))
 
-    def _current(self, message) -> bool:
-        return self.controller is not None and self.controller.is_current(message.generation)
+    def _current(self, event: RunEvent) -> bool:
+        return self.controller is not None and self.controller.is_current(event.generation)
 
     def on_run_update(self, update: RunUpdate) -> None:
-        message = update.event
-        if not self._current(message):
+        event = update.event
+        if not self._current(event):
             return  # a stale run: never shown as current
-        if isinstance(message, CheckPlanned):
-            self._planned(message)
-        elif isinstance(message, CheckStarted):
-            self.query_one(ResultsPanel).started(message.check_id)
-        elif isinstance(message, RecordArrived):
-            self._record_arrived(message)
-        elif isinstance(message, RunFinished):
-            self._run_done(message)
-        elif isinstance(message, BenchmarkRow):
-            self.query_one(TimingsPanel).add_result(message.row, message.generation)
-        elif isinstance(message, BenchmarkFinished):
-            self._benchmark_finished(message)
+        if isinstance(event, Plan):
+            self._planned(event)
+        elif isinstance(event, Begin):
+            self.query_one(ResultsPanel).started(event.id)
+        elif isinstance(event, RecordEvent):
+            self._record_arrived(event)
+        elif isinstance(event, End):
+            self._run_done(event)
+        elif isinstance(event, BenchmarkRow):
+            self.query_one(TimingsPanel).add_result(event.row, event.generation)
+        elif isinstance(event, BenchmarkFinished):
+            self._benchmark_finished(event)
 
-    def _planned(self, message: CheckPlanned) -> None:
+    def _planned(self, event: Plan) -> None:
         assert self.controller is not None  # _current() says so
         panel = self.query_one(ResultsPanel)
         panel.workers_note = self.controller.workers_note()
-        panel.start(message.cases, message.content_hash)
+        panel.start(event.cases, event.content_hash or "")
 
-    def _record_arrived(self, message: RecordArrived) -> None:
-        generation, records = self.run_records
-        if generation != message.generation:
-            self.run_records = generation, records = message.generation, []
-        records.append(message.record)
+    def _record_arrived(self, event: RecordEvent) -> None:
         panel = self.query_one(ResultsPanel)
-        if panel.digest != message.content_hash:  # no plan came (the import failed)
-            panel.start([], message.content_hash)
-        panel.add(message.record)
+        if panel.digest != event.content_hash:  # no plan came (the import failed)
+            panel.start([], event.content_hash or "")
+        panel.add(event.record)
 
-    def _run_done(self, message: RunFinished) -> None:
-        generation, kept = self.run_records
-        records = list(kept) if generation == message.generation else []
-        panel = self.query_one(ResultsPanel)
-        if panel.digest != message.content_hash:
-            panel.start([], message.content_hash)
-        panel.finish(message.outcome, records, message.content_hash, message.error)
-        self.last = {
-            "digest": message.content_hash,
-            "records": records,
-            "outcome": message.outcome,
-        }
-        self.passed = message.outcome == "done" and bool(records) and exit_code(records) == 0
-        if message.error and message.outcome != "usage":
-            self.notify(message.error.splitlines()[-1], severity="error")
-            self.run_toasts = True
-        self.run_finished(message, records)
+    def _run_done(self, event: End) -> None:
         assert self.controller is not None  # _current() said so
-        now = self.controller.read_hash()
-        if now is not None and self.controller.wants_run(now):
+        digest = event.content_hash or ""
+        run = self.controller.records_of(event.generation)
+        if run is None:  # nothing kept for it (cannot happen for a current run)
+            run = RunRecords(event.generation, digest)
+            run.outcome = event.outcome
+        records = run.records
+        panel = self.query_one(ResultsPanel)
+        if panel.digest != digest:
+            panel.start([], digest)
+        panel.finish(event.outcome, records, digest, event.error)
+        self.last = run
+        self.passed = event.outcome == "done" and bool(records) and exit_code(records) == 0
+        if event.error and event.outcome != "usage":
+            self.notify(event.error.splitlines()[-1], severity="error")
+            self.run_toasts = True
+        self.run_finished(event, records)
+        if self.controller.saved_during():
             # Saved while this run went on, and that save was compared with the content
             # this run was started for, not the newer one it checked: check the file now.
             self.request_run()
             return
-        if self.passed and self.workshop.gpu and self._maybe_bench(message.generation, message.content_hash):
+        if self.passed and self.workshop.gpu and self._maybe_bench(self.controller.generation, digest):
             return  # the next worker is primed after the benchmark
         self._timings_idle()
         self._prime()
@@ -195,8 +181,6 @@ class RunLoop(_Host):
     @work(thread=True, group="best", exit_on_error=False)
     def _record_result(self, records: list, digest: str) -> None:
         """Offer this run's counts as the best result so far (kept across resets)."""
-        from tui.runner import progress_status
-
         try:
             ws.record_result(
                 self.workshop.id,
@@ -207,7 +191,7 @@ class RunLoop(_Host):
                 workspace=course_app(self).workspace,
             )
         except (OSError, TimeoutError):
-            pass  # the latest status is saved by the runner anyway
+            pass  # the latest status is saved by the run session anyway
 
     @work(thread=True, group="prime", exit_on_error=False)
     def _prime(self) -> None:
@@ -242,7 +226,11 @@ class RunLoop(_Host):
             t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
         elif not bench.available():
             t.set_status(f"benchmarks unavailable (the engine has no checks.benchmark).{ref}", "dim")
-        elif self.bench_rows and self.bench_rows.get("digest") == self.last.get("digest"):
+        elif (
+            self.bench_rows
+            and self.last is not None
+            and self.bench_rows.get("digest") == self.last.content_hash
+        ):
             pass
         else:
             t.set_status(f"Timings run when every check passes.{ref}", "dim")

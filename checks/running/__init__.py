@@ -1,27 +1,44 @@
 """Running: the checks in processes of their own, fed and watched from the app.
 
+    session.py         a workshop's runs on one file, fed saves: generations, stale-run
+                       cancellation, warm workers, compile-ahead, shards (what the app drives)
+    run_records.py     one run's records by check id, in plan order (read by all)
+    events.py          the typed events of a run, from the worker's JSON lines to the screen
     worker.py          ``python -m checks.running.worker``: one job of checks (or a benchmark)
     child.py           the parent's side of a worker: time limits, crashes, cancellation
     processes.py       a worker's own process group, and killing it (POSIX or Windows)
-    events.py          the typed messages a worker sends, one JSON line each
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them
     variants.py        the kernel variants a run compiled, and waiting for the compile pool
+    compile_ahead.py   the last run's variants handed to the compile pool after a save
     compile_pool.py    compile workers: every variant of a save compiled once, in parallel
     compile_worker.py  ``python -m checks.running.compile_worker``: one such process
 
-The app's side (child, pool, compile_pool, processes, events) is standard library only: the app
-never imports torch or triton.
+This module is the room's front door: the app imports the running room only from here.
+The app's side (session, child, pool, compile_pool, processes, events) is standard library
+only: the app never imports torch or triton.
 """
 
 from checks.running import events
 from checks.running.child import ChildRun, Worker, preload_for, run_benchmark
 from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
+from checks.running.events import Begin, End, Event, Loaded, Plan, RecordEvent, RunOutcome
 from checks.running.pool import ShardedRun, WorkerPool, pool_size, split
+from checks.running.run_records import RunRecords
+from checks.running.session import RunSession, progress_status
 
 __all__ = [
+    "Begin",
     "ChildRun",
     "CompilePool",
+    "End",
+    "Event",
+    "Loaded",
+    "Plan",
+    "RecordEvent",
+    "RunOutcome",
+    "RunRecords",
+    "RunSession",
     "SettingError",
     "ShardedRun",
     "Worker",
@@ -31,6 +48,7 @@ __all__ = [
     "events",
     "pool_size",
     "preload_for",
+    "progress_status",
     "run_benchmark",
     "split",
 ]

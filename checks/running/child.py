@@ -5,7 +5,7 @@ Standard library only, and no torch: the app imports this module.
     run = ChildRun("online_normalizer", path, interpret=False, timeout=10)
     for event in run.events():       # checks.running.events: Plan, Loaded, Begin, RecordEvent ..., End
         ...
-    run.records                      # every selected check has exactly one record
+    run.records                      # every selected check has exactly one record (RunRecords)
 
 A crash (segfault, ``os._exit``), a timeout or a cancel still yields one record per
 planned check: the running check gets an ``error`` saying what happened (with the
@@ -33,6 +33,7 @@ from typing import Any, Iterator, Optional
 from checks.interpreter import interpreter_env
 from checks.judging.records import Record
 from checks.running import events, processes
+from checks.running.run_records import RunRecords
 
 REPO = Path(__file__).resolve().parents[2]
 POSIX = processes.POSIX
@@ -51,7 +52,7 @@ class _Tail:
     full pipe) and keep only its last bytes."""
 
     def __init__(self, stream):
-        self.buf = collections.deque()
+        self.buf: collections.deque[bytes] = collections.deque()
         self.size = 0
         self.total = 0
         self.lock = threading.Lock()
@@ -83,6 +84,9 @@ class Worker:
         # the ready event (pid, the warmed workshop's cases, the GPU's target); {} before
         self.ready_info: Optional[events.Ready] = None
         self.events: "queue.Queue" = queue.Queue()
+        # what the job's events carry besides their lines: the run's generation and
+        # content hash (the worker's own from its Loaded line on)
+        self.stamp: dict = {}
         child_env = dict(os.environ if env is None else env)
         if preload == "interpret":  # else the job says, and the worker chooses
             child_env = interpreter_env(True, child_env)
@@ -126,14 +130,17 @@ class Worker:
         self.ready_at: Optional[float] = None
 
     # --- the record channel ---
-    def _put_line(self, line: str):
+    def _put_line(self, line: str) -> None:
         line = line.strip()
         if not line:
             return
         try:
-            self.events.put(events.from_wire(json.loads(line)))
+            ev = events.from_wire(json.loads(line), **self.stamp)
         except ValueError:
-            pass  # only the worker writes here; a line that is no worker message is ignored
+            return  # only the worker writes here; a line that is no worker message is ignored
+        if isinstance(ev, events.Loaded) and ev.content_hash is not None and self.stamp:
+            self.stamp = dict(self.stamp, content_hash=ev.content_hash)
+        self.events.put(ev)
 
     def _read_pipe(self, fd: int):
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
@@ -141,7 +148,8 @@ class Worker:
                 self._put_line(line)
         self.events.put(events.Eof())
 
-    def _read_file(self):
+    def _read_file(self) -> None:
+        assert self._record_file is not None  # Windows: the worker appends to it
         pos = 0
         while True:
             with open(self._record_file, encoding="utf-8", errors="replace") as f:
@@ -177,7 +185,9 @@ class Worker:
             return False
         return False
 
-    def send_job(self, job: dict) -> None:
+    def send_job(self, job: dict, stamp: Optional[dict] = None) -> None:
+        """Hand the worker its job; ``stamp``: fields its events carry (see ``stamp``)."""
+        self.stamp = {k: v for k, v in (stamp or {}).items() if v is not None}
         stdin = self.proc.stdin
         assert stdin is not None  # started with stdin=PIPE
         stdin.write((json.dumps(job) + "\n").encode())
@@ -228,20 +238,22 @@ class ChildRun:
     def __init__(
         self,
         workshop_id: str,
-        path,
+        path: str | os.PathLike[str],
         *,
         interpret: bool = False,
-        only=None,
+        only: Optional[list] = None,
         timeout: Optional[float] = None,
         worker: Optional[Worker] = None,
-    ):
+        records: Optional[RunRecords] = None,
+    ) -> None:
         self.workshop_id = workshop_id
         self.path = Path(path).resolve()
         self.interpret = interpret
         self.only = list(only) if only else None
         self.timeout = timeout
         self.worker = worker
-        self.records: list = []
+        # where its verdicts go; its generation and content hash stamp its events
+        self.records = records if records is not None else RunRecords()
         self.plan: list = []
         self.current: Optional[str] = None
         self.outcome = events.RunOutcome.RUNNING
@@ -265,10 +277,9 @@ class ChildRun:
 
     def _synthesize(self, why: str, details: dict, seconds: float = 0.0) -> list:
         """Records for the planned checks that produced none."""
-        done = {r.id for r in self.records}
         out = []
         for c in self.plan:
-            if c["id"] in done:
+            if c["id"] in self.records:
                 continue
             running = c["id"] == self.current
             out.append(
@@ -314,7 +325,8 @@ class ChildRun:
                     "interpret": self.interpret,
                     "only": self.only,
                     "timeout": self.timeout,
-                }
+                },
+                stamp=self.stamp(),
             )
         except (BrokenPipeError, OSError):
             pass  # the worker died before the job; reported below as a crash
@@ -337,9 +349,12 @@ class ChildRun:
                     w.ready_at, w.ready_info = time.monotonic(), ev
             elif isinstance(ev, events.Plan):
                 self.plan = ev.cases
+                self.records.set_plan(ev.cases)
                 yield ev
             elif isinstance(ev, events.Loaded):
                 self.content_hash = ev.content_hash
+                if ev.content_hash is not None:
+                    self.records.content_hash = ev.content_hash
                 yield ev
             elif isinstance(ev, events.Begin):
                 self.current = ev.id
@@ -347,7 +362,7 @@ class ChildRun:
                 yield ev
             elif isinstance(ev, events.RecordEvent):
                 rec = ev.record
-                self.records.append(rec)
+                self.records.add(rec)
                 self.variants += [dict(v, check=rec.id) for v in ev.variants or ()]
                 self.current = None
                 self.timings[rec.id] = {
@@ -407,14 +422,21 @@ class ChildRun:
             if out_tail.strip():
                 details["stdout_tail"] = out_tail
             for rec in self._synthesize(why, details, ran):
-                self.records.append(rec)
-                yield events.RecordEvent(record=rec)
-        yield events.End(outcome=self.outcome, seconds=round(elapsed, 3), stdout_bytes=w.stdout.total)
+                self.records.add(rec)
+                yield events.RecordEvent(record=rec, **self.stamp())
+        self.records.outcome = self.outcome
+        yield events.End(
+            outcome=self.outcome, seconds=round(elapsed, 3), stdout_bytes=w.stdout.total, **self.stamp()
+        )
+
+    def stamp(self) -> dict:
+        """What this run's own events carry: its generation and content hash."""
+        return {"generation": self.records.generation, "content_hash": self.records.content_hash}
 
     def run(self) -> list:
         for _ in self.events():
             pass
-        return self.records
+        return self.records.records
 
 
 def run_benchmark(worker: Worker, argv: list, timeout: float, cancelled=lambda: False) -> tuple:

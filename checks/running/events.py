@@ -9,14 +9,19 @@ to its reader in order::
     Ready -> Plan -> Loaded -> (Begin -> RecordEvent)* -> Done      (the worker's lines)
     Plan, Loaded, Begin, RecordEvent ..., End                       (what a run yields)
 
-A reader matches on the class (``isinstance(ev, events.End)``).  Standard library only.
+The one vocabulary of a run, from the worker to the screen: every event a run yields
+carries the run's ``generation`` (a counter a :class:`checks.running.RunSession` bumps per
+run) and ``content_hash`` (the file's content it checks; from ``Loaded`` on, the bytes the
+worker imported).  The worker's lines leave them out; the parent stamps them as it decodes
+(``from_wire(message, generation=..., content_hash=...)``).  A reader matches on the class
+(``isinstance(ev, events.End)``).  Standard library only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 from checks.judging.records import Record
 
@@ -40,6 +45,8 @@ class RunOutcome(str, Enum):
 class Event:
     type: ClassVar[str] = ""
     t: Optional[float] = None  # the worker's clock when it wrote the line (transfer time)
+    generation: Optional[int] = None  # the run it belongs to (None: no session's run)
+    content_hash: Optional[str] = None  # the content that run checks
 
     def to_wire(self) -> dict:
         """The JSON object a worker writes (``None`` fields left out)."""
@@ -75,10 +82,10 @@ class Plan(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class Loaded(Event):
-    """The exercise file was imported; the sha256 of exactly the bytes the checks run on."""
+    """The exercise file was imported; ``content_hash``: the sha256 of exactly the bytes
+    the checks run on."""
 
     type: ClassVar[str] = "loaded"
-    content_hash: Optional[str] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,13 +135,16 @@ class Eof(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class End(Event):
-    """A run is over: how (done / crashed / timeout / cancelled / usage) and how long."""
+    """A run is over: how (done / crashed / timeout / cancelled / usage / error) and how
+    long; ``error``: what went wrong beside the verdicts (a usage error, a progress file
+    that could not be written)."""
 
     type: ClassVar[str] = "end"
     outcome: str
     seconds: float = 0.0
     stdout_bytes: int = 0
     shards: int = 1
+    error: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,16 +158,17 @@ class Failure(Event):
 WIRE = {cls.type: cls for cls in (Ready, Plan, Loaded, Begin, RecordEvent, Usage, Done)}
 
 
-def from_wire(message: dict) -> Event:
+def from_wire(message: dict, **run: Any) -> Event:
     """The typed event for one JSON object a worker wrote; ``ValueError`` when it is not
-    one (unknown type, missing or unknown fields, a record that is not a record)."""
+    one (unknown type, missing or unknown fields, a record that is not a record).
+    ``run``: fields the line leaves out (``generation``, ``content_hash``), stamped on it."""
     if not isinstance(message, dict):
         raise ValueError(f"a worker message is a JSON object, not {type(message).__name__}")
     kind = message.get("type")
     cls = WIRE.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown worker message type {message.get('type')!r}")
-    body = {k: v for k, v in message.items() if k != "type"}
+    body = {**run, **{k: v for k, v in message.items() if k != "type"}}
     if cls is RecordEvent:
         if not isinstance(body.get("record"), dict):
             raise ValueError("a record message carries its record as an object")

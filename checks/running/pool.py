@@ -27,6 +27,7 @@ per 8 GiB of GPU memory.  ``KERNEL_COURSE_POOL=N`` overrides both.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import shutil
 import subprocess
@@ -36,6 +37,8 @@ from typing import Any, Iterator, Optional
 from checks.running import events
 from checks.running.child import Worker
 from checks.running.compile_pool import env_count, machine_cores, machine_memory_gib
+from checks.running.events import RecordEvent
+from checks.running.run_records import RunRecords
 
 MAX_POOL = 8
 GPU_GIB_PER_WORKER = 8
@@ -173,12 +176,23 @@ OUTCOME_RANK = (
 class ShardedRun:
     """Several :class:`ChildRun` shards of one run, seen as one run (same interface:
     ``events()``, ``cancel()``, ``records``, ``plan``, ``outcome``, ``usage_error``,
-    ``content_hash``).  ``order``: every check id of the run, in run order."""
+    ``content_hash``).  ``order``: every check id of the run, in run order.
 
-    def __init__(self, shards: list, order: Optional[list] = None):
+    One shard is passed through as it is: its events, and its records (a
+    :class:`RunRecords`) are this run's.  Over several, ``records`` (one for the run,
+    apart from the shards' own) names the run: its generation and content hash stamp
+    the events this run makes itself."""
+
+    def __init__(
+        self, shards: list, order: Optional[list] = None, records: Optional[RunRecords] = None
+    ) -> None:
         self.shards = list(shards)
         self.order = list(order or [])
-        self.records: list = []
+        found = getattr(self.shards[0], "records", None) if len(self.shards) == 1 else None
+        if isinstance(found, RunRecords):
+            self.records = found
+        else:
+            self.records = records if records is not None else RunRecords()
         self.plan: list = []
         self.outcome = events.RunOutcome.RUNNING
         self.usage_error = ""
@@ -228,12 +242,23 @@ class ShardedRun:
         finally:
             q.put((i, None))
 
+    def _stamp(self) -> dict:
+        return {"generation": self.records.generation, "content_hash": self.records.content_hash}
+
+    def _one(self) -> Iterator[events.Event]:
+        """One shard: its events as they are (no thread, exactly one ChildRun)."""
+        shard = self.shards[0]
+        for ev in shard.events():
+            if isinstance(ev, events.Plan):
+                self.plan = list(ev.cases)
+            elif isinstance(ev, events.Loaded) and self.content_hash is None:
+                self.content_hash = ev.content_hash
+            elif isinstance(ev, events.End):
+                self.outcome = events.RunOutcome.CANCELLED if self._cancel.is_set() else shard.outcome
+                self.usage_error = shard.usage_error
+            yield ev
+
     def _stream(self) -> Iterator:
-        if len(self.shards) == 1:  # one shard: no thread, exactly one ChildRun
-            for ev in self.shards[0].events():
-                yield 0, ev
-            yield 0, None
-            return
         q: "queue.Queue" = queue.Queue()
         for i, s in enumerate(self.shards):
             threading.Thread(target=self._pump, args=(i, s, q), daemon=True).start()
@@ -244,6 +269,9 @@ class ShardedRun:
             yield i, ev
 
     def events(self) -> Iterator[events.Event]:
+        if len(self.shards) == 1:
+            yield from self._one()
+            return
         n = len(self.shards)
         plans: dict = {}  # shard -> its plan (or [] when it ended without one)
         pending: dict = {}  # check id -> record that waits for earlier checks
@@ -260,15 +288,17 @@ class ShardedRun:
                 if cid not in pending:
                     return
                 released.add(cid)
-                rec = pending.pop(cid)
-                self.records.append(rec)
-                yield events.RecordEvent(record=rec)
+                ev = pending.pop(cid)
+                if self.records.add(ev.record):
+                    yield self.as_ours(ev)
 
         def handle(ev: events.Event) -> Iterator[events.Event]:
             if isinstance(ev, events.Loaded):
                 h = ev.content_hash
                 if self.content_hash is None:
                     self.content_hash = h
+                    if h is not None:
+                        self.records.content_hash = h
                     yield ev
                 elif h != self.content_hash and not self.mixed_content:
                     # Saved between two shards' imports: their verdicts would mix two
@@ -280,12 +310,12 @@ class ShardedRun:
             elif isinstance(ev, events.RecordEvent):
                 rec = ev.record
                 if any(rec.id == c["id"] for c in self.plan):
-                    pending[rec.id] = rec
+                    pending[rec.id] = ev
                     yield from release()
                 elif (rec.id, rec.message) not in extra_seen:
                     extra_seen.add((rec.id, rec.message))
-                    self.records.append(rec)
-                    yield events.RecordEvent(record=rec)
+                    if self.records.add(rec):
+                        yield self.as_ours(ev)
             elif isinstance(ev, events.End):
                 st["seconds"] = max(st["seconds"], ev.seconds)
             elif isinstance(ev, events.Failure):
@@ -306,14 +336,15 @@ class ShardedRun:
                 cases = {c["id"]: c for p in plans.values() for c in p}
                 rank = {cid: k for k, cid in enumerate(self.order)}
                 self.plan = sorted(cases.values(), key=lambda c: rank.get(c["id"], len(rank)))
+                self.records.set_plan(self.plan)
                 if self.plan or any(p for p in plans.values()) or isinstance(ev, events.Plan):
-                    yield events.Plan(cases=list(self.plan))
+                    yield events.Plan(cases=list(self.plan), **self._stamp())
                 for e in early:
                     yield from handle(e)
                 early = []
         yield from release()
         for cid in list(pending):  # after a check that never reported (cannot happen
-            self.records.append(pending.pop(cid))  # with ChildRun; kept safe)
+            self.records.add(pending.pop(cid).record)  # with ChildRun; kept safe)
         if st["error"] is not None:
             raise st["error"]
         if self.mixed_content or self._cancel.is_set():
@@ -324,14 +355,23 @@ class ShardedRun:
                 key=lambda o: OUTCOME_RANK.index(o) if o in OUTCOME_RANK else 0,
             )
         self.usage_error = next((s.usage_error for s in self.shards if s.usage_error), "")
+        self.records.outcome = self.outcome
         yield events.End(
             outcome=self.outcome,
             seconds=round(st["seconds"], 3),
             shards=n,
             stdout_bytes=sum(s.worker.stdout.total for s in self.shards if s.worker),
+            **self._stamp(),
         )
+
+    def as_ours(self, ev: RecordEvent) -> RecordEvent:
+        """A shard's record event as it is, unless that shard imported other content than
+        the first (a save between their imports: the run is cancelled) -- then relabelled."""
+        if ev.content_hash == self.records.content_hash:
+            return ev
+        return dataclasses.replace(ev, **self._stamp())
 
     def run(self) -> list:
         for _ in self.events():
             pass
-        return self.records
+        return self.records.records

@@ -127,7 +127,7 @@ def test_a_finished_benchmark_is_recorded_and_exported(make_app, workspace: Path
                 pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
             )
             await wait_for_run(pilot, timeout=90)
-            digest = screen.last["digest"]
+            digest = screen.last.content_hash
             panel = screen.query_one(TimingsPanel)
             screen.post_message(RunUpdate(BenchmarkFinished(screen.controller.generation, digest, SECOND)))
             await wait_for(pilot, lambda: panel.saves_hash == digest, 15, "the save recorded")
@@ -148,10 +148,12 @@ def test_a_finished_benchmark_is_recorded_and_exported(make_app, workspace: Path
 
 def test_the_export_reads_the_history_of_its_state_folder(tmp_path: Path) -> None:
     from checks.judging.records import Record
+    from checks.running import RunRecords
     from tui import export
 
-    records = [Record(workshop=I1.id, id="a", label="a", status="pass")]
-    last = {"digest": "d" * 64, "outcome": "done", "records": records}
+    last = RunRecords(content_hash="d" * 64)
+    last.add(Record(workshop=I1.id, id="a", label="a", status="pass"))
+    last.outcome = "done"
     data = export.payload(I1, tmp_path / "workspace" / I1.exercise_name, last, {}, False)
     assert data is not None and data["history"] == []
     history.record_save(ws.state_dir(tmp_path / "workspace"), I1.id, "d" * 64, FIRST)

@@ -82,7 +82,7 @@ def test_the_same_word_in_the_banner_table_list_and_export(tmp_path):
 @sizes
 def test_a_run_that_passes_here_says_passed_here_and_names_the_rest(make_app, workspace, size):
     """The banner, the status line and the toast of a run with checks that need a GPU."""
-    from tui.messages import RecordArrived, RunFinished
+    from checks.running import End, RecordEvent
     from tui.run_loop import RunUpdate
     from tui.widgets.completion import CompletionPanel
 
@@ -94,15 +94,20 @@ def test_a_run_that_passes_here_says_passed_here_and_names_the_rest(make_app, wo
         async with app.run_test(size=size) as pilot:
             panel = await wait_for_run(pilot, digest_of(path))
             screen = app.screen
-            records = list(screen.last["records"])
+            records = list(screen.last.records)
             records[-1] = dataclasses.replace(records[-1], status="skipped", message="needs a CUDA GPU")
             app.clear_notifications()
             screen.was_passed = False
             # the same content checked again, its last check unavailable here
             generation = screen.controller.begin(panel.digest)
+            run = screen.controller.records_of(generation)  # where a run keeps its records
             for record in records:
-                screen.post_message(RunUpdate(RecordArrived(generation, panel.digest, record)))
-            screen.post_message(RunUpdate(RunFinished(generation, panel.digest, "done")))
+                run.add(record)
+                screen.post_message(
+                    RunUpdate(RecordEvent(record=record, generation=generation, content_hash=panel.digest))
+                )
+            end = End(outcome="done", generation=generation, content_hash=panel.digest)
+            screen.post_message(RunUpdate(end))
             done = screen.query_one(CompletionPanel)
             await wait_for(pilot, lambda: "Passed here" in str(done.render()), 5, "the banner")
             said = str(done.render())

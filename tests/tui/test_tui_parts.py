@@ -193,7 +193,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             screen.set_class(False, "interpreted")
             screen._load_reference()
             await wait_for(pilot, lambda: timings.reference, 10, "the reference rows")
-            screen._maybe_bench(screen.controller.generation, screen.last["digest"])
+            screen._maybe_bench(screen.controller.generation, screen.last.content_hash)
             # rows show as the benchmark measures them, before it ends
             await wait_for(pilot, lambda: timings.results, 30, "the first row")
             assert len(timings.results) == 1 and screen._bench_run.proc.poll() is None

@@ -73,7 +73,7 @@ class Spy:
     """Records the runs begun and the results displayed as current."""
 
     def __init__(self, monkeypatch):
-        from tui.runner import CheckController
+        from checks.running import RunSession as CheckController
         from tui.widgets.results import ResultsPanel
 
         self.begun: list = []  # (generation, digest) of each run started
@@ -107,7 +107,7 @@ class Spy:
 @pytest.fixture
 def child_runs(monkeypatch):
     """Every ChildRun the app's controller creates, in order."""
-    import tui.runner as runner
+    import checks.running.session as runner
 
     made = []
 
@@ -249,7 +249,7 @@ def test_fifty_saves_in_two_seconds_show_only_the_last_content(
             assert kind_of(panel.statuses()) == last, panel.statuses()
             assert panel.digest == final == screen.controller.started_hash
             assert final[:8] in str(screen.query_one("#run-status").render())
-            assert screen.last["digest"] == final
+            assert screen.last.content_hash == final
 
             # every run is over and its process gone (a warm worker waits for the next)
             await wait_for(
@@ -411,7 +411,7 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
     point), so it is compared with A and skipped, and only the finished run can notice."""
     import threading
 
-    import tui.runner as runner
+    import checks.running.session as runner
     import tui.watch
 
     spy = Spy(monkeypatch)

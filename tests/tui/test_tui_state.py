@@ -12,6 +12,7 @@ import stat
 
 from checks import workspace as ws
 from checks.judging.records import Record
+from checks.running import RunRecords
 from tui import export
 from workshops import catalog
 
@@ -75,11 +76,10 @@ def test_export_outcome_counts_place_and_mode(tmp_path, make_app):
     assert export.outcome_word("done", [rec("pass"), rec("skipped")]) == "passed here"
     assert export.outcome_word("cancelled", [rec("pass"), rec("not run", "d")]) == "not run"
     assert export.outcome_word("done", [rec("skipped")]) == "unavailable"
-    last = {
-        "digest": "ab" * 32,
-        "outcome": "done",
-        "records": [rec("pass", "a"), rec("fail", "b"), rec("todo", "c")],
-    }
+    last = RunRecords(content_hash="ab" * 32)
+    for r in [rec("pass", "a"), rec("fail", "b"), rec("todo", "c")]:
+        last.add(r)
+    last.outcome = "done"
     data = export.payload(A1, tmp_path / "x.py", last, {}, False)
     assert data["outcome"] == "failed" and data["run_outcome"] == "done"
     assert data["counts"] == {"pass": 1, "fail": 1, "todo": 1, "error": 0, "skipped": 0, "not run": 0}

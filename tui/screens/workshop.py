@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -27,10 +28,10 @@ from textual.widgets import (
 
 from checks import workspace as ws
 from checks.judging import Outcome, outcome_line, outcome_of, plural
+from checks.running import RunRecords, RunSession
 from tui import export, layout
 from tui.host import course_app
 from tui.run_loop import RunLoop
-from tui.runner import CheckController
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
@@ -117,18 +118,15 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         Binding("escape", "back", "Back", id="back"),
     ]
 
-    def __init__(self, workshop, **kwargs) -> None:
+    def __init__(self, workshop: catalog.Workshop, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.workshop = workshop
         self.path: Path = Path()
-        self.controller: CheckController | None = None
+        self.controller: RunSession | None = None  # the runs of this workshop's file
         self.interpret = False
         self.passed = False  # the current results are all PASS
-        self.last: dict = {}  # {"digest", "records", "outcome"} of the last finished run
+        self.last: RunRecords | None = None  # the records of the last finished run
         self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
-        self.run_records: tuple = (0, [])  # (generation, records) of the run being shown
-        self.runs_started = 0
-        self.saves_skipped = 0
         self.watching = False  # True once the folder watch is in place
         self._bench_run = None
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
@@ -184,11 +182,12 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         viewer.contents_columns = layout.contents_width(w.lesson)
         viewer.table_of_contents.styles.width = viewer.contents_columns
         self.apply_size(self.app.size.width, self.app.size.height)
-        self.controller = CheckController(
+        self.controller = RunSession(
             w,
             self.path,
             workspace=app.workspace,
             interpret=self.interpret,
+            post=self._post,
             timeout=app.check_timeout,
             compile_pool=app.compile_pool() if (w.gpu and not self.interpret) else None,
         )
@@ -304,7 +303,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         if self.passed and self.next_up:
             course_app(self).open_workshop(self.next_up[0].id)
             return
-        last = self.last.get("records") if self.last else None
+        last = self.last.records if self.last is not None else None
         if self.passed:
             why = "no further workshop is ready yet: the list (escape) shows the course."
         elif not last:
@@ -407,9 +406,9 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         if not app.bench_enabled:
             self._cancel_bench()
             self._timings_idle()
-        elif self.passed and self.last:
+        elif self.passed and self.last is not None and self.last.content_hash:
             assert self.controller is not None  # a run passed: the screen is mounted
-            self._maybe_bench(self.controller.generation, self.last["digest"])
+            self._maybe_bench(self.controller.generation, self.last.content_hash)
         else:
             self._timings_idle()
 
