@@ -10,9 +10,11 @@ bf16 checks need a GPU: Triton's interpreter does not support bf16 tl.dot and re
 silently wrong products instead of raising.
 """
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import CheckFailed, check, collect
+from checks.judging.case import CheckFailed, Context, check, collect
 from checks.judging.tensors import (
     assert_close,
     assert_not_alias,
@@ -315,7 +317,7 @@ def group_invariance(mod, ctx):
     section="The operation and its contract",
     cost=3,
 )
-def options_sweep(mod, ctx):
+def options_sweep(mod: Any, ctx: Context) -> str:
     # Tails in M, N and K at every tile_m, two tile rows or more up to tile_m 64 and a
     # short last group at every group_m > 1 (5 tile rows of 16: groups of 4 and 1), in
     # as few programs as that allows: the interpreter pays per program.
@@ -368,7 +370,7 @@ def large_values(mod, ctx):
     section="Measure it",
     cost=4,
 )
-def wide_tiles(mod, ctx):
+def wide_tiles(mod: Any, ctx: Context) -> None:
     tile_m = 64
     try:
         mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1), tile_m=128)
@@ -379,7 +381,7 @@ def wide_tiles(mod, ctx):
     _run(ctx, mod, M, N, K, tile_m=tile_m, group_m=8)
 
 
-def wide_tiles_shape(interpret: bool) -> tuple:
+def wide_tiles_shape(interpret: bool) -> tuple[int, int, int]:
     """(M, N, K) of wide-tiles.  The interpreter pays per program and per K step: 200 rows
     are two tile rows of 128 (the second short) where 512 are four, with the same tile
     columns and the same 16 K steps and K tail, in half the interpreted steps."""

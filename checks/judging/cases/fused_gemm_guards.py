@@ -2,9 +2,11 @@
 with several tiles in every dimension, and in the value ranges where fp16 and bf16
 differ (see checks.judging.cases.guards)."""
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import check, collect
+from checks.judging.case import Context, check, collect
 from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, _oracle, _run
 from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative, own_work
 from checks.judging.tensors import assert_close
@@ -37,12 +39,12 @@ def own_kernel(mod, ctx):
     section=SECTION_TILES,
     cost=4,
 )
-def many_tiles(mod, ctx):
+def many_tiles(mod: Any, ctx: Context) -> None:
     for M, N, K, options in many_tiles_shapes(ctx.interpret):
         _run(ctx, mod, M, N, K, **options)
 
 
-def many_tiles_shapes(interpret: bool) -> list:
+def many_tiles_shapes(interpret: bool) -> list[tuple[int, int, int, dict]]:
     """(M, N, K, options) of each call of many-tiles.
 
     The interpreter runs every program in Python at a cost per program and per K step,

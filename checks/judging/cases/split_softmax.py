@@ -10,10 +10,11 @@ row at chunk_size 1024 is 128 programs per tiled kernel and takes about half a s
 """
 
 import math
+from typing import Any
 
 import torch
 
-from checks.judging.case import CheckFailed, check, collect
+from checks.judging.case import CheckFailed, Context, check, collect
 from checks.judging.tensors import (
     assert_close,
     assert_not_alias,
@@ -305,7 +306,7 @@ def dtype_bf16(mod, ctx):
     section="Worked example: scratch for 4x32769",
     cost=3,
 )
-def worked_shape(mod, ctx):
+def worked_shape(mod: Any, ctx: Context) -> None:
     # Every row has the same 33 chunks: one row reaches the one-column 33rd chunk with a
     # quarter of the interpreted programs (67, not 268).
     rows = 1 if ctx.interpret else 4
@@ -319,12 +320,12 @@ def worked_shape(mod, ctx):
     section="The contract",
     cost=4,
 )
-def width_131072(mod, ctx):
+def width_131072(mod: Any, ctx: Context) -> None:
     for rows, cols, chunk in width_131072_shapes(ctx.interpret):
         _expect_softmax(mod, randn((rows, cols), ctx=ctx, scale=2.0), ctx, chunk_size=chunk)
 
 
-def width_131072_shapes(interpret: bool) -> list:
+def width_131072_shapes(interpret: bool) -> list[tuple[int, int, int]]:
     """(rows, columns, chunk_size) of each call of width-131072.
 
     The interpreter pays about a millisecond and a half per program, whatever its width:

@@ -2,9 +2,11 @@
 with many programs on both grid axes (rows and chunks), and in the value ranges where
 fp16 and bf16 differ (see checks.judging.cases.guards)."""
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import CheckFailed, check, collect
+from checks.judging.case import CheckFailed, Context, check, collect
 from checks.judging.cases.guards import (
     MANY_PROGRAMS_GPU,
     OWN_KERNEL_WHY,
@@ -44,12 +46,12 @@ def own_kernel(mod, ctx):
     section=SECTION_TILES,
     cost=4,
 )
-def many_programs(mod, ctx):
+def many_programs(mod: Any, ctx: Context) -> None:
     for rows, cols, chunk in many_programs_shapes(ctx.interpret):
         _expect_softmax(mod, randn((rows, cols), ctx=ctx), ctx, chunk_size=chunk)
 
 
-def many_programs_shapes(interpret: bool) -> list:
+def many_programs_shapes(interpret: bool) -> list[tuple[int, int, int]]:
     """(rows, columns, chunk_size) of each call of many-programs.
 
     The interpreter runs one program at a time, at a cost per program; the store record

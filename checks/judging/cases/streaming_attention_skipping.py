@@ -3,9 +3,11 @@ oracle's answer; with it on, no program may load a key or value tile wholly afte
 diagonal.  Triton's interpreter records every load (checks.judging.oob.observing_loads), so
 there the skipping itself is proven; a GPU run shows launches, not loads, and says so."""
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import CheckFailed, Unavailable, check, collect
+from checks.judging.case import CheckFailed, Context, Unavailable, check, collect
 from checks.judging.cases.streaming_attention import _has_option, _qkv, _run
 from checks.judging.tensors import expect_rejects
 
@@ -54,7 +56,7 @@ def _future_tile_loads(mod, q, k, v, block_n):
     section="Skipping future tiles (the capstone)",
     cost=2,
 )
-def skip_future_tiles(mod, ctx):
+def skip_future_tiles(mod: Any, ctx: Context) -> str | None:
     if not _has_option(mod, "skip_future_tiles"):
         raise Unavailable("attention() has no skip_future_tiles option (the lesson's capstone)")
     q, k, v = _qkv(ctx, 150, 32)
