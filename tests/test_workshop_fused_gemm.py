@@ -6,11 +6,12 @@ the pid -> tile map, the one-rounding construction and the benchmark spec.
 
 import importlib
 import itertools
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from checks.judging.engine import cases_for, load_exercise
+from checks.judging.engine import cases_for, load_exercise, run_checks
 from workshops import catalog
 
 WID = "fused_gemm"
@@ -142,3 +143,62 @@ def test_benchmark_spec():
     assert {
         v["config"]["tile_m"] for v in spec.variants(starter, inputs, shape) if v["role"] == "candidate"
     } == {16, 32, 64}
+
+
+# --- the interpreter's share of the scale checks --------------------------------------------
+
+
+def _interpreted(check_id: str) -> tuple[list, list]:
+    """Run one check on the reference in the interpreter: each call's (M, N, K, options) and
+    each launch's grid."""
+    from checks.judging.case import Context
+    from checks.judging.provenance import witnessing
+
+    real = load_exercise(W.solution)
+    calls: list = []
+
+    def matmul_bias_relu(
+        a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor, **options: int
+    ) -> torch.Tensor:
+        calls.append((a.shape[0], b.shape[1], a.shape[1], options))
+        return real.matmul_bias_relu(a, b, bias, **options)
+
+    with witnessing(real.__file__) as w:
+        CASES[check_id].fn(
+            SimpleNamespace(matmul_bias_relu=matmul_bias_relu),
+            Context(case_id=check_id, device="cpu", interpret=True),
+        )
+    return calls, [launch.grid for launch in w.launches]
+
+
+def test_many_tiles_interprets_just_past_256_programs_with_tails_and_a_gpu_keeps_thousands() -> None:
+    from checks.judging.cases.fused_gemm_guards import many_tiles_shapes
+
+    calls, grids = _interpreted("many-tiles")
+    assert calls == [(681, 330, 24, dict(group_m=4, tile_m=16))]
+    assert grids == [(258,)]  # 43 x 6 tiles: past a cap of 256, the last group of 4 short
+    M, N, K = calls[0][:3]
+    assert M % 16 and N % 64 and K < 32  # tails in M and N; K is one step of 32, partly masked
+    for M, N, K, options in many_tiles_shapes(interpret=False):
+        assert (M, N, K) == (4100, 4000, 72) and -(-M // options["tile_m"]) * -(-N // 64) > 4000
+
+
+def test_a_grid_capped_at_256_programs_is_caught_by_many_tiles() -> None:
+    (rec,) = run_checks(WID, W.folder / "wrong" / "capped_grid.py", interpret=True, only=["many-tiles"])
+    assert rec.status == "fail" and "no program" in rec.message, rec.message
+
+
+def test_wide_tiles_interprets_fewer_tile_rows_of_the_same_k_loop() -> None:
+    from checks.judging.cases.fused_gemm import wide_tiles_shape
+
+    calls, grids = _interpreted("wide-tiles")
+    assert calls[-1] == (200, 384, 1000, dict(tile_m=128, group_m=8))  # after the tile_m=128 probe
+    assert grids[-1] == (4,)  # 2 x 2 tiles of 128 x 256, each 16 K steps of 64 (the last ragged)
+    assert wide_tiles_shape(interpret=False) == (512, 384, 1000)
+
+
+def test_options_sweep_has_a_short_last_group_for_every_group_size() -> None:
+    (rec,) = run_checks(
+        WID, W.folder / "wrong" / "fixed_group_size.py", interpret=True, only=["options-sweep"]
+    )
+    assert rec.status == "fail", rec.message  # 5 tile rows of 16: groups of 4 + 1, one short group of 8

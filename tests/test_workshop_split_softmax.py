@@ -7,11 +7,12 @@ import importlib
 import json
 import math
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
 
-from checks.judging.engine import cases_for, load_exercise
+from checks.judging.engine import cases_for, load_exercise, run_checks
 from workshops import catalog
 
 WID = "split_softmax"
@@ -178,3 +179,75 @@ def test_fp16_scratch_moves_the_chunk_maxima_and_fp32_statistics_names_the_scrat
     # the inputs: chunk maxima strictly between fp16 values, which fp32 keeps
     m = torch.tensor([1000.05, 1000.2, 1000.45], dtype=torch.float32)
     assert not torch.equal(m.half().float(), m)
+
+
+# --- the interpreter's share of the scale checks ----------------------------------------------
+
+
+class _RecordingSoftmax:
+    """The reference module, each softmax call's (shape, chunk_size) recorded."""
+
+    def __init__(self, mod: ModuleType) -> None:
+        self.mod = mod
+        self.calls: list = []
+
+    def softmax(self, x: torch.Tensor, *, chunk_size: int = 1024) -> torch.Tensor:
+        self.calls.append((tuple(x.shape), chunk_size))
+        return self.mod.softmax(x, chunk_size=chunk_size)
+
+    def scratch_bytes(self, m: int, n: int, chunk_size: int) -> int:
+        return self.mod.scratch_bytes(m, n, chunk_size)
+
+
+def _programs(rows: int, cols: int, chunk: int) -> int:
+    """Programs the reference launches for one call: stats and normalize over rows x T, merge over rows."""
+    return 2 * rows * math.ceil(cols / chunk) + rows
+
+
+def _interpreted_calls(solution: ModuleType, check_id: str) -> list:
+    from checks.judging.case import Context
+
+    (case,) = [c for c in cases_for(WID) if c.id == check_id]
+    rec = _RecordingSoftmax(solution)
+    case.fn(rec, Context(case_id=check_id, device="cpu", interpret=True))  # raises if it fails
+    return rec.calls
+
+
+def test_width_131072_interprets_the_widest_row_once_and_a_gpu_keeps_every_chunk_size(
+    solution: ModuleType,
+) -> None:
+    from checks.judging.cases.split_softmax import MAX_COLS, width_131072_shapes
+
+    calls = _interpreted_calls(solution, "width-131072")
+    assert calls == [((1, MAX_COLS), 4096)]  # the widest row, the chunk size of fewest programs
+    assert sum(_programs(r, c, k) for (r, c), k in calls) == 65  # 1,025 at chunk_size 256
+    assert width_131072_shapes(interpret=False) == [
+        (4, MAX_COLS, 256),
+        (4, MAX_COLS, 1024),
+        (4, MAX_COLS, 4096),
+    ]
+
+
+def test_worked_shape_interprets_one_row_of_33_chunks(solution: ModuleType) -> None:
+    assert _interpreted_calls(solution, "worked-shape-4x32769") == [((1, 32769), 1024)]
+    (rec,) = run_checks(
+        WID, FOLDER / "wrong" / "floor_tile_count.py", interpret=True, only=["worked-shape-4x32769"]
+    )
+    assert rec.status == "fail" and "1 of 32769 elements" in rec.message  # the 33rd chunk's column
+
+
+def test_many_programs_passes_a_cap_of_256_on_each_axis_in_both_modes() -> None:
+    from checks.judging.cases.split_softmax_guards import many_programs_shapes
+
+    for interpret, past in ((True, 256), (False, 65535)):
+        shapes = many_programs_shapes(interpret)
+        assert all(k == 256 for _, _, k in shapes)  # the chunk size of the most chunks
+        assert max(rows for rows, _, _ in shapes) > past  # rows: past 256 (a GPU: past 65,535)
+        assert max(math.ceil(cols / k) for _, cols, k in shapes) > 256  # chunks of one row
+    interpreted = sum(_programs(*s) for s in many_programs_shapes(True))
+    assert interpreted == 3 * 257 + 2 * 257 + 1  # one program past the cap on each axis, no more
+
+
+def test_a_chunk_axis_capped_at_256_is_caught_by_many_programs() -> None:
+    (rec,) = run_checks(WID, FOLDER / "wrong" / "capped_grid.py", interpret=True, only=["many-programs"])
+    assert rec.status == "fail" and "256 of 65543 elements" in rec.message, rec.message

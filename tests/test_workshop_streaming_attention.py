@@ -299,3 +299,22 @@ def test_the_batched_contract_accepts_more_than_2_31_elements_but_not_a_head_tha
     for path in (W.solution, W.starter):
         source = path.read_text()
         assert "int32_offsets=not batched" in source and "one head's rows span" in source
+
+
+def test_skip_future_tiles_makes_each_call_once_in_the_interpreter_recording_the_skipping_ones() -> None:
+    import functools
+
+    from checks.judging.engine import cases_for
+
+    real = load_exercise(W.solution)
+    calls: list = []
+
+    @functools.wraps(real.attention)  # the check looks for the skip_future_tiles option
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, **options: object) -> torch.Tensor:
+        calls.append(tuple(sorted(options.items())))
+        return real.attention(q, k, v, **options)
+
+    (case,) = [c for c in cases_for(WID) if c.id == "skip-future-tiles"]
+    case.fn(SimpleNamespace(attention=attention), Context(case_id=case.id, device="cpu", interpret=True))
+    answered = [c for c in calls if isinstance(dict(c).get("skip_future_tiles"), bool)]  # not the rejected
+    assert len(answered) == len(set(answered)) == 8  # skip x causal x block_n, none twice

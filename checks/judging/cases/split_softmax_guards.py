@@ -2,15 +2,17 @@
 with many programs on both grid axes (rows and chunks), and in the value ranges where
 fp16 and bf16 differ (see checks.judging.cases.guards)."""
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import CheckFailed, check, collect
+from checks.judging.case import CheckFailed, Context, check, collect
 from checks.judging.cases.guards import (
+    MANY_PROGRAMS_GPU,
     OWN_KERNEL_WHY,
     SECTION_OWN,
     beyond_fp16,
     fp16_fine_steps,
-    many,
     own_work,
 )
 from checks.judging.cases.split_softmax import _expect_softmax
@@ -44,16 +46,20 @@ def own_kernel(mod, ctx):
     section=SECTION_TILES,
     cost=4,
 )
-def many_programs(mod, ctx):
-    if ctx.device == "cuda":
-        _expect_softmax(mod, randn((many(ctx), 40), ctx=ctx), ctx, chunk_size=256)
-        _expect_softmax(mod, randn((3, 131072), ctx=ctx), ctx, chunk_size=256)  # 512 chunks
-        return
-    # The interpreter runs one program at a time, at a cost per program; the store record
-    # names every element a missing program leaves unwritten, so one program past a cap of
-    # 256 on each axis shows it: 257 rows (3 programs each), then one row of 257 chunks.
-    _expect_softmax(mod, randn((257, 40), ctx=ctx), ctx, chunk_size=256)
-    _expect_softmax(mod, randn((1, 256 * 256 + 7), ctx=ctx), ctx, chunk_size=256)
+def many_programs(mod: Any, ctx: Context) -> None:
+    for rows, cols, chunk in many_programs_shapes(ctx.interpret):
+        _expect_softmax(mod, randn((rows, cols), ctx=ctx), ctx, chunk_size=chunk)
+
+
+def many_programs_shapes(interpret: bool) -> list[tuple[int, int, int]]:
+    """(rows, columns, chunk_size) of each call of many-programs.
+
+    The interpreter runs one program at a time, at a cost per program; the store record
+    names every element a missing program leaves unwritten, so one program past a cap of
+    256 on each axis shows it: 257 rows (3 programs each), then one row of 257 chunks."""
+    if interpret:
+        return [(257, 40, 256), (1, 256 * 256 + 7, 256)]
+    return [(MANY_PROGRAMS_GPU, 40, 256), (3, 131072, 256)]  # 512 chunks
 
 
 @check(

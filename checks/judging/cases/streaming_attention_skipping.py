@@ -3,9 +3,11 @@ oracle's answer; with it on, no program may load a key or value tile wholly afte
 diagonal.  Triton's interpreter records every load (checks.judging.oob.observing_loads), so
 there the skipping itself is proven; a GPU run shows launches, not loads, and says so."""
 
+from typing import Any
+
 import torch
 
-from checks.judging.case import CheckFailed, Unavailable, check, collect
+from checks.judging.case import CheckFailed, Context, Unavailable, check, collect
 from checks.judging.cases.streaming_attention import _has_option, _qkv, _run
 from checks.judging.tensors import expect_rejects
 
@@ -54,14 +56,20 @@ def _future_tile_loads(mod, q, k, v, block_n):
     section="Skipping future tiles (the capstone)",
     cost=2,
 )
-def skip_future_tiles(mod, ctx):
+def skip_future_tiles(mod: Any, ctx: Context) -> str | None:
     if not _has_option(mod, "skip_future_tiles"):
         raise Unavailable("attention() has no skip_future_tiles option (the lesson's capstone)")
     q, k, v = _qkv(ctx, 150, 32)
+    future_loads: dict = {}  # block_n -> the future-tile loads of the causal, skipping call
     for skip in (True, False):
         for causal in (False, True):
             for block_n in (32, 64):
-                _run(mod, q, k, v, causal=causal, block_n=block_n, skip_future_tiles=skip)
+                if ctx.interpret and skip and causal:
+                    # The same call with its loads recorded (run once, not twice): judged
+                    # after every answer and the rejections, in the order of a GPU run.
+                    future_loads[block_n] = _future_tile_loads(mod, q, k, v, block_n)
+                else:
+                    _run(mod, q, k, v, causal=causal, block_n=block_n, skip_future_tiles=skip)
     for bad in (1, "no", None):
         expect_rejects(
             lambda: mod.attention(q, k, v, causal=True, skip_future_tiles=bad),
@@ -78,7 +86,7 @@ def skip_future_tiles(mod, ctx):
             "program's loads (not checked on this GPU)"
         )
     for block_n in (32, 64):
-        future = _future_tile_loads(mod, q, k, v, block_n)
+        future = future_loads[block_n]
         if future:
             pid, (first, last), name, (lo, hi) = future[0]
             programs = sorted({f[0] for f in future})
