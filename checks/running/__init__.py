@@ -21,6 +21,7 @@ only: the app never imports torch or triton.
 
 from checks.running import events
 from checks.running.child import ChildRun, Worker, preload_for, run_benchmark
+from checks.running.compile_ahead import RECORD_VARIANTS, benchmark_variants_file
 from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
 from checks.running.events import Begin, End, Event, Loaded, Plan, RecordEvent, RunOutcome
 from checks.running.pool import ShardedRun, WorkerPool, pool_size, split
@@ -28,6 +29,7 @@ from checks.running.run_records import RunRecords
 from checks.running.session import RunSession, progress_status
 
 __all__ = [
+    "RECORD_VARIANTS",
     "Begin",
     "ChildRun",
     "CompilePool",
@@ -43,6 +45,7 @@ __all__ = [
     "ShardedRun",
     "Worker",
     "WorkerPool",
+    "benchmark_variants_file",
     "compile_workers",
     "env_count",
     "events",
