@@ -12,7 +12,9 @@ is always the one these files give (a test checks it).
 
 One row per workshop and scenario: the warm path (the app) and a fresh
 ``python -m checks`` process, first and last verdict as median (min-max) over the
-repeats, the ratio fresh/warm of the last verdict, and the targets (on a GPU).
+repeats, the ratio fresh/warm of the last verdict, the app's timings after a pass
+(with ``--benchmarks``: to its first and last row, where the JSON has them, and to the
+whole table), and the targets (on a GPU).
 """
 
 from __future__ import annotations
@@ -50,6 +52,17 @@ def _cell(row: dict, key: str) -> str:
     if v["min"] == v["max"]:
         return f"{_s(v['median'])} s"
     return f"{_s(v['median'])} s ({_s(v['min'])}-{_s(v['max'])})"
+
+
+def _bench_cell(row: dict) -> str:
+    """The app's timings after the pass: the whole table, and (where the JSON has them)
+    the first and the last row as they were shown."""
+    if not row.get("bench_first_row_s"):
+        return _cell(row, "bench_s")
+    return (
+        f"first row {_cell(row, 'bench_first_row_s')}; last row {_cell(row, 'bench_last_row_s')}; "
+        f"table {_cell(row, 'bench_s')}"
+    )
 
 
 def _targets(row: dict) -> str:
@@ -122,7 +135,7 @@ def rows(payload: dict, label: str = "") -> list:
                 _cell(sharded, "last_s"),
                 _cell(fresh, "last_s"),
                 f"{ratio:g}x" if ratio else "-",
-                _cell(warm, "bench_s"),
+                _bench_cell(warm),
                 _targets(warm),
             ]
         )
