@@ -102,7 +102,7 @@ def rows(payload: dict, label: str = "") -> list:
     for warm in summary:
         if warm["path"] != "warm" or warm["scenario"] == "unchanged save":
             continue
-        fresh = next(
+        fresh: dict = next(
             (
                 r
                 for r in summary
@@ -112,7 +112,7 @@ def rows(payload: dict, label: str = "") -> list:
             ),
             {},
         )
-        sharded = next(
+        sharded: dict = next(
             (
                 r
                 for r in summary
@@ -203,6 +203,7 @@ def main(argv=None) -> int:
             text = args.readme.read_text(encoding="utf-8")
             _, fresh = readme_table(text)
             m = MARKER.search(text)
+            assert m is not None  # readme_table found it
             args.readme.write_text(
                 text[: m.start("table")] + fresh + text[m.end("table") :], encoding="utf-8"
             )

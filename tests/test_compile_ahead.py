@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import types
 from pathlib import Path
+from typing import Any, Callable, cast
 
 import pytest
 
@@ -43,7 +44,7 @@ class StandInPool:
         self.cancels = 0
         self.job: object = None
 
-    def submit(self, path, digest, target, wanted, folder):
+    def submit(self, path: Path, digest: str, target: list, wanted: list, folder: str) -> Any:
         ids: list = []
         for v in wanted:
             if _ident(v) not in ids:
@@ -57,7 +58,7 @@ class StandInPool:
     def cancel(self) -> None:
         self.cancels += 1
 
-    def warm(self, target) -> None:
+    def warm(self, target: list) -> None:
         pass
 
     def close(self) -> None:
@@ -79,7 +80,7 @@ def _hook(path: Path, qualname: str, data: str) -> None:
     hook(key="k", repr="r", fn=fn, compile={"specialization_data": data}, is_manual_warmup=False)
 
 
-def test_the_benchmarks_worker_keeps_the_variants_it_compiled(tmp_path):
+def test_the_benchmarks_worker_keeps_the_variants_it_compiled(tmp_path: Path) -> None:
     mine, other = tmp_path / "strided_softmax.py", tmp_path / "reference.py"
     mine.write_text("", encoding="utf-8")
     other.write_text("", encoding="utf-8")
@@ -100,7 +101,7 @@ def test_the_benchmarks_worker_keeps_the_variants_it_compiled(tmp_path):
     assert read_variants(to) == (data["variants"], TARGET)  # the format the checks' file has
 
 
-def test_a_benchmark_that_compiled_nothing_keeps_the_last_list(tmp_path):
+def test_a_benchmark_that_compiled_nothing_keeps_the_last_list(tmp_path: Path) -> None:
     mine = tmp_path / "strided_softmax.py"
     mine.write_text("", encoding="utf-8")
     to = benchmark_variants_file(tmp_path, "strided_softmax")
@@ -114,7 +115,7 @@ def test_a_benchmark_that_compiled_nothing_keeps_the_last_list(tmp_path):
         assert rest == ["--list"]
 
 
-def test_the_warm_worker_takes_the_option_out(tmp_path):
+def test_the_warm_worker_takes_the_option_out(tmp_path: Path) -> None:
     """Through a real warm worker: the benchmark never sees ``--record-variants`` (else it
     would stop with a usage error), and a run that compiled nothing writes nothing."""
     from checks.running.child import Worker, run_benchmark
@@ -130,7 +131,7 @@ def test_the_warm_worker_takes_the_option_out(tmp_path):
 
 
 @pytest.fixture
-def ahead(tmp_path):
+def ahead(tmp_path: Path) -> tuple[Callable[[], CompileAhead], StandInPool, Path]:
     exercise = tmp_path / "workspace" / "strided_softmax.py"
     exercise.parent.mkdir()
     exercise.write_text("", encoding="utf-8")
@@ -138,13 +139,18 @@ def ahead(tmp_path):
 
     def make() -> CompileAhead:
         return CompileAhead(
-            "strided_softmax", exercise, exercise.parent, compilers=2, timeout=30.0, compile_pool=pool
+            "strided_softmax",
+            exercise,
+            exercise.parent,
+            compilers=2,
+            timeout=30.0,
+            compile_pool=cast(Any, pool),
         )
 
     return make, pool, exercise.parent
 
 
-def test_a_save_compiles_the_checks_variants_then_the_benchmarks(ahead):
+def test_a_save_compiles_the_checks_variants_then_the_benchmarks(ahead: tuple) -> None:
     make, pool, workspace = ahead
     checks, bench = [_v(64), _v(128)], [_v(128), _v(256), _v(512)]
     write_variants(variants_file(workspace, "strided_softmax"), "strided_softmax", TARGET, checks)
@@ -160,7 +166,7 @@ def test_a_save_compiles_the_checks_variants_then_the_benchmarks(ahead):
     assert pool.cancels == 1 and not Path(predicted["folder"]).exists()  # no benchmark follows
 
 
-def test_a_passing_run_leaves_the_benchmarks_variants_compiling(ahead):
+def test_a_passing_run_leaves_the_benchmarks_variants_compiling(ahead: tuple) -> None:
     make, pool, workspace = ahead
     write_variants(variants_file(workspace, "strided_softmax"), "strided_softmax", TARGET, [_v(64)])
     a = make()
@@ -179,7 +185,7 @@ def test_a_passing_run_leaves_the_benchmarks_variants_compiling(ahead):
     a.close()
 
 
-def test_another_gpus_benchmark_variants_are_not_compiled(ahead):
+def test_another_gpus_benchmark_variants_are_not_compiled(ahead: tuple) -> None:
     make, pool, workspace = ahead
     write_variants(variants_file(workspace, "strided_softmax"), "strided_softmax", TARGET, [_v(64)])
     other = ["cuda", 80, 32]
@@ -190,7 +196,7 @@ def test_another_gpus_benchmark_variants_are_not_compiled(ahead):
     a.done(job, predicted, current=False)
 
 
-def test_only_a_passing_run_with_benchmarks_on_is_timed_next(tmp_path):
+def test_only_a_passing_run_with_benchmarks_on_is_timed_next(tmp_path: Path) -> None:
     from checks.judging.records import Record
     from checks.running import RunSession, events
     from workshops import catalog
@@ -201,7 +207,11 @@ def test_only_a_passing_run_with_benchmarks_on_is_timed_next(tmp_path):
     failing = passing + [Record(workshop="strided_softmax", id="b", label="b", status="fail")]
     done = events.RunOutcome.DONE
     s = RunSession(
-        catalog.get("strided_softmax"), path, workspace=tmp_path, interpret=False, compile_pool=StandInPool()
+        catalog.get("strided_softmax"),
+        path,
+        workspace=tmp_path,
+        interpret=False,
+        compile_pool=cast(Any, StandInPool()),
     )
     try:
         assert not s.benchmark_follows(done, passing)  # benchmarks off

@@ -141,7 +141,9 @@ def test_gpu_workshop_through_two_shards_interpreted(tmp_path):
     )
 
 
-def test_the_apps_benchmark_is_timed_to_its_first_and_last_row(tmp_path, monkeypatch):
+def test_the_apps_benchmark_is_timed_to_its_first_and_last_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """bench_after hands the app's BenchmarkRun an on_row, as the screen does: the rows'
     arrivals are timed from the pass (a stand-in benchmark that pauses after each row)."""
     import time
@@ -173,7 +175,7 @@ def test_the_apps_benchmark_is_timed_to_its_first_and_last_row(tmp_path, monkeyp
     assert r["bench_first_row_s"] is None and r["bench_last_row_s"] is None and r["bench_error"]
 
 
-def test_the_row_times_are_summarized_and_tabled(tmp_path):
+def test_the_row_times_are_summarized_and_tabled(tmp_path: Path) -> None:
     import importlib.util
 
     def run(i: int, first: float, last: float, table: float) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -165,7 +166,9 @@ def test_the_export_reads_the_history_of_its_state_folder(tmp_path: Path) -> Non
     assert data is not None and [s["content_hash"] for s in data["history"]] == ["e"]
 
 
-def test_opening_a_workshop_shows_the_last_timed_save(make_app, workspace: Path, monkeypatch) -> None:
+def test_opening_a_workshop_shows_the_last_timed_save(
+    make_app: Callable, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Before any benchmark in this session: the last of two timed saves, its rows
     labelled as that save (not the file's current timings), with the chart line; the
     first row of a new benchmark replaces them."""
