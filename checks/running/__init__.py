@@ -10,7 +10,8 @@
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them
     variants.py        the kernel variants a run compiled, and waiting for the compile pool
-    compile_ahead.py   the last run's variants handed to the compile pool after a save
+    compile_ahead.py   the last run's variants (then the last benchmark's) handed to the
+                       compile pool after a save
     compile_pool.py    compile workers: every variant of a save compiled once, in parallel
     compile_worker.py  ``python -m checks.running.compile_worker``: one such process
 

@@ -9,7 +9,9 @@ caller watches the folder and hands each save to :meth:`RunSession.save`).
 
 A GPU workshop's run (on a GPU) has two parts that start the moment a save lands: the
 compile pool compiles every kernel variant the last run needed (see compile_ahead.py),
-and one warm check worker runs the checks in order, finding those variants compiled.
+then those the app's last benchmark needed, and one warm check worker runs the checks in
+order, finding those variants compiled; a run that passes with benchmarks on leaves the
+pool compiling for the benchmark that follows.
 A newer save cancels both parts of the older run.  Without a GPU a GPU workshop runs in
 Triton's interpreter: its checks are sharded over one warm worker per core instead
 (checks/running/pool.py), balanced by the seconds each check took in the last run, their
