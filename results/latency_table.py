@@ -12,7 +12,9 @@ is always the one these files give (a test checks it).
 
 One row per workshop and scenario: the warm path (the app) and a fresh
 ``python -m checks`` process, first and last verdict as median (min-max) over the
-repeats, the ratio fresh/warm of the last verdict, and the targets (on a GPU).
+repeats, the ratio fresh/warm of the last verdict, the app's timings after a pass
+(with ``--benchmarks``: to its first and last row, where the JSON has them, and to the
+whole table), and the targets (on a GPU).
 """
 
 from __future__ import annotations
@@ -52,6 +54,17 @@ def _cell(row: dict, key: str) -> str:
     return f"{_s(v['median'])} s ({_s(v['min'])}-{_s(v['max'])})"
 
 
+def _bench_cell(row: dict) -> str:
+    """The app's timings after the pass: the whole table, and (where the JSON has them)
+    the first and the last row as they were shown."""
+    if not row.get("bench_first_row_s"):
+        return _cell(row, "bench_s")
+    return (
+        f"first row {_cell(row, 'bench_first_row_s')}; last row {_cell(row, 'bench_last_row_s')}; "
+        f"table {_cell(row, 'bench_s')}"
+    )
+
+
 def _targets(row: dict) -> str:
     failed = row.get("runs_failed") or 0
     note = f"{failed} failed run(s) left out; " if failed else ""
@@ -89,7 +102,7 @@ def rows(payload: dict, label: str = "") -> list:
     for warm in summary:
         if warm["path"] != "warm" or warm["scenario"] == "unchanged save":
             continue
-        fresh = next(
+        fresh: dict = next(
             (
                 r
                 for r in summary
@@ -99,7 +112,7 @@ def rows(payload: dict, label: str = "") -> list:
             ),
             {},
         )
-        sharded = next(
+        sharded: dict = next(
             (
                 r
                 for r in summary
@@ -122,7 +135,7 @@ def rows(payload: dict, label: str = "") -> list:
                 _cell(sharded, "last_s"),
                 _cell(fresh, "last_s"),
                 f"{ratio:g}x" if ratio else "-",
-                _cell(warm, "bench_s"),
+                _bench_cell(warm),
                 _targets(warm),
             ]
         )
@@ -190,6 +203,7 @@ def main(argv=None) -> int:
             text = args.readme.read_text(encoding="utf-8")
             _, fresh = readme_table(text)
             m = MARKER.search(text)
+            assert m is not None  # readme_table found it
             args.readme.write_text(
                 text[: m.start("table")] + fresh + text[m.end("table") :], encoding="utf-8"
             )

@@ -139,3 +139,77 @@ def test_gpu_workshop_through_two_shards_interpreted(tmp_path):
         f"\nstrided_softmax interpreted, 2 shards: first {r['first_s']:.2f} s, "
         f"last {r['last_s']:.2f} s, split {r['split']}"
     )
+
+
+def test_the_apps_benchmark_is_timed_to_its_first_and_last_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench_after hands the app's BenchmarkRun an on_row, as the screen does: the rows'
+    arrivals are timed from the pass (a stand-in benchmark that pauses after each row)."""
+    import time
+    import types
+
+    from tui import bench
+
+    tui_tests = REPO / "tests" / "tui"
+    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.syspath_prepend(str(tui_tests))
+    monkeypatch.setenv("PYTHONPATH", str(tui_tests))
+    monkeypatch.setenv("FAKE_BENCH_DELAY", "0.3")
+    primed: list = []
+    w = catalog.get("strided_softmax")
+    session = types.SimpleNamespace(
+        workshop=w,
+        path=tmp_path / w.exercise_name,
+        controller=types.SimpleNamespace(benchmark_worker=lambda: None, prime=lambda: primed.append(1)),
+    )
+    passed = time.monotonic()
+    r = latency.bench_after(session, 60, passed)
+    assert r["bench_error"] is None and r["bench_rows"] == 2 and r["bench_streamed_rows"] == 2
+    assert 0 <= r["bench_first_row_s"] <= r["bench_last_row_s"] <= r["bench_s"]
+    assert r["bench_warm"] is False and primed == [1]  # the next save's workers primed again
+    # a benchmark that streams no row: no row times, never zero
+    monkeypatch.setenv("FAKE_BENCH_DELAY", "0")
+    session.workshop = types.SimpleNamespace(id="broken")
+    r = latency.bench_after(session, 60)
+    assert r["bench_first_row_s"] is None and r["bench_last_row_s"] is None and r["bench_error"]
+
+
+def test_the_row_times_are_summarized_and_tabled(tmp_path: Path) -> None:
+    import importlib.util
+
+    def run(i: int, first: float, last: float, table: float) -> dict:
+        return {
+            "workshop": "strided_softmax",
+            "scenario": "kernel edit",
+            "path": "warm",
+            "repeat": i,
+            "ran": True,
+            "outcome": "done",
+            "statuses": ["pass"],
+            "first_s": 0.5,
+            "last_s": 2.0,
+            "bench_s": table,
+            "bench_first_row_s": first,
+            "bench_last_row_s": last,
+            "bench_rows": 4,
+        }
+
+    rows = [run(0, 1.5, 4.0, 4.2), run(1, 2.5, 5.0, 5.1), run(2, 9.0, 9.5, 9.6)]
+    rows[2]["bench_rows"] = 0  # a benchmark that failed: out of the figures
+    summary = latency.summarize(rows, gpu=True)
+    warm = summary[0]
+    assert warm["bench_first_row_s"] == {"median": 2.0, "min": 1.5, "max": 2.5}
+    assert warm["bench_last_row_s"] == {"median": 4.5, "min": 4.0, "max": 5.0}
+    assert warm["bench_s"]["max"] == 5.1
+    spec = importlib.util.spec_from_file_location("latency_table", REPO / "results" / "latency_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    payload = {"machine": {"gpu": True, "cpus": 16}, "summary": summary}
+    cell = table.rows(payload, "H200")[0][table.HEADER.index("app: benchmark table after")]
+    assert cell == "first row 2.00 s (1.50-2.50); last row 4.50 s (4.00-5.00); table 4.65 s (4.20-5.10)"
+    for r in rows:  # JSON from before the row times: the table's cell as it was
+        del r["bench_first_row_s"], r["bench_last_row_s"]
+    payload["summary"] = latency.summarize(rows, gpu=True)
+    cell = table.rows(payload, "H200")[0][table.HEADER.index("app: benchmark table after")]
+    assert cell == "4.65 s (4.20-5.10)"

@@ -32,6 +32,7 @@ from checks.benchmark import row_text
 from checks.benchmark.rows import ROW_LINE_TYPE
 from checks.benchmark.statistics import add_speedups
 from checks.interpreter import interpreter_env
+from checks.running import RECORD_VARIANTS, benchmark_variants_file
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
@@ -148,7 +149,9 @@ class BenchmarkRun:
     (a warm ``checks.running.child.Worker``: torch and triton imported, CUDA started) it
     runs in that process, so the timings do not wait for a new process's imports, and the
     rows come through a file it follows; without one, in a new child process, the rows
-    on its stdout."""
+    on its stdout.  In the worker it also keeps the kernel variants the benchmark compiled
+    (``variants/<op>-benchmark.json`` in the state folder), which the next save's compile
+    pool compiles while the checks run."""
 
     def __init__(
         self,
@@ -216,6 +219,8 @@ class BenchmarkRun:
         follower.start()
         try:
             argv = self.command(out, rows_file)[3:]  # without "python -m checks.benchmark"
+            # the worker keeps the variants it compiles: the next save compiles them ahead
+            argv.append(f"{RECORD_VARIANTS}={benchmark_variants_file(self.workspace, self.op)}")
             code, tail = run_benchmark(self.worker, argv, self.timeout, self._cancelled.is_set)
         finally:
             stop.set()

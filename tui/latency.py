@@ -42,6 +42,7 @@ JSON (``--json``, default results/local/latency-<time>.json), schema
      "summary": [{"workshop", "scenario", "path", "n", "runs_started", "runs_failed" (left
                   out of the figures: a crash or a failing check is not a verdict's latency),
                   "first_s": {"median", "min", "max"}, "last_s": {...}, "bench_s": {...},
+                  "bench_first_row_s": {...}, "bench_last_row_s": {...},
                   "variants" (distinct kernel variants of the learner's file the suite needs),
                   # warm and sharded rows with a fresh row beside them:
                   "ratio_fresh_over_warm": {"first", "last"},
@@ -50,7 +51,12 @@ JSON (``--json``, default results/local/latency-<time>.json), schema
                   "targets": {"applies", "why", "last_s", "first_s", "ratio":
                               {"limit", "value", "met", "missed_by"}}}],
      "runs": [{"workshop", "scenario", "path", "repeat", "ran", "first_s", "last_s",
-               "split": {...}, "variants", "bench_s", ...}]}
+               "split": {...}, "variants", "bench_s", "bench_first_row_s",
+               "bench_last_row_s", ...}]}
+
+With ``--benchmarks``: ``bench_first_row_s`` and ``bench_last_row_s``, seconds from the
+pass (the last verdict's arrival) to the first and the last timing row the app shows
+as it is measured, and ``bench_s`` to the whole table.
 
 ``split`` of a warm or sharded run: ``notice_s`` (save to the watcher's report),
 ``shards``, ``checks_s`` (the checks' own seconds, summed over shards), ``compile_s``
@@ -59,7 +65,8 @@ listener, summed), ``run_s`` (checks_s - compile_s), ``critical_s`` (the busiest
 shard's checks_s), ``transfer_max_s`` (worker to controller, per record), ``wait_s``
 (the check worker waiting for the compile pool), ``ahead`` (the compile pool:
 variants, compiled, failed, compile_s summed over its workers, wall_s from the save
-to its last variant) and ``warm_up_s`` (the check worker's start-up and warm-up, paid
+to its last variant, benchmark_variants: those only the app's last benchmark needed,
+compiled after the checks') and ``warm_up_s`` (the check worker's start-up and warm-up, paid
 before the save).  A fresh run's split has ``checks_s`` and ``outside_checks_s``
 (process start, imports, file load, output).  ``results/latency_table.py`` turns the
 JSON into the README's table.
@@ -77,6 +84,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from checks.command_line import UsageParser
 from checks.doctor import gpu_present
@@ -171,6 +179,7 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
     ahead = c.last_compile or {}
     return {
         "ran": session.runs_started > started,
+        "passed_at": got["last"],  # monotonic; taken out by measure(), for bench_after
         "first_s": round(got["first"] - saved, 4),
         "last_s": round(got["last"] - saved, 4),
         "outcome": fin.outcome,
@@ -187,7 +196,10 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
             "critical_s": round(max(per_shard.values(), default=0.0), 4),
             "transfer_max_s": round(max(transfers), 4) if transfers else None,
             "wait_s": round(sum(waits), 4),
-            "ahead": {k: ahead.get(k) for k in ("variants", "compiled", "failed", "compile_s", "wall_s")}
+            "ahead": {
+                k: ahead.get(k)
+                for k in ("variants", "compiled", "failed", "compile_s", "wall_s", "benchmark_variants")
+            }
             if ahead
             else None,
             "warm_up_s": session.ready_seconds(),
@@ -196,17 +208,30 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
     }
 
 
-def bench_after(session: HeadlessSession, timeout: float) -> dict:
+def bench_after(session: HeadlessSession, timeout: float, passed_at: Optional[float] = None) -> dict:
     """The app's benchmark of the file just checked (``python -m checks.benchmark`` at
     the app's default shapes, as the workshop screen starts it when every check
-    passes): seconds from the last verdict's arrival to the timings table."""
-    t0 = time.monotonic()
+    passes, its rows streamed to the table as they are measured): seconds from the pass
+    (``passed_at``, the monotonic time the last verdict arrived; default now) to the
+    first and the last row and to the whole table."""
+    t0 = time.monotonic() if passed_at is None else passed_at
+    arrived: list = []  # when each row reached the caller (from the run's reader thread)
     worker = session.controller.benchmark_worker()  # warm, as the app's
-    run = bench.BenchmarkRun(session.workshop.id, session.path.parent, file=session.path, worker=worker)
+    run = bench.BenchmarkRun(
+        session.workshop.id,
+        session.path.parent,
+        file=session.path,
+        worker=worker,
+        on_row=lambda row: arrived.append(time.monotonic()),
+    )
     rows, error, _ = run.run()
+    end = time.monotonic()
     session.controller.prime()  # the next save finds its workers warm again
     return {
-        "bench_s": round(time.monotonic() - t0, 4),
+        "bench_s": round(end - t0, 4),
+        "bench_first_row_s": round(arrived[0] - t0, 4) if arrived else None,
+        "bench_last_row_s": round(arrived[-1] - t0, 4) if arrived else None,
+        "bench_streamed_rows": len(arrived),
         "bench_warm": worker is not None,
         "bench_rows": len(rows),
         "bench_error": error or None,
@@ -314,6 +339,7 @@ def measure(
                     if mode == "fresh"
                     else warm_run(sessions[mode], edited(w, edit), timeout)
                 )
+                passed_at = r.pop("passed_at", None)
                 first = i == 0  # one benchmark per workshop: it takes far longer than a verdict
                 if (
                     benchmarks
@@ -323,7 +349,7 @@ def measure(
                     and not interpret
                     and verdict_complete(r)
                 ):
-                    r.update(bench_after(sessions[mode], timeout))
+                    r.update(bench_after(sessions[mode], timeout, passed_at))
                 rows.append({"workshop": w.id, "scenario": scenario, "path": mode, "repeat": i, **r})
         if "warm" in sessions:
             rows.append(

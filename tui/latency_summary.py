@@ -60,9 +60,10 @@ def summarize(rows: list, gpu: bool) -> list:
         if ran:
             row["first_s"] = _spread([r["first_s"] for r in ran])
             row["last_s"] = _spread([r["last_s"] for r in ran])
-            benched = [r["bench_s"] for r in ran if r.get("bench_s") is not None and r.get("bench_rows")]
-            if benched:
-                row["bench_s"] = _spread(benched)
+            for key in ("bench_first_row_s", "bench_last_row_s", "bench_s"):
+                benched = [r[key] for r in ran if r.get(key) is not None and r.get("bench_rows")]
+                if benched:
+                    row[key] = _spread(benched)
         out.append(row)
     for row in out:
         if row["path"] not in ("warm", "sharded") or "last_s" not in row:

@@ -10,7 +10,8 @@
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them
     variants.py        the kernel variants a run compiled, and waiting for the compile pool
-    compile_ahead.py   the last run's variants handed to the compile pool after a save
+    compile_ahead.py   the last run's variants (then the last benchmark's) handed to the
+                       compile pool after a save
     compile_pool.py    compile workers: every variant of a save compiled once, in parallel
     compile_worker.py  ``python -m checks.running.compile_worker``: one such process
 
@@ -21,6 +22,7 @@ only: the app never imports torch or triton.
 
 from checks.running import events
 from checks.running.child import ChildRun, Worker, preload_for, run_benchmark
+from checks.running.compile_ahead import RECORD_VARIANTS, benchmark_variants_file
 from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
 from checks.running.events import Begin, End, Event, Loaded, Plan, RecordEvent, RunOutcome
 from checks.running.pool import ShardedRun, WorkerPool, pool_size, split
@@ -28,6 +30,7 @@ from checks.running.run_records import RunRecords
 from checks.running.session import RunSession, progress_status
 
 __all__ = [
+    "RECORD_VARIANTS",
     "Begin",
     "ChildRun",
     "CompilePool",
@@ -43,6 +46,7 @@ __all__ = [
     "ShardedRun",
     "Worker",
     "WorkerPool",
+    "benchmark_variants_file",
     "compile_workers",
     "env_count",
     "events",

@@ -9,7 +9,9 @@ caller watches the folder and hands each save to :meth:`RunSession.save`).
 
 A GPU workshop's run (on a GPU) has two parts that start the moment a save lands: the
 compile pool compiles every kernel variant the last run needed (see compile_ahead.py),
-and one warm check worker runs the checks in order, finding those variants compiled.
+then those the app's last benchmark needed, and one warm check worker runs the checks in
+order, finding those variants compiled; a run that passes with benchmarks on leaves the
+pool compiling for the benchmark that follows.
 A newer save cancels both parts of the older run.  Without a GPU a GPU workshop runs in
 Triton's interpreter: its checks are sharded over one warm worker per core instead
 (checks/running/pool.py), balanced by the seconds each check took in the last run, their
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from checks import workspace as ws
-from checks.judging import progress_of
+from checks.judging import Progress, progress_of
 from checks.running import events
 from checks.running.child import ChildRun, Worker, preload_for
 from checks.running.compile_ahead import CompileAhead
@@ -235,6 +237,17 @@ class RunSession:
         if self.benchmarks and self._gpu_run:
             self.bench_pool.prime("gpu")
 
+    def benchmark_follows(self, outcome: str, records: list) -> bool:
+        """Whether the screen times this run next (every check passed, benchmarks on, a
+        GPU): then the compile pool goes on compiling the benchmark's variants."""
+        return (
+            self.benchmarks
+            and self._gpu_run
+            and outcome == events.RunOutcome.DONE
+            and bool(records)
+            and progress_of(records) == Progress.PASSED
+        )
+
     def benchmark_worker(self) -> Optional[Worker]:
         """A warm worker for the benchmark of a passing run (None: benchmarks are off,
         or there is no GPU); the caller owns it (the run kills it when it ends)."""
@@ -409,7 +422,8 @@ class RunSession:
         """What the next run takes from this one: timings, the compile target, variants."""
         timings = run.timings
         self.last_timings, self.last_shards = timings, len(run.shards)
-        self.ahead.done(job, predicted, current)
+        timed_next = self.benchmark_follows(outcome, run.records.records)
+        self.ahead.done(job, predicted, current, benchmark_next=timed_next)
         ready = workers[0].ready_info if workers else None
         target = getattr(ready, "target", None)
         if target:

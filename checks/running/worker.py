@@ -25,7 +25,8 @@ Protocol (see checks/running/child.py for the parent side):
 * A job ``{"benchmark": [ARG, ...]}`` instead runs ``python -m checks.benchmark ARG ...``
   in this warm process (its output goes to stdout, its JSON where its arguments say)
   and ends with ``done`` carrying the exit code: the app's timings start without a new
-  process's imports and CUDA start.
+  process's imports and CUDA start.  ``--record-variants PATH`` among the arguments is
+  the worker's own: it keeps the kernel variants the benchmark compiled in PATH.
 * It exits right after the job, so no state leaks from one run into the next.
 """
 
@@ -40,7 +41,8 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator, Optional
 
 from checks import interpreter
 from checks.judging import launches
@@ -136,6 +138,50 @@ def _record_variants(job: dict) -> Any:
     return recorder
 
 
+def _option(argv: list, name: str) -> tuple[list, Optional[str]]:
+    """``argv`` without ``name VALUE`` (or ``name=VALUE``), and VALUE (None: not there)."""
+    rest, value, i = [], None, 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == name and i + 1 < len(argv):
+            value, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith(name + "="):
+            value = arg[len(name) + 1 :]
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, value
+
+
+@contextlib.contextmanager
+def recording_benchmark_variants(argv: list, target: Optional[list]) -> Iterator[list]:
+    """The benchmark's arguments without ``--record-variants PATH``; with it, the variants
+    of the learner's kernels (``--file``) the benchmark compiles are heard as the checks'
+    are (:class:`checks.running.variants.Recorder`) and kept in PATH with the compile
+    ``target`` when it ends, for the compile pool to compile after the next save (see
+    checks/running/compile_ahead.py).  A benchmark that compiled none leaves PATH as it was."""
+    from checks.running import compile_ahead
+
+    rest, to = _option(argv, compile_ahead.RECORD_VARIANTS)
+    _, learner = _option(rest, "--file")
+    _, op = _option(rest, "--op")
+    if not to or not learner:
+        yield rest
+        return
+    from checks.running import variants
+
+    recorder = variants.Recorder(learner)
+    with launches.listening(recorder):
+        yield rest
+    found = recorder.take()["variants"]
+    if found:
+        try:
+            compile_ahead.write_variants(Path(to), op or "", target, found)
+        except OSError as e:
+            print(f"benchmark variants not kept: {e}", file=sys.stderr)
+
+
 def _benchmark(argv: list) -> int:
     """``python -m checks.benchmark`` with ``argv``, here; its exit code."""
     try:
@@ -217,7 +263,9 @@ def main(argv=None) -> int:
         _stack_dump(args.stack_file, job.get("timeout"))
 
     if isinstance(job.get("benchmark"), list):
-        send(events.Done(code=_benchmark([str(a) for a in job["benchmark"]])))
+        with recording_benchmark_variants([str(a) for a in job["benchmark"]], ready.get("target")) as argv:
+            code = _benchmark(argv)
+        send(events.Done(code=code))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

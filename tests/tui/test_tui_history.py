@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -163,3 +164,80 @@ def test_the_export_reads_the_history_of_its_state_folder(tmp_path: Path) -> Non
     history.record_save(other, I1.id, "e", FIRST)
     data = export.payload(I1, tmp_path / "x.py", last, {}, False, state_dir=other)
     assert data is not None and [s["content_hash"] for s in data["history"]] == ["e"]
+
+
+def test_opening_a_workshop_shows_the_last_timed_save(
+    make_app: Callable, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any benchmark in this session: the last of two timed saves, its rows
+    labelled as that save (not the file's current timings), with the chart line; the
+    first row of a new benchmark replaces them."""
+    from tui.messages import BenchmarkRow
+    from tui.run_loop import RunUpdate
+    from tui.widgets.timings import PAST, TimingsPanel
+
+    monkeypatch.setenv("KERNEL_COURSE_COMPILERS", "0")  # no compile workers for this look
+    state = ws.state_dir(workspace)
+    history.record_save(state, I1.id, "first", FIRST, when="2026-11-30T10:00:00+0000")
+    history.record_save(state, I1.id, "second", SECOND, when="2026-12-01T11:22:33+0000")
+
+    async def body() -> None:
+        app = make_app(open_workshop=I1.id, gpu=True, bench=False)
+        async with app.run_test(size=(200, 50)) as pilot:
+            panel = await wait_for(
+                pilot,
+                lambda: app.screen.query(TimingsPanel) and app.screen.query_one(TimingsPanel),
+                10,
+                "the workshop",
+            )
+            await wait_for(pilot, lambda: panel.has_class("charted"), 15, "the chart line")
+            chart = str(panel.query_one("#timings-chart").render())
+            assert chart == "yours at 16384x8192 fp32, last 2 saves: █▁ 50.0 → 9.0 µs"
+            rows = table_text(panel)
+            mine = [r for r in rows if r["run"] == PAST]
+            assert [r["variant"] for r in mine] == [
+                "num_warps=4 (candidate)",
+                "num_warps=8 (candidate)",
+                "torch.softmax (baseline)",
+                "new (candidate)",
+            ]
+            assert not [r for r in rows if r["run"] == "yours"] and panel.results == []
+            assert mine[0]["vs_last"] == "-12 % (beyond noise)"  # the last save against the one before
+            legend = str(panel.query_one("#timings-legend").render())
+            assert legend.startswith(f"{PAST}: your last timed save (2026-12-01 11:22), not yet this file's")
+            screen = app.screen
+            generation = screen.controller.generation
+            screen.post_message(RunUpdate(BenchmarkRow(generation, "now", row(70.0))))
+            await wait_for(pilot, lambda: panel.results, 10, "the new benchmark's row")
+            rows = table_text(panel)
+            assert [r["run"] for r in rows if r["run"] != "reference"] == ["yours"]
+            assert not panel.has_class("charted")  # compared with the history once it is kept
+            assert not str(panel.query_one("#timings-legend").render()).startswith(PAST)
+
+    asyncio.run(body())
+
+
+def test_a_workshop_without_timed_saves_shows_no_past_rows(tmp_path: Path) -> None:
+    from textual.app import App
+
+    from tui.widgets.timings import TimingsPanel
+
+    class One(App):
+        def compose(self):
+            yield TimingsPanel()
+
+    async def body() -> None:
+        app = One()
+        async with app.run_test(size=(120, 24)) as pilot:
+            panel = app.query_one(TimingsPanel)
+            panel.load_past(tmp_path, I1.id)  # no history file
+            await pilot.pause(0.5)
+            assert panel.past is None and panel.has_class("empty") and not panel.has_class("charted")
+            panel.set_results([row(95.0)])  # a benchmark came before the history was read
+            panel.show_past(
+                history.load(tmp_path, I1.id) or [history.Save("t", "old", [history.reduce_row(row(1.0))])]
+            )
+            await pilot.pause()
+            assert panel.past is None and [r["run"] for r in table_text(panel)] == ["yours"]
+
+    asyncio.run(body())

@@ -194,6 +194,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.controller.benchmarks = app.bench_enabled
         if self.timeable:
             self._load_reference()
+            # the last timed save until this session times the file (read off the loop)
+            self.query_one(TimingsPanel).load_past(ws.state_dir(app.workspace), w.id)
         self._timings_idle()
         self._watch()
         self.request_run(force=True)

@@ -14,7 +14,12 @@ memory.  Compact: at most 8 lines tall; the table scrolls inside.
 Once a benchmark is kept in the workshop's history (checks.benchmark.history), the
 learner's candidate rows also show their change against the previous save and against
 their best (beyond the noise or not), and a line above the table charts the last saves'
-fastest candidate at the lesson's main shape."""
+fastest candidate at the lesson's main shape.
+
+Before the first benchmark of this app session the panel shows the workshop's last timed
+save from that history (:meth:`TimingsPanel.load_past`), its rows labelled "last save"
+(the file may have changed since), with its chart line, until a new benchmark's rows
+replace them."""
 
 from __future__ import annotations
 
@@ -59,6 +64,7 @@ COLUMNS = (
 # the last save folds after the shape (the rows of one save are told apart by variant)
 CHANGE_COLUMNS = (("vs last", "vs_last", 0.75), ("vs best", "vs_best", 2))
 MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R", "cyan"))
+PAST = "last save"  # the Run cell of the rows of the last timed save, shown before a benchmark
 
 
 def _cell_len(cell) -> int:
@@ -124,6 +130,7 @@ class TimingsPanel(Vertical):
         self.saves: list = []  # the workshop's timed saves (checks.benchmark.history.Save)
         self.saves_hash: Optional[str] = None  # the content the results are a save of
         self.results_run: object = None  # which run the streamed rows in results belong to
+        self.past: Optional[history.Save] = None  # the last timed save, shown until results come
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
@@ -164,7 +171,34 @@ class TimingsPanel(Vertical):
         :meth:`record_save` or :meth:`set_history` says which save they are)."""
         self.results = list(rows)
         self.saves_hash = None
+        self.past = None
         self._render_rows()
+
+    def load_past(self, state_dir: Path, workshop_id: str) -> None:
+        """Show the workshop's last timed save (its history read off the event loop)
+        until a benchmark in this app session replaces it."""
+        self._past_worker(Path(state_dir), workshop_id)
+
+    @work(thread=True, group="history-past", exit_on_error=False)
+    def _past_worker(self, state_dir: Path, workshop_id: str) -> None:
+        saves = history.load(state_dir, workshop_id)
+        if saves:
+            self.app.call_from_thread(self.show_past, saves)
+
+    def show_past(self, saves: list) -> None:
+        """The last of ``saves`` (history.Save, oldest first) as the rows shown, labelled
+        as a past save; nothing when a benchmark of this session is already shown."""
+        if self.results or not saves:
+            return
+        self.past, self.saves = saves[-1], list(saves)
+        self._render_rows()
+
+    def mine(self) -> tuple[str, list, Optional[str]]:
+        """(Run label, the learner's rows shown, the save they are or None): this
+        session's benchmark, else the last timed save."""
+        if self.results or self.past is None:
+            return "yours", self.results, self.saves_hash
+        return PAST, self.past.rows, self.past.content_hash
 
     def set_history(self, saves: list, content_hash: str) -> None:
         """The workshop's saves, the results being the save of ``content_hash``."""
@@ -193,19 +227,21 @@ class TimingsPanel(Vertical):
 
     def changes(self) -> list:
         """Per learner's row: its history.Change, or None (not a candidate, or no history)."""
-        if self.saves_hash is None:
-            return [None] * len(self.results)
-        before = history.earlier(self.saves, self.saves_hash)
+        _, rows, content_hash = self.mine()
+        if content_hash is None:
+            return [None] * len(rows)
+        before = history.earlier(self.saves, content_hash)
         return [
             history.compare(r, before) if history.is_candidate(r) and history.is_timed(r) else None
-            for r in self.results
+            for r in rows
         ]
 
     def chart(self, width: int) -> str:
         """The line charting the last saves at the main case ("" without two saves)."""
-        if self.saves_hash is None:
+        _, rows, content_hash = self.mine()
+        if content_hash is None:
             return ""
-        return history.chart_line(self.saves, history.main_case(self.results), width)
+        return history.chart_line(self.saves, history.main_case(rows), width)
 
     def add_result(self, row: dict, run: object = None) -> None:
         """One row of a benchmark still running; the first row of another ``run``
@@ -213,17 +249,28 @@ class TimingsPanel(Vertical):
         if run != self.results_run:
             self.results, self.results_run = [], run
             self.saves_hash = None  # compared with the history once the whole save is in
+        self.past = None
         self.results = bench.with_row(self.results, row)
         self._render_rows()
 
     def _labelled(self) -> list:
-        return [("yours", r) for r in self.results] + [("reference", r) for r in self.reference]
+        label, rows, _ = self.mine()
+        return [(label, r) for r in rows] + [("reference", r) for r in self.reference]
+
+    def legend(self) -> str:
+        """The line under the table: what the bars mean, first which save a past one is."""
+        if self.results or self.past is None:
+            return LEGEND
+        when = self.past.when[:16].replace("T", " ")
+        return f"{PAST}: your last timed save ({when}), not yet this file's timings · {LEGEND}"
 
     def _render_rows(self) -> None:
         if not self.is_mounted:
             return
         t = self.query_one("#timings", DataTable)
         rows = self._labelled()
+        _, own, _ = self.mine()
+        self.query_one("#timings-legend", Static).update(self.legend())
         self.set_class(not rows, "empty")
         width = self.size.width or 80
         line = self.chart(width - 2)
@@ -232,8 +279,8 @@ class TimingsPanel(Vertical):
         changes = self.changes()
         marks = {
             i: (
-                bench.markers(r, self.results, self.reference)
-                if who == "yours"
+                bench.markers(r, own, self.reference)
+                if who != "reference"
                 else bench.markers(r, self.reference, [])
             )
             for i, (who, r) in enumerate(rows)
@@ -253,7 +300,7 @@ class TimingsPanel(Vertical):
             top = tops.get((r.get("shape"), r.get("dtype")))
             cells.append(
                 {
-                    "run": Text(who, style="bold" if who == "yours" else "dim"),
+                    "run": Text(who, style={"yours": "bold", PAST: "italic"}.get(who, "dim")),
                     "variant": variant,
                     "shape": shape,
                     "median": bench.fmt_median(r),
@@ -265,7 +312,7 @@ class TimingsPanel(Vertical):
                     "per_call": bench.fmt_per_call(r),
                     "host": Text(host, style="yellow" if "launch-bound" in host else ""),
                     "kernel": bench.fmt_kernel(r),
-                    **self.change_cells(changes[i] if who == "yours" else None),
+                    **self.change_cells(changes[i] if who != "reference" else None),
                 }
             )
         shown = any(c is not None and c.last is not None for c in changes)
@@ -273,7 +320,7 @@ class TimingsPanel(Vertical):
         keep = self.fitting_columns(cells, width, columns)
         if shown and not {"vs_last", "vs_best"} <= set(keep):  # narrow: the changes in short words
             for i, (who, _) in enumerate(rows):
-                cells[i].update(self.change_cells(changes[i] if who == "yours" else None, short=True))
+                cells[i].update(self.change_cells(changes[i] if who != "reference" else None, short=True))
             keep = self.fitting_columns(cells, width, columns)
         t.clear(columns=True)
         for header, key, _ in columns:
@@ -300,11 +347,13 @@ class TimingsPanel(Vertical):
         return out
 
     @staticmethod
-    def bar(value, top, who: str = "yours", marks=None):
+    def bar(
+        value: Optional[float], top: Optional[float], who: str = "yours", marks: Optional[dict] = None
+    ) -> Text | MarkedBar:
         """The median as a bar with its comparison marks, scaled to ``top``: the
         slowest time shown at the row's shape and dtype (shorter is faster)."""
         if value is None or not top:
             return Text("unavailable", style="dim")
         return MarkedBar(
-            size=top, end=value, marks=marks or {}, color="green" if who == "yours" else "grey50"
+            size=top, end=value, marks=marks or {}, color="grey50" if who == "reference" else "green"
         )
