@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -247,7 +248,7 @@ class BrowseScreen(Screen[None]):
         t = self.query_one("#workshops", DataTable)
         if not t.row_count:
             return None
-        return t.coordinate_to_cell_key((t.cursor_row, 0)).row_key.value
+        return t.coordinate_to_cell_key(Coordinate(t.cursor_row, 0)).row_key.value
 
     def _details(self, workshop_id) -> None:
         if not workshop_id:

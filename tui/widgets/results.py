@@ -15,6 +15,7 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.reactive import reactive
 from textual.widgets import DataTable, ProgressBar, Static
 
@@ -184,7 +185,7 @@ class ResultsPanel(Vertical):
         t = self.table
         if not t.row_count:
             return None
-        key = t.coordinate_to_cell_key((t.cursor_row, 0)).row_key.value
+        key = t.coordinate_to_cell_key(Coordinate(t.cursor_row, 0)).row_key.value
         return self.records.get(key)
 
     # --- layout: the columns follow the panel's width ---

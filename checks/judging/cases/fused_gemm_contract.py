@@ -2,6 +2,8 @@
 ValueError naming the argument) or accept, before any kernel runs.  The engine
 finds this module beside checks/judging/cases/fused_gemm.py."""
 
+from typing import Any
+
 import torch
 
 from checks.judging.case import check, collect
@@ -115,7 +117,7 @@ def layout_rejected(mod, ctx):
 def rejects_device(mod, ctx):
     f = mod.matmul_bias_relu
     a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
-    meta = dict(dtype=FP16, device="meta")
+    meta: dict[str, Any] = dict(dtype=FP16, device="meta")
     _rejects(lambda: f(torch.empty(4, 8, **meta), b, bias), ValueError, "a", "a on the meta device")
     _rejects(lambda: f(a, torch.empty(8, 6, **meta), bias), ValueError, "b", "b on the meta device")
     _rejects(lambda: f(a, b, torch.empty(6, **meta)), ValueError, "bias", "bias on the meta device")

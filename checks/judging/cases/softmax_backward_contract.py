@@ -116,6 +116,7 @@ def rejects_shapes(mod, ctx):
 def rejects_options(mod, ctx):
     y = torch.rand(2, 8, device=ctx.device)
     g = torch.randn(2, 8, device=ctx.device)
+    bad: object  # values of the right type first, then of wrong types
     for bad in (1, 2, 16, 0, -4):
         expect_rejects(
             lambda: mod.backward(y, g, num_warps=bad), (ValueError,), ["num_warps"], f"num_warps={bad}"

@@ -77,6 +77,7 @@ def rejects_non_contiguous(mod, ctx):
 )
 def rejects_bad_chunk_size(mod, ctx):
     x = torch.zeros((2, 8), device=ctx.device)
+    bad: object  # values of the right type first, then of wrong types
     for bad in (0, -1024, 512, 2048, 8192):
         expect_rejects(
             lambda: mod.softmax(x, chunk_size=bad), (ValueError,), ["chunk_size"], f"chunk_size={bad}"

@@ -102,6 +102,7 @@ def rejects_causal(mod, ctx):
 )
 def rejects_block_n(mod, ctx):
     q, k, v = _qkv(ctx, 4, 16)
+    bad: object  # values of the right type first, then of wrong types
     for bad in (16, 48, 128, 0):
         expect_rejects(
             lambda: mod.attention(q, k, v, block_n=bad), (ValueError,), ["block_n"], f"block_n={bad}"

@@ -90,6 +90,7 @@ def rejects_rank(mod, ctx):
 )
 def rejects_num_warps(mod, ctx):
     x = torch.zeros((2, 8), device=ctx.device)
+    w: object  # values of the right type first, then of wrong types
     for w in (2, 16, 0):
         expect_rejects(lambda: mod.softmax(x, num_warps=w), (ValueError,), ["num_warps"], f"num_warps={w}")
     for w in (4.0, "4", True, None):
