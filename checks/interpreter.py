@@ -39,12 +39,20 @@ def active() -> bool:
     return _chosen if _chosen is not None else _switch_on(os.environ)
 
 
+# An interpreted worker runs on one core (there is one per core) and numpy's small
+# matrix products only lose by spreading over threads; a value the user set stays.
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def interpreter_env(interpret: bool, base: Optional[Mapping[str, str]] = None) -> dict:
     """A child process's environment: ``base`` (default: this process's) with Triton's
-    interpreter switched on, or with the switch removed."""
+    interpreter switched on (and its math libraries on one thread each), or with the
+    switch removed."""
     env = dict(os.environ if base is None else base)
     if interpret:
         env[ENV] = "1"
+        for name in ONE_THREAD:
+            env.setdefault(name, "1")
     else:
         env.pop(ENV, None)
     return env

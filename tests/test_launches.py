@@ -229,8 +229,12 @@ def test_the_compile_knobs_call_their_listeners_and_are_put_back():
 def test_interpreter_env_switches_the_interpreter_on_or_off_for_a_child():
     base = {"PATH": "/bin", "TRITON_INTERPRET": "1"}
     assert interpreter.interpreter_env(False, base) == {"PATH": "/bin"}
-    assert interpreter.interpreter_env(True, {"PATH": "/bin"}) == base
+    one = {name: "1" for name in interpreter.ONE_THREAD}
+    assert interpreter.interpreter_env(True, {"PATH": "/bin"}) == {**base, **one}
     assert base == {"PATH": "/bin", "TRITON_INTERPRET": "1"}  # the base itself is left alone
+    # an interpreted worker's math libraries on one thread, unless the user chose
+    chosen = interpreter.interpreter_env(True, {"OMP_NUM_THREADS": "4"})
+    assert chosen["OMP_NUM_THREADS"] == "4" and chosen["OPENBLAS_NUM_THREADS"] == "1"
 
 
 @pytest.mark.parametrize(

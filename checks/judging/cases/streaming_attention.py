@@ -436,6 +436,9 @@ def widest_length(mod, ctx):
     # reaches every query block (the store record names any row never written), walks the
     # last block's keys to N=2048 and masks every diagonal tile; full runs are covered at
     # smaller N, and at N=2048 on a GPU.
+    dims: tuple[int, ...]
+    block_sizes: tuple[int, ...]
+    modes: tuple[bool, ...]
     if ctx.interpret:
         dims, block_sizes, modes = (16,), (64,), (True,)
     else:
