@@ -55,7 +55,7 @@ def test_a_triton_compilation_error_is_placed_on_the_kernels_line(tmp_path):
 
     from triton.compiler.errors import CompilationError
 
-    from checks.judging.engine import _where
+    from checks.judging.engine import where_in_file
 
     p = tmp_path / "ex.py"
     p.write_text(KERNEL_FILE)
@@ -68,7 +68,7 @@ def test_a_triton_compilation_error_is_placed_on_the_kernels_line(tmp_path):
         except NameError as e:
             raise CompilationError(src, node, str(e)) from e
     except CompilationError as e:
-        where = _where(e, p)
+        where = where_in_file(e, p)
     assert where == " (ex.py, line 10, in kernel scale_kernel)"
 
 

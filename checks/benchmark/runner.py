@@ -87,10 +87,10 @@ def compare(out, ref, dtype: str, tol: float) -> tuple:
 def classify(exc: BaseException, path: Optional[Path]) -> tuple:
     """(status, message) for an exception a variant raised: the learner's own
     NotImplementedError is a TODO; anything else is a failure."""
-    from checks.judging.engine import _raised_in, _where
+    from checks.judging.engine import raised_in, where_in_file
 
-    where = _where(exc, path) if path else ""
-    if isinstance(exc, NotImplementedError) and path is not None and _raised_in(exc, path):
+    where = where_in_file(exc, path) if path else ""
+    if isinstance(exc, NotImplementedError) and path is not None and raised_in(exc, path):
         return "todo", f"TODO: {exc}" if str(exc) else "TODO: not implemented yet"
     if isinstance(exc, NotImplementedError):
         return "failed", f"NotImplementedError raised by a library, not your TODO{where}: {exc}"

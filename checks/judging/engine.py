@@ -100,7 +100,7 @@ def _learner_frame(tb, path: Path):
     return found
 
 
-def _raised_in(exc: BaseException, path: Path) -> bool:
+def raised_in(exc: BaseException, path: Path) -> bool:
     """True when the innermost frame of the traceback is in the learner's file: the
     NotImplementedError is the starter's own TODO, not a library's."""
     last = None
@@ -140,7 +140,7 @@ def _kernel_line(exc: BaseException, path: Path) -> Optional[tuple]:
     return None
 
 
-def _where(exc: BaseException, path: Path) -> str:
+def where_in_file(exc: BaseException, path: Path) -> str:
     """Where in the learner's file ``exc`` happened: a kernel's own line when Triton
     says which (its compiler, or the interpreter running the kernel), else the
     deepest frame of the learner's file."""
@@ -215,7 +215,7 @@ def load_exercise(path: str | Path, on_loaded: Optional[Callable[[str], None]] =
             raise
         hit = _learner_frame(e.__traceback__, path)
         raise LoadError(
-            f"{type(e).__name__} while importing the exercise{_where(e, path)}: {e}",
+            f"{type(e).__name__} while importing the exercise{where_in_file(e, path)}: {e}",
             str(path),
             hit[1] if hit else None,
         ) from None
@@ -297,7 +297,7 @@ def run_case(
     except Unavailable as e:
         rec.status, rec.message = "skipped", str(e)
     except NotImplementedError as e:
-        if _raised_in(e, path):
+        if raised_in(e, path):
             rec.status = "todo"
             rec.message = str(e) or "not implemented yet"
         else:
@@ -310,7 +310,7 @@ def run_case(
     except SystemExit as e:
         rec.status, rec.message = "error", f"your code called sys.exit({e.code!r})"
     except RecursionError as e:
-        rec.status, rec.message = "error", f"RecursionError{_where(e, path)}: {e}"
+        rec.status, rec.message = "error", f"RecursionError{where_in_file(e, path)}: {e}"
     except MemoryError:
         rec.status, rec.message = "error", "MemoryError: your code asked for more memory than there is"
     except KeyboardInterrupt:
@@ -328,7 +328,7 @@ def run_case(
             )
         else:
             rec.status = "error"
-            rec.message = f"{type(e).__name__}{_where(e, path)}: {e}"
+            rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}"
             rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
     failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters

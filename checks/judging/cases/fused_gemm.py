@@ -32,7 +32,7 @@ TILES = (16, 32, 64)
 # --- helpers -------------------------------------------------------------------------
 
 
-def _operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_offset=0.0):
+def gemm_operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_offset=0.0):
     """A[M, K], B[K, N], bias[N] drawn from ONE seeded CPU stream, then moved to ctx.device.
 
     (checks.judging.tensors.randn reseeds on every call, so three operands drawn with it in one
@@ -44,7 +44,7 @@ def _operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_offse
     return tuple(t.to(dtype).to(ctx.device) for t in (a, b, bias))
 
 
-def _oracle(a, b, bias):
+def gemm_oracle(a, b, bias):
     """relu(a @ b + bias) in float64 on the CPU: no rounding at all before the compare."""
     a64, b64, bias64 = (t.detach().to("cpu", torch.float64) for t in (a, b, bias))
     return torch.relu(a64 @ b64 + bias64)
@@ -68,21 +68,23 @@ def _poisoned_call(ctx, fn, shape, dtype):
     return fn()
 
 
-def _expect(ctx, got, a, b, bias, what, *, scale=None):
+def expect_matmul(ctx, got, a, b, bias, what, *, scale=None):
     M, K = a.shape
     N = b.shape[1]
     expect_tensor(got, shape=(M, N), dtype=a.dtype, device=ctx.device, name=what)
     assert_close(
-        got, _oracle(a, b, bias), dtype=a.dtype, name=what, scale=_k_scale(K) if scale is None else scale
+        got, gemm_oracle(a, b, bias), dtype=a.dtype, name=what, scale=_k_scale(K) if scale is None else scale
     )
 
 
-def _run(ctx, mod, M, N, K, dtype=FP16, *, poison=True, **options):
-    a, b, bias = _operands(ctx, M, N, K, dtype)
+def run_gemm(ctx, mod, M, N, K, dtype=FP16, *, poison=True, **options):
+    a, b, bias = gemm_operands(ctx, M, N, K, dtype)
     call = lambda: mod.matmul_bias_relu(a, b, bias, **options)
     got = _poisoned_call(ctx, call, (M, N), dtype) if poison else call()
     opts = ", ".join(f"{k}={v}" for k, v in options.items())
-    _expect(ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK) {str(dtype)[6:]}" + (f", {opts}" if opts else ""))
+    expect_matmul(
+        ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK) {str(dtype)[6:]}" + (f", {opts}" if opts else "")
+    )
     return got
 
 
@@ -104,20 +106,20 @@ def _exact_epilogue_operands(ctx, dtype, M=19, N=37):
     return tuple(t.to(dtype).to(ctx.device) for t in (a, b, bias))
 
 
-def _check_exact_epilogue(ctx, mod, dtype):
+def check_exact_epilogue(ctx, mod, dtype):
     a, b, bias = _exact_epilogue_operands(ctx, dtype)
     got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (a.shape[0], b.shape[1]), dtype)
     # scale=0: every correct intermediate is exact and the answer is representable, so
     # the only acceptable error is none (a double rounding is off by exactly 1).
-    _expect(ctx, got, a, b, bias, f"acc = base + odd, bias = -base + c ({str(dtype)[6:]})", scale=0.0)
+    expect_matmul(ctx, got, a, b, bias, f"acc = base + odd, bias = -base + c ({str(dtype)[6:]})", scale=0.0)
 
 
-def _rejects(fn, exc, name, what):
+def expect_rejection(fn, exc, name, what):
     words = [f"{name}:", f"'{name}'", f"`{name}`", f"{name} "]
     return expect_rejects(fn, (exc,), words, what)
 
 
-def _half(ctx, *shape, dtype=FP16):
+def half_tensor(ctx, *shape, dtype=FP16):
     return torch.ones(*shape, dtype=dtype, device=ctx.device)
 
 
@@ -132,7 +134,7 @@ def _half(ctx, *shape, dtype=FP16):
     cost=1,
 )
 def basic_fp16(mod, ctx):
-    _run(ctx, mod, 20, 24, 16)
+    run_gemm(ctx, mod, 20, 24, 16)
 
 
 @check(
@@ -206,7 +208,7 @@ def worked_tile_map(mod, ctx):
     cost=1,
 )
 def epilogue_one_rounding(mod, ctx):
-    _check_exact_epilogue(ctx, mod, FP16)
+    check_exact_epilogue(ctx, mod, FP16)
 
 
 @check(
@@ -218,9 +220,9 @@ def epilogue_one_rounding(mod, ctx):
 )
 def k_zero(mod, ctx):
     for M, N, opts in ((5, 40, {}), (37, 70, dict(tile_m=16, group_m=8))):
-        a, b, bias = _operands(ctx, M, N, 0, bias_offset=0.25)
+        a, b, bias = gemm_operands(ctx, M, N, 0, bias_offset=0.25)
         got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias, **opts), (M, N), FP16)
-        _expect(ctx, got, a, b, bias, f"{M}x{N}x0 (MxNxK)")
+        expect_matmul(ctx, got, a, b, bias, f"{M}x{N}x0 (MxNxK)")
         assert_not_alias(got, a, b, bias)
 
 
@@ -233,7 +235,7 @@ def k_zero(mod, ctx):
 )
 def empty_m_n(mod, ctx):
     for M, N, K in ((0, 7, 5), (6, 0, 5), (0, 0, 3), (0, 9, 0), (4, 0, 0), (0, 0, 0)):
-        a, b, bias = _operands(ctx, M, N, K)
+        a, b, bias = gemm_operands(ctx, M, N, K)
         got = mod.matmul_bias_relu(a, b, bias)
         expect_tensor(got, shape=(M, N), dtype=FP16, device=ctx.device, name=f"{M}x{N}x{K} (MxNxK)")
 
@@ -247,7 +249,7 @@ def empty_m_n(mod, ctx):
 )
 def tiny_shapes(mod, ctx):
     for M, N, K in ((1, 1, 1), (1, 17, 3), (17, 1, 5), (2, 3, 1)):
-        _run(ctx, mod, M, N, K, tile_m=16)
+        run_gemm(ctx, mod, M, N, K, tile_m=16)
 
 
 @check(
@@ -259,7 +261,7 @@ def tiny_shapes(mod, ctx):
 )
 def ragged_tails(mod, ctx):
     for M, N, K in ((127, 65, 33), (33, 17, 70), (65, 129, 17)):
-        _run(ctx, mod, M, N, K)
+        run_gemm(ctx, mod, M, N, K)
 
 
 @check(
@@ -279,11 +281,11 @@ def partial_group(mod, ctx):
         (91, 150, 24, 32, 8),
     )  # 3 tile rows, group 8
     for M, N, K, tile_m, group_m in cases:
-        a, b, bias = _operands(ctx, M, N, K, scale=0.3, bias_offset=4.0)
+        a, b, bias = gemm_operands(ctx, M, N, K, scale=0.3, bias_offset=4.0)
         got = _poisoned_call(
             ctx, lambda: mod.matmul_bias_relu(a, b, bias, tile_m=tile_m, group_m=group_m), (M, N), FP16
         )
-        _expect(ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK), tile_m={tile_m}, group_m={group_m}")
+        expect_matmul(ctx, got, a, b, bias, f"{M}x{N}x{K} (MxNxK), tile_m={tile_m}, group_m={group_m}")
 
 
 @check(
@@ -296,10 +298,10 @@ def partial_group(mod, ctx):
 )
 def group_invariance(mod, ctx):
     M, N, K = 91, 150, 24
-    a, b, bias = _operands(ctx, M, N, K)
+    a, b, bias = gemm_operands(ctx, M, N, K)
     for tile_m in (16, 32):
         outs = {g: mod.matmul_bias_relu(a, b, bias, group_m=g, tile_m=tile_m) for g in GROUPS}
-        _expect(ctx, outs[1], a, b, bias, f"{M}x{N}x{K}, tile_m={tile_m}, group_m=1")
+        expect_matmul(ctx, outs[1], a, b, bias, f"{M}x{N}x{K}, tile_m={tile_m}, group_m=1")
         for g in (4, 8):
             if not torch.equal(outs[g], outs[1]):
                 diff = outs[g] != outs[1]
@@ -324,13 +326,13 @@ def options_sweep(mod: Any, ctx: Context) -> str:
     M, N, K = 70, 90, 40
     tiles = list(TILES)
     try:  # tile_m=128 is an optional extra (the wide Hopper tile); test it if accepted
-        mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1), tile_m=128)
+        mod.matmul_bias_relu(*gemm_operands(ctx, 1, 1, 1), tile_m=128)
         tiles.append(128)
     except (TypeError, ValueError):
         pass
     for tile_m in tiles:
         for group_m in GROUPS:
-            _run(ctx, mod, M, N, K, tile_m=tile_m, group_m=group_m, poison=False)
+            run_gemm(ctx, mod, M, N, K, tile_m=tile_m, group_m=group_m, poison=False)
     return f"tile_m {tiles} x group_m {list(GROUPS)}"
 
 
@@ -342,8 +344,8 @@ def options_sweep(mod: Any, ctx: Context) -> str:
     cost=2,
 )
 def long_k(mod, ctx):
-    _run(ctx, mod, 9, 20, 700)
-    _run(ctx, mod, 33, 70, 1000, tile_m=64)
+    run_gemm(ctx, mod, 9, 20, 700)
+    run_gemm(ctx, mod, 33, 70, 1000, tile_m=64)
 
 
 @check(
@@ -355,12 +357,12 @@ def long_k(mod, ctx):
 )
 def large_values(mod, ctx):
     M, N, K = 40, 50, 48
-    a, b, _ = _operands(ctx, M, N, K, scale=8.0)
+    a, b, _ = gemm_operands(ctx, M, N, K, scale=8.0)
     a[3, 5] = 1000.0  # one row dominated by a single element
     signs = torch.tensor([1.0 if j % 2 == 0 else -1.0 for j in range(N)], dtype=torch.float64)
     bias = (1000.0 * signs).to(FP16).to(ctx.device)  # alternate columns: +1000, -1000
     got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (M, N), FP16)
-    _expect(ctx, got, a, b, bias, "40x50x48, |A@B| ~ 450 with a 1000 in A[3, 5], bias +/-1000")
+    expect_matmul(ctx, got, a, b, bias, "40x50x48, |A@B| ~ 450 with a 1000 in A[3, 5], bias +/-1000")
 
 
 @check(
@@ -373,12 +375,12 @@ def large_values(mod, ctx):
 def wide_tiles(mod: Any, ctx: Context) -> None:
     tile_m = 64
     try:
-        mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1), tile_m=128)
+        mod.matmul_bias_relu(*gemm_operands(ctx, 1, 1, 1), tile_m=128)
         tile_m = 128
     except (TypeError, ValueError):
         pass
     M, N, K = wide_tiles_shape(ctx.interpret)
-    _run(ctx, mod, M, N, K, tile_m=tile_m, group_m=8)
+    run_gemm(ctx, mod, M, N, K, tile_m=tile_m, group_m=8)
 
 
 def wide_tiles_shape(interpret: bool) -> tuple[int, int, int]:
@@ -400,14 +402,14 @@ def wide_tiles_shape(interpret: bool) -> tuple[int, int, int]:
 )
 def offset_views(mod, ctx):
     M, N, K = 30, 45, 20
-    a_base, b_base, bias_base = _operands(ctx, M + 5, N, K + 4)
+    a_base, b_base, bias_base = gemm_operands(ctx, M + 5, N, K + 4)
     # Offsets of 7, 2N and 5 elements: the pointers are not even 16-byte aligned.
     a = a_base.reshape(-1)[7 : 7 + M * K].view(M, K)
     b = b_base[2 : 2 + K]
     bias = torch.cat([bias_base, bias_base[:5]])[5 : 5 + N]
     assert all(t.is_contiguous() and t.storage_offset() > 0 for t in (a, b, bias))
     got = mod.matmul_bias_relu(a, b, bias)
-    _expect(ctx, got, a, b, bias, "views with storage offsets")
+    expect_matmul(ctx, got, a, b, bias, "views with storage offsets")
 
 
 @check(
@@ -418,7 +420,7 @@ def offset_views(mod, ctx):
     cost=1,
 )
 def inputs_unchanged(mod, ctx):
-    a, b, bias = _operands(ctx, 40, 33, 20)
+    a, b, bias = gemm_operands(ctx, 40, 33, 20)
     before = [t.clone() for t in (a, b, bias)]
     mod.matmul_bias_relu(a, b, bias, tile_m=16)
     for name, t, t0 in zip(("a", "b", "bias"), (a, b, bias), before):
@@ -434,7 +436,7 @@ def inputs_unchanged(mod, ctx):
     cost=1,
 )
 def fresh_output(mod, ctx):
-    a, b, bias = _operands(ctx, 20, 36, 12)
+    a, b, bias = gemm_operands(ctx, 20, 36, 12)
     first = mod.matmul_bias_relu(a, b, bias)
     second = mod.matmul_bias_relu(a, b, bias)
     for got in (first, second):

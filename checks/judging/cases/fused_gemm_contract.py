@@ -7,7 +7,14 @@ from typing import Any
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.fused_gemm import BF16, FP16, _expect, _half, _operands, _rejects
+from checks.judging.cases.fused_gemm import (
+    BF16,
+    FP16,
+    expect_matmul,
+    expect_rejection,
+    gemm_operands,
+    half_tensor,
+)
 from checks.judging.tensors import expect_rejects
 
 
@@ -19,11 +26,11 @@ from checks.judging.tensors import expect_rejects
     cost=1,
 )
 def no_grad_accepted(mod, ctx):
-    a, b, bias = _operands(ctx, 10, 20, 8)
+    a, b, bias = gemm_operands(ctx, 10, 20, 8)
     a.requires_grad_(True)
     with torch.no_grad():
         got = mod.matmul_bias_relu(a, b, bias)
-    _expect(ctx, got, a, b, bias, "a.requires_grad under torch.no_grad()")
+    expect_matmul(ctx, got, a, b, bias, "a.requires_grad under torch.no_grad()")
 
 
 @check(
@@ -35,14 +42,14 @@ def no_grad_accepted(mod, ctx):
 )
 def rejects_dtype(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
-    _rejects(lambda: f(a.float(), b.float(), bias.float()), TypeError, "a", "fp32 inputs")
-    _rejects(lambda: f(a.to(torch.int32), b, bias), TypeError, "a", "an int32 a")
-    _rejects(lambda: f(a, b.to(BF16), bias), TypeError, "b", "fp16 a with bf16 b")
-    _rejects(lambda: f(a, b, bias.float()), TypeError, "bias", "fp16 a and b with fp32 bias")
-    _rejects(lambda: f(a, b, bias.to(BF16)), TypeError, "bias", "fp16 a and b with bf16 bias")
-    _rejects(lambda: f(a.tolist(), b, bias), TypeError, "a", "a nested list for a")
-    _rejects(lambda: f(a, b, None), TypeError, "bias", "bias=None")
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
+    expect_rejection(lambda: f(a.float(), b.float(), bias.float()), TypeError, "a", "fp32 inputs")
+    expect_rejection(lambda: f(a.to(torch.int32), b, bias), TypeError, "a", "an int32 a")
+    expect_rejection(lambda: f(a, b.to(BF16), bias), TypeError, "b", "fp16 a with bf16 b")
+    expect_rejection(lambda: f(a, b, bias.float()), TypeError, "bias", "fp16 a and b with fp32 bias")
+    expect_rejection(lambda: f(a, b, bias.to(BF16)), TypeError, "bias", "fp16 a and b with bf16 bias")
+    expect_rejection(lambda: f(a.tolist(), b, bias), TypeError, "a", "a nested list for a")
+    expect_rejection(lambda: f(a, b, None), TypeError, "bias", "bias=None")
 
 
 @check(
@@ -54,14 +61,20 @@ def rejects_dtype(mod, ctx):
 )
 def rejects_shape(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
-    _rejects(lambda: f(_half(ctx, 8), b, bias), ValueError, "a", "a 1D a")
-    _rejects(lambda: f(_half(ctx, 2, 4, 8), b, bias), ValueError, "a", "a 3D a")
-    _rejects(lambda: f(a, _half(ctx, 9, 6), bias), ValueError, "b", "b with 9 rows for a with K=8")
-    _rejects(lambda: f(a, _half(ctx, 7, 6), bias), ValueError, "b", "b with 7 rows for a with K=8")
-    _rejects(lambda: f(a, b, _half(ctx, 7)), ValueError, "bias", "bias of length 7 for N=6")
-    _rejects(lambda: f(a, b, _half(ctx, 1, 6)), ValueError, "bias", "a 2D bias [1, 6]")
-    _rejects(lambda: f(a, b, _half(ctx, 1)), ValueError, "bias", "a one-element bias (no broadcasting)")
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
+    expect_rejection(lambda: f(half_tensor(ctx, 8), b, bias), ValueError, "a", "a 1D a")
+    expect_rejection(lambda: f(half_tensor(ctx, 2, 4, 8), b, bias), ValueError, "a", "a 3D a")
+    expect_rejection(
+        lambda: f(a, half_tensor(ctx, 9, 6), bias), ValueError, "b", "b with 9 rows for a with K=8"
+    )
+    expect_rejection(
+        lambda: f(a, half_tensor(ctx, 7, 6), bias), ValueError, "b", "b with 7 rows for a with K=8"
+    )
+    expect_rejection(lambda: f(a, b, half_tensor(ctx, 7)), ValueError, "bias", "bias of length 7 for N=6")
+    expect_rejection(lambda: f(a, b, half_tensor(ctx, 1, 6)), ValueError, "bias", "a 2D bias [1, 6]")
+    expect_rejection(
+        lambda: f(a, b, half_tensor(ctx, 1)), ValueError, "bias", "a one-element bias (no broadcasting)"
+    )
 
 
 @check(
@@ -73,15 +86,15 @@ def rejects_shape(mod, ctx):
 )
 def rejects_options(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
     for g in (0, 2, 3, 16, -4):
-        _rejects(lambda: f(a, b, bias, group_m=g), ValueError, "group_m", f"group_m={g}")
+        expect_rejection(lambda: f(a, b, bias, group_m=g), ValueError, "group_m", f"group_m={g}")
     for t in (0, 8, 24, 256, 1024):
-        _rejects(lambda: f(a, b, bias, tile_m=t), ValueError, "tile_m", f"tile_m={t}")
+        expect_rejection(lambda: f(a, b, bias, tile_m=t), ValueError, "tile_m", f"tile_m={t}")
     for bad in (4.0, "4", None, True):
-        _rejects(lambda: f(a, b, bias, group_m=bad), TypeError, "group_m", f"group_m={bad!r}")
+        expect_rejection(lambda: f(a, b, bias, group_m=bad), TypeError, "group_m", f"group_m={bad!r}")
     for bad in (32.0, "32", None, False):
-        _rejects(lambda: f(a, b, bias, tile_m=bad), TypeError, "tile_m", f"tile_m={bad!r}")
+        expect_rejection(lambda: f(a, b, bias, tile_m=bad), TypeError, "tile_m", f"tile_m={bad!r}")
 
 
 @check(
@@ -93,18 +106,22 @@ def rejects_options(mod, ctx):
 )
 def layout_rejected(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
-    _rejects(lambda: f(_half(ctx, 8, 4).t(), b, bias), ValueError, "a", "a transposed a")
-    _rejects(
-        lambda: f(_half(ctx, 4, 10)[:, 1:9], b, bias),
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
+    expect_rejection(lambda: f(half_tensor(ctx, 8, 4).t(), b, bias), ValueError, "a", "a transposed a")
+    expect_rejection(
+        lambda: f(half_tensor(ctx, 4, 10)[:, 1:9], b, bias),
         ValueError,
         "a",
         "a column slice of a (offset pointer, row stride 10)",
     )
-    _rejects(lambda: f(a, _half(ctx, 8, 12)[:, ::2], bias), ValueError, "b", "a b with column stride 2")
-    _rejects(lambda: f(a, _half(ctx, 6, 8).t(), bias), ValueError, "b", "a transposed b")
-    _rejects(lambda: f(a, b, _half(ctx, 1).expand(6)), ValueError, "bias", "a bias expanded from one value")
-    _rejects(lambda: f(a, b, _half(ctx, 12)[::2]), ValueError, "bias", "a bias with stride 2")
+    expect_rejection(
+        lambda: f(a, half_tensor(ctx, 8, 12)[:, ::2], bias), ValueError, "b", "a b with column stride 2"
+    )
+    expect_rejection(lambda: f(a, half_tensor(ctx, 6, 8).t(), bias), ValueError, "b", "a transposed b")
+    expect_rejection(
+        lambda: f(a, b, half_tensor(ctx, 1).expand(6)), ValueError, "bias", "a bias expanded from one value"
+    )
+    expect_rejection(lambda: f(a, b, half_tensor(ctx, 12)[::2]), ValueError, "bias", "a bias with stride 2")
 
 
 @check(
@@ -116,14 +133,14 @@ def layout_rejected(mod, ctx):
 )
 def rejects_device(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
     meta: dict[str, Any] = dict(dtype=FP16, device="meta")
-    _rejects(lambda: f(torch.empty(4, 8, **meta), b, bias), ValueError, "a", "a on the meta device")
-    _rejects(lambda: f(a, torch.empty(8, 6, **meta), bias), ValueError, "b", "b on the meta device")
-    _rejects(lambda: f(a, b, torch.empty(6, **meta)), ValueError, "bias", "bias on the meta device")
+    expect_rejection(lambda: f(torch.empty(4, 8, **meta), b, bias), ValueError, "a", "a on the meta device")
+    expect_rejection(lambda: f(a, torch.empty(8, 6, **meta), bias), ValueError, "b", "b on the meta device")
+    expect_rejection(lambda: f(a, b, torch.empty(6, **meta)), ValueError, "bias", "bias on the meta device")
     if ctx.device == "cuda":
-        _rejects(lambda: f(a, b.cpu(), bias), ValueError, "b", "b on the CPU, a on the GPU")
-        _rejects(lambda: f(a, b, bias.cpu()), ValueError, "bias", "bias on the CPU, a on the GPU")
+        expect_rejection(lambda: f(a, b.cpu(), bias), ValueError, "b", "b on the CPU, a on the GPU")
+        expect_rejection(lambda: f(a, b, bias.cpu()), ValueError, "bias", "bias on the CPU, a on the GPU")
 
 
 @check(
@@ -135,10 +152,14 @@ def rejects_device(mod, ctx):
 )
 def rejects_requires_grad(mod, ctx):
     f = mod.matmul_bias_relu
-    a, b, bias = _half(ctx, 4, 8), _half(ctx, 8, 6), _half(ctx, 6)
+    a, b, bias = half_tensor(ctx, 4, 8), half_tensor(ctx, 8, 6), half_tensor(ctx, 6)
     with torch.enable_grad():
-        _rejects(lambda: f(a.clone().requires_grad_(True), b, bias), ValueError, "a", "a.requires_grad")
-        _rejects(lambda: f(a, b, bias.clone().requires_grad_(True)), ValueError, "bias", "bias.requires_grad")
+        expect_rejection(
+            lambda: f(a.clone().requires_grad_(True), b, bias), ValueError, "a", "a.requires_grad"
+        )
+        expect_rejection(
+            lambda: f(a, b, bias.clone().requires_grad_(True)), ValueError, "bias", "bias.requires_grad"
+        )
 
 
 @check(
@@ -152,7 +173,7 @@ def rejects_requires_grad(mod, ctx):
 )
 def output_too_large(mod, ctx):
     n = 46341  # 46341^2 = 2^31 + 4281 elements
-    a, b, bias = _half(ctx, n, 0), _half(ctx, 0, n), _half(ctx, n)
+    a, b, bias = half_tensor(ctx, n, 0), half_tensor(ctx, 0, n), half_tensor(ctx, n)
     expect_rejects(
         lambda: mod.matmul_bias_relu(a, b, bias),
         (ValueError,),

@@ -10,10 +10,10 @@ from checks.judging.cases.fused_gemm import (
     BF16_REASON,
     GROUPS,
     TILES,
-    _check_exact_epilogue,
-    _expect,
-    _operands,
-    _run,
+    check_exact_epilogue,
+    expect_matmul,
+    gemm_operands,
+    run_gemm,
 )
 from checks.judging.tensors import keep_stream_busy
 
@@ -30,10 +30,10 @@ from checks.judging.tensors import keep_stream_busy
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for M, N, K in ((127, 65, 33), (1, 1, 1), (33, 17, 70), (5, 40, 0)):
-        _run(ctx, mod, M, N, K, BF16)
+        run_gemm(ctx, mod, M, N, K, BF16)
     for tile_m in TILES:
         for group_m in GROUPS:
-            _run(ctx, mod, 91, 150, 24, BF16, tile_m=tile_m, group_m=group_m)
+            run_gemm(ctx, mod, 91, 150, 24, BF16, tile_m=tile_m, group_m=group_m)
 
 
 @check(
@@ -47,7 +47,7 @@ def bf16_basic(mod, ctx):
 )
 def bf16_epilogue_one_rounding(mod, ctx):
     ctx.require_gpu(BF16_REASON)
-    _check_exact_epilogue(ctx, mod, BF16)
+    check_exact_epilogue(ctx, mod, BF16)
 
 
 @check(
@@ -63,12 +63,14 @@ def bf16_wide_tiles(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     tile_m = 64
     try:
-        mod.matmul_bias_relu(*_operands(ctx, 1, 1, 1, BF16), tile_m=128)
+        mod.matmul_bias_relu(*gemm_operands(ctx, 1, 1, 1, BF16), tile_m=128)
         tile_m = 128
     except (TypeError, ValueError):
         pass
-    _run(ctx, mod, 1024, 768, 1000, BF16, tile_m=tile_m, group_m=8)
-    _run(ctx, mod, 1100, 700, 520, BF16, tile_m=tile_m, group_m=4)  # 9 tile rows of 128: a short last group
+    run_gemm(ctx, mod, 1024, 768, 1000, BF16, tile_m=tile_m, group_m=8)
+    run_gemm(
+        ctx, mod, 1100, 700, 520, BF16, tile_m=tile_m, group_m=4
+    )  # 9 tile rows of 128: a short last group
 
 
 @check(
@@ -83,7 +85,7 @@ def bf16_wide_tiles(mod, ctx):
 def cuda_stream(mod, ctx):
     ctx.require_gpu("needs a CUDA GPU: the interpreter has no streams")
     M, N, K = 256, 192, 320
-    a0, b0, bias0 = _operands(ctx, M, N, K)
+    a0, b0, bias0 = gemm_operands(ctx, M, N, K)
     torch.cuda.synchronize()
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
@@ -91,7 +93,7 @@ def cuda_stream(mod, ctx):
         a, b, bias = a0 * 1, b0 * 1, bias0 * 1  # produced on the side stream, after the busy work
         got = mod.matmul_bias_relu(a, b, bias)
     side.synchronize()  # wait for the side stream only
-    _expect(ctx, got, a0, b0, bias0, "inputs produced and consumed on a side stream")
+    expect_matmul(ctx, got, a0, b0, bias0, "inputs produced and consumed on a side stream")
 
 
 CASES = collect(globals())

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from checks.judging.case import Context, check, collect
-from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, _oracle, _run
+from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, gemm_oracle, run_gemm
 from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative, own_work
 from checks.judging.tensors import assert_close
 
@@ -27,7 +27,7 @@ SECTION_K = "The K loop and its masks"
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.
-    _run(ctx, mod, 20, 24, 16)
+    run_gemm(ctx, mod, 20, 24, 16)
 
 
 @check(
@@ -41,7 +41,7 @@ def own_kernel(mod, ctx):
 )
 def many_tiles(mod: Any, ctx: Context) -> None:
     for M, N, K, options in many_tiles_shapes(ctx.interpret):
-        _run(ctx, mod, M, N, K, **options)
+        run_gemm(ctx, mod, M, N, K, **options)
 
 
 def many_tiles_shapes(interpret: bool) -> list[tuple[int, int, int, dict]]:
@@ -75,7 +75,7 @@ def fp16_partial_sums(mod, ctx):
     bias = torch.linspace(-1.0, 1.0, N, dtype=torch.float64)
     a, b, bias = (t.to(FP16).to(ctx.device) for t in (a, b, bias))
     got = mod.matmul_bias_relu(a, b, bias)
-    assert_close(got, _oracle(a, b, bias), dtype=FP16, name="24x20x64 fp16, partial sums of 2e6")
+    assert_close(got, gemm_oracle(a, b, bias), dtype=FP16, name="24x20x64 fp16, partial sums of 2e6")
 
 
 @check(
@@ -97,7 +97,7 @@ def bf16_beyond_fp16(mod, ctx):
     bias = torch.rand(N, generator=g, dtype=torch.float64) * 1000
     a, b, bias = (t.to(BF16).to(ctx.device) for t in (a, b, bias))
     got = mod.matmul_bias_relu(a, b, bias)
-    expected = _oracle(a, b, bias)
+    expected = gemm_oracle(a, b, bias)
     if float(expected.min()) <= FP16_MAX:
         raise RuntimeError("the large-output operands do not exceed fp16's range")
     assert_close(got, expected, dtype=BF16, name=f"{M}x{N}x{K} bf16, outputs 3e4..3e5")
@@ -106,7 +106,7 @@ def bf16_beyond_fp16(mod, ctx):
     got = mod.matmul_bias_relu(small_a, small_b, small_bias)
     assert_close_relative(
         got,
-        _oracle(small_a, small_b, small_bias),
+        gemm_oracle(small_a, small_b, small_bias),
         dtype=BF16,
         name=f"{M}x{N}x{K} bf16, outputs below 6e-5, relative",
         device=ctx.device,

@@ -29,7 +29,7 @@ MAX_COLS = 8192
 # --- helpers -----------------------------------------------------------------------------
 
 
-def _vjp64(y, g):
+def vjp64(y, g):
     """The oracle: y * (g - sum(y * g)) per row, in float64 on the CPU, from the given values."""
     y64 = y.detach().to("cpu", torch.float64)
     g64 = g.detach().to("cpu", torch.float64)
@@ -37,7 +37,7 @@ def _vjp64(y, g):
     return y64 * (g64 - dot)
 
 
-def _draw(ctx, shape, *, logit_scale=1.0, g_scale=1.0, g_offset=0.0):
+def draw_case(ctx, shape, *, logit_scale=1.0, g_scale=1.0, g_offset=0.0):
     """Float64 CPU draws (seeded from the check id): probabilities y = softmax(logits)
     and an upstream gradient g.  One randn call with a leading axis of 2 gives two
     independent tensors (two calls with the same ctx would repeat the same numbers)."""
@@ -47,13 +47,13 @@ def _draw(ctx, shape, *, logit_scale=1.0, g_scale=1.0, g_offset=0.0):
     return y, g
 
 
-def _inputs(ctx, shape, dtype, **kw):
+def backward_inputs(ctx, shape, dtype, **kw):
     """y and g in ``dtype`` on the check's device."""
-    y, g = _draw(ctx, shape, **kw)
+    y, g = draw_case(ctx, shape, **kw)
     return y.to(dtype).to(ctx.device), g.to(dtype).to(ctx.device)
 
 
-def _call(mod, y, g, **kw):
+def call_backward(mod, y, g, **kw):
     """Call the learner's backward after leaving poison where its output will likely go.
 
     The wrapper allocates the output, so it cannot be pre-filled; instead a block of the
@@ -64,13 +64,13 @@ def _call(mod, y, g, **kw):
     return mod.backward(y, g, **kw)
 
 
-def _expect(mod, ctx, y, g, what, **kw):
-    got = _call(mod, y, g, **kw)
-    assert_close(got, _vjp64(y, g), dtype=y.dtype, name=what, device=ctx.device)
+def expect_backward(mod, ctx, y, g, what, **kw):
+    got = call_backward(mod, y, g, **kw)
+    assert_close(got, vjp64(y, g), dtype=y.dtype, name=what, device=ctx.device)
     return got
 
 
-def _name(dtype):
+def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
@@ -85,7 +85,7 @@ def worked_example(mod, ctx):
     y = torch.tensor([[0.25, 0.75]], dtype=torch.float32, device=ctx.device)
     g = torch.tensor([[2.0, -1.0]], dtype=torch.float32, device=ctx.device)
     expected = torch.tensor([[0.5625, -0.5625]], dtype=torch.float64)
-    got = _call(mod, y, g)
+    got = call_backward(mod, y, g)
     assert_close(got, expected, dtype=torch.float32, name="backward([.25,.75], [2,-1])", device=ctx.device)
     return "dot = .25*2 + .75*(-1) = -.25; dx = [.25*2.25, .75*(-.75)] = [.5625, -.5625]"
 
@@ -98,9 +98,9 @@ def worked_example(mod, ctx):
     cost=1,
 )
 def constant_gradient(mod, ctx):
-    y, _ = _inputs(ctx, (4, 37), torch.float32)
+    y, _ = backward_inputs(ctx, (4, 37), torch.float32)
     g = torch.full((4, 37), 3.0, dtype=torch.float32, device=ctx.device)
-    got = _expect(mod, ctx, y, g, "backward(y, 3.0 everywhere)")
+    got = expect_backward(mod, ctx, y, g, "backward(y, 3.0 everywhere)")
     worst = float(got.detach().abs().max())
     atol = tolerance(torch.float32)["atol"]
     if worst > atol:
@@ -123,7 +123,7 @@ def matches_autograd(mod, ctx):
     (expected,) = torch.autograd.grad(y64, logits, g64)
     y = y64.detach().to(torch.float32).to(ctx.device)
     g = g64.to(torch.float32).to(ctx.device)
-    got = _call(mod, y, g)
+    got = call_backward(mod, y, g)
     # The supplied y is y64 rounded to fp32 (relative 6e-8): far inside the fp32 tolerance.
     assert_close(got, expected, dtype=torch.float32, name="backward vs autograd", device=ctx.device)
 
@@ -150,7 +150,7 @@ def central_difference(mod, ctx):
         numeric[:, j] = (f(x + e) - f(x - e)) / (2 * h)
     y = torch.softmax(x, dim=-1).to(torch.float32).to(ctx.device)
     g = g64.to(torch.float32).to(ctx.device)
-    got = _call(mod, y, g)
+    got = call_backward(mod, y, g)
     assert_close(got, numeric, dtype=torch.float32, name="backward vs central difference", device=ctx.device)
 
 
@@ -162,8 +162,8 @@ def central_difference(mod, ctx):
     cost=2,
 )
 def rows_sum_to_zero(mod, ctx):
-    y, g = _inputs(ctx, (8, 300), torch.float32)
-    got = _expect(mod, ctx, y, g, "backward(y, g)")
+    y, g = backward_inputs(ctx, (8, 300), torch.float32)
+    got = expect_backward(mod, ctx, y, g, "backward(y, g)")
     sums = got.detach().to("cpu", torch.float64).sum(dim=-1)
     # Each element may be off by up to the fp32 atol, so a row of n may drift by n * atol.
     bound = 300 * tolerance(torch.float32)["atol"]
@@ -186,7 +186,7 @@ def supplied_y(mod, ctx):
     draws = randn((2, 4, 50), ctx=ctx, dtype=torch.float64).cpu()
     y = (draws[0].abs() * 0.1).to(torch.float32).to(ctx.device)  # rows sum to ~4, not 1
     g = draws[1].to(torch.float32).to(ctx.device)
-    _expect(mod, ctx, y, g, "backward(unnormalized y, g)")
+    expect_backward(mod, ctx, y, g, "backward(unnormalized y, g)")
 
 
 # --- edge shapes ---------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def one_by_one(mod, ctx):
     for yv, gv, want in ((1.0, 5.0, 0.0), (0.3, 2.0, 0.3 * (2.0 - 0.3 * 2.0))):
         y = torch.tensor([[yv]], dtype=torch.float32, device=ctx.device)
         g = torch.tensor([[gv]], dtype=torch.float32, device=ctx.device)
-        got = _call(mod, y, g)
+        got = call_backward(mod, y, g)
         assert_close(
             got,
             torch.tensor([[want]], dtype=torch.float64),
@@ -230,7 +230,7 @@ def zero_rows(mod, ctx):
             shape=(0, cols),
             dtype=dtype,
             device=ctx.device,
-            name=f"backward of a [0, {cols}] {_name(dtype)} input",
+            name=f"backward of a [0, {cols}] {dtype_name(dtype)} input",
         )
 
 
@@ -243,8 +243,8 @@ def zero_rows(mod, ctx):
 )
 def ragged_tails(mod, ctx):
     for shape in ((3, 1), (3, 3), (5, 17), (7, 129), (3, 1023), (2, 1025)):
-        y, g = _inputs(ctx, shape, torch.float32)
-        _expect(mod, ctx, y, g, f"backward of {shape[0]}x{shape[1]}")
+        y, g = backward_inputs(ctx, shape, torch.float32)
+        expect_backward(mod, ctx, y, g, f"backward of {shape[0]}x{shape[1]}")
 
 
 @check(
@@ -256,8 +256,8 @@ def ragged_tails(mod, ctx):
 )
 def every_element_written(mod, ctx):
     for shape, dtype in (((33, 40), torch.float16), ((9, 700), torch.float32)):
-        y, g = _inputs(ctx, shape, dtype)
-        got = _call(mod, y, g)
+        y, g = backward_inputs(ctx, shape, dtype)
+        got = call_backward(mod, y, g)
         if isinstance(got, torch.Tensor) and tuple(got.shape) == shape:
             # POISON as stored in this dtype (-12345 rounds to -12344 in fp16).
             poison = torch.tensor(POISON, dtype=dtype).float()
@@ -270,9 +270,9 @@ def every_element_written(mod, ctx):
                 )
         assert_close(
             got,
-            _vjp64(y, g),
+            vjp64(y, g),
             dtype=dtype,
-            name=f"backward of {shape[0]}x{shape[1]} {_name(dtype)}",
+            name=f"backward of {shape[0]}x{shape[1]} {dtype_name(dtype)}",
             device=ctx.device,
         )
 
@@ -286,8 +286,8 @@ def every_element_written(mod, ctx):
 )
 def widest(mod, ctx):
     for rows, dtype in ((2, torch.float32), (1, torch.bfloat16)):
-        y, g = _inputs(ctx, (rows, MAX_COLS), dtype)
-        _expect(mod, ctx, y, g, f"backward of {rows}x{MAX_COLS} {_name(dtype)}")
+        y, g = backward_inputs(ctx, (rows, MAX_COLS), dtype)
+        expect_backward(mod, ctx, y, g, f"backward of {rows}x{MAX_COLS} {dtype_name(dtype)}")
 
 
 # --- dtypes and options --------------------------------------------------------------------
@@ -301,8 +301,8 @@ def widest(mod, ctx):
     cost=3,
 )
 def dtype_fp16(mod, ctx):
-    y, g = _inputs(ctx, (6, 200), torch.float16)
-    _expect(mod, ctx, y, g, "backward fp16")
+    y, g = backward_inputs(ctx, (6, 200), torch.float16)
+    expect_backward(mod, ctx, y, g, "backward fp16")
 
 
 @check(
@@ -313,8 +313,8 @@ def dtype_fp16(mod, ctx):
     cost=3,
 )
 def dtype_bf16(mod, ctx):
-    y, g = _inputs(ctx, (6, 200), torch.bfloat16)
-    _expect(mod, ctx, y, g, "backward bf16")
+    y, g = backward_inputs(ctx, (6, 200), torch.bfloat16)
+    expect_backward(mod, ctx, y, g, "backward bf16")
 
 
 @check(
@@ -326,10 +326,15 @@ def dtype_bf16(mod, ctx):
 )
 def num_warps(mod, ctx):
     for shape, dtype in (((5, 300), torch.float32), ((3, 2000), torch.float16)):
-        y, g = _inputs(ctx, shape, dtype)
+        y, g = backward_inputs(ctx, shape, dtype)
         for w in (4, 8):
-            _expect(
-                mod, ctx, y, g, f"backward {shape[0]}x{shape[1]} {_name(dtype)} num_warps={w}", num_warps=w
+            expect_backward(
+                mod,
+                ctx,
+                y,
+                g,
+                f"backward {shape[0]}x{shape[1]} {dtype_name(dtype)} num_warps={w}",
+                num_warps=w,
             )
 
 
@@ -349,13 +354,13 @@ def large_gradient_offset(mod, ctx):
         ((3, 300), torch.float16, -1000.0),
         ((4, 16), torch.float32, 1000.0),
     ):
-        y, g = _inputs(ctx, shape, dtype, g_offset=offset)
-        what = f"backward {shape[0]}x{shape[1]} {_name(dtype)}, g near {offset:g}"
-        got = _call(mod, y, g)
+        y, g = backward_inputs(ctx, shape, dtype, g_offset=offset)
+        what = f"backward {shape[0]}x{shape[1]} {dtype_name(dtype)}, g near {offset:g}"
+        got = call_backward(mod, y, g)
         expect_tensor(got, shape=y.shape, dtype=dtype, device=ctx.device, name=what)
         tol = tolerance(dtype)
         atol = tol["atol"] + _fp32_dot_rounding(y, g)
-        facts = mismatch_report(got, _vjp64(y, g), atol=atol, rtol=tol["rtol"])
+        facts = mismatch_report(got, vjp64(y, g), atol=atol, rtol=tol["rtol"])
         if facts is not None:
             raise CheckFailed(f"{what}: {describe(facts)}", facts)
 
@@ -391,13 +396,13 @@ def peaked_probabilities(mod, ctx):
         logits[r, c] = 1000.0
     y = torch.softmax(logits, dim=-1).to(torch.float32).to(ctx.device)
     g = randn((rows, cols), ctx=ctx, dtype=torch.float32)
-    got = _expect(mod, ctx, y, g, "backward with one-hot y")
+    got = expect_backward(mod, ctx, y, g, "backward with one-hot y")
     # Logits rising along the row: almost all probability mass sits in the last columns.
     rows, cols = 2, 3000
     ramp = torch.linspace(0.0, 30.0, cols, dtype=torch.float64).expand(rows, cols)
     y = torch.softmax(ramp, dim=-1).to(torch.float32).to(ctx.device)
     g = randn((rows, cols), ctx=ctx, dtype=torch.float32, scale=3.0)
-    _expect(mod, ctx, y, g, "backward with the mass in the last columns")
+    expect_backward(mod, ctx, y, g, "backward with the mass in the last columns")
     return f"one-hot rows: max |dx| = {float(got.detach().abs().max()):.2g}"
 
 
@@ -412,9 +417,9 @@ def peaked_probabilities(mod, ctx):
     cost=2,
 )
 def inputs_unchanged(mod, ctx):
-    y, g = _inputs(ctx, (4, 100), torch.float16)
+    y, g = backward_inputs(ctx, (4, 100), torch.float16)
     y0, g0 = y.clone(), g.clone()
-    _call(mod, y, g)
+    call_backward(mod, y, g)
     if not torch.equal(y, y0):
         raise CheckFailed("backward modified y")
     if not torch.equal(g, g0):
@@ -429,10 +434,10 @@ def inputs_unchanged(mod, ctx):
     cost=2,
 )
 def fresh_output(mod, ctx):
-    y, g = _inputs(ctx, (3, 20), torch.float32)
+    y, g = backward_inputs(ctx, (3, 20), torch.float32)
     y_t = y.t().contiguous().t()
     for yy in (y, y_t):
-        got = _call(mod, yy, g)
+        got = call_backward(mod, yy, g)
         expect_tensor(got, shape=(3, 20), dtype=torch.float32, device=ctx.device)
         assert_not_alias(got, yy, g)
     again = mod.backward(y, g)

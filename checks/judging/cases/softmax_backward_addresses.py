@@ -5,7 +5,7 @@ elements of each."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.softmax_backward import _expect, _inputs
+from checks.judging.cases.softmax_backward import backward_inputs, expect_backward
 
 
 def _parked(values, rows, cols, *, row_step, col_step, pad, device):
@@ -34,7 +34,7 @@ def _parked(values, rows, cols, *, row_step, col_step, pad, device):
 )
 def transposed_inputs(mod, ctx):
     rows, cols = 6, 45
-    y, g = _inputs(ctx, (rows, cols), torch.float32)
+    y, g = backward_inputs(ctx, (rows, cols), torch.float32)
     y_t = y.t().contiguous().t()  # same values, strides (1, rows)
     g_t = g.t().contiguous().t()
     for yy, gg, what in (
@@ -42,7 +42,9 @@ def transposed_inputs(mod, ctx):
         (y, g_t, "y contiguous, g transposed"),
         (y_t, g_t, "both transposed"),
     ):
-        _expect(mod, ctx, yy, gg, f"backward ({what}; y strides {yy.stride()}, g strides {gg.stride()})")
+        expect_backward(
+            mod, ctx, yy, gg, f"backward ({what}; y strides {yy.stride()}, g strides {gg.stride()})"
+        )
 
 
 @check(
@@ -54,13 +56,17 @@ def transposed_inputs(mod, ctx):
 )
 def strided_slices(mod, ctx):
     rows, cols = 5, 70
-    y, g = _inputs(ctx, (rows, cols), torch.float16)
+    y, g = backward_inputs(ctx, (rows, cols), torch.float16)
     y_v = _parked(y, rows, cols, row_step=2, col_step=1, pad=3, device=ctx.device)
     g_v = _parked(g, rows, cols, row_step=1, col_step=2, pad=1, device=ctx.device)
-    _expect(mod, ctx, y_v, g_v, f"backward (y strides {y_v.stride()}, g strides {g_v.stride()}, both offset)")
+    expect_backward(
+        mod, ctx, y_v, g_v, f"backward (y strides {y_v.stride()}, g strides {g_v.stride()}, both offset)"
+    )
     y_w = _parked(y, rows, cols, row_step=1, col_step=3, pad=2, device=ctx.device)
     g_w = _parked(g, rows, cols, row_step=3, col_step=1, pad=5, device=ctx.device)
-    _expect(mod, ctx, y_w, g_w, f"backward (y strides {y_w.stride()}, g strides {g_w.stride()}, both offset)")
+    expect_backward(
+        mod, ctx, y_w, g_w, f"backward (y strides {y_w.stride()}, g strides {g_w.stride()}, both offset)"
+    )
 
 
 @check(
@@ -72,13 +78,13 @@ def strided_slices(mod, ctx):
 )
 def broadcast_inputs(mod, ctx):
     rows, cols = 7, 33
-    y, g = _inputs(ctx, (rows, cols), torch.float32)
+    y, g = backward_inputs(ctx, (rows, cols), torch.float32)
     g_row = g[:1].clone().expand(rows, cols)  # strides (0, 1)
     g_col = g[:, :1].clone().expand(rows, cols)  # strides (1, 0): constant within a row
     y_row = y[:1].clone().expand(rows, cols)  # strides (0, 1)
-    _expect(mod, ctx, y, g_row, f"backward (g strides {g_row.stride()})")
-    got = _expect(mod, ctx, y, g_col, f"backward (g strides {g_col.stride()})")
-    _expect(mod, ctx, y_row, g, f"backward (y strides {y_row.stride()})")
+    expect_backward(mod, ctx, y, g_row, f"backward (g strides {g_row.stride()})")
+    got = expect_backward(mod, ctx, y, g_col, f"backward (g strides {g_col.stride()})")
+    expect_backward(mod, ctx, y_row, g, f"backward (y strides {y_row.stride()})")
     return f"per-row constant g gives max |dx| = {float(got.detach().abs().max()):.2g}"
 
 

@@ -5,7 +5,7 @@ finds this module beside checks/judging/cases/softmax_backward.py."""
 import torch
 
 from checks.judging.case import CheckFailed, check, collect
-from checks.judging.cases.softmax_backward import MAX_COLS, _inputs, _name, _vjp64
+from checks.judging.cases.softmax_backward import MAX_COLS, backward_inputs, dtype_name, vjp64
 from checks.judging.tensors import assert_close, expect_rejects
 
 
@@ -17,7 +17,7 @@ from checks.judging.tensors import assert_close, expect_rejects
     cost=1,
 )
 def no_autograd_graph(mod, ctx):
-    y, g = _inputs(ctx, (2, 9), torch.float32)
+    y, g = backward_inputs(ctx, (2, 9), torch.float32)
     yr, gr = y.clone().requires_grad_(True), g.clone().requires_grad_(True)
     with torch.no_grad():
         got = mod.backward(yr, gr)
@@ -25,7 +25,7 @@ def no_autograd_graph(mod, ctx):
         raise CheckFailed(f"backward returned {type(got).__name__}, not a tensor")
     if got.requires_grad or got.grad_fn is not None:
         raise CheckFailed("the output requires grad / has a grad_fn; no autograd registration is expected")
-    assert_close(got, _vjp64(y, g), dtype=torch.float32, name="backward under no_grad", device=ctx.device)
+    assert_close(got, vjp64(y, g), dtype=torch.float32, name="backward under no_grad", device=ctx.device)
 
 
 @check(
@@ -43,7 +43,7 @@ def rejects_types(mod, ctx):
     expect_rejects(lambda: mod.backward(y, None), (TypeError,), ["grad_output"], "None as grad_output")
     for bad in (torch.float64, torch.int32):
         expect_rejects(
-            lambda: mod.backward(y.to(bad), g.to(bad)), (TypeError,), ["y"], f"{_name(bad)} inputs"
+            lambda: mod.backward(y.to(bad), g.to(bad)), (TypeError,), ["y"], f"{dtype_name(bad)} inputs"
         )
     expect_rejects(
         lambda: mod.backward(y, g.to(torch.float16)),

@@ -5,7 +5,7 @@ checks/judging/cases/softmax_backward.py."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.softmax_backward import _inputs, _vjp64
+from checks.judging.cases.softmax_backward import backward_inputs, vjp64
 from checks.judging.tensors import assert_close
 
 
@@ -25,13 +25,13 @@ def nondefault_stream(mod, ctx):
     with torch.cuda.stream(stream):
         # Produce the inputs on the side stream, then call at once: a launch on the
         # default stream would not wait for them.
-        y, g = _inputs(ctx, (rows, cols), torch.float16)
+        y, g = backward_inputs(ctx, (rows, cols), torch.float16)
         y = y * 1.0
         g = g * 1.0
         got = mod.backward(y, g)
         got = got * 1.0  # consume on the same stream before syncing
     stream.synchronize()
-    assert_close(got, _vjp64(y, g), dtype=torch.float16, name="backward on a side stream", device=ctx.device)
+    assert_close(got, vjp64(y, g), dtype=torch.float16, name="backward on a side stream", device=ctx.device)
 
 
 CASES = collect(globals())

@@ -15,7 +15,13 @@ from checks.judging.cases.guards import (
     many,
     own_work,
 )
-from checks.judging.cases.softmax_backward import _call, _draw, _expect, _inputs, _vjp64
+from checks.judging.cases.softmax_backward import (
+    backward_inputs,
+    call_backward,
+    draw_case,
+    expect_backward,
+    vjp64,
+)
 
 SECTION_PRECISION = "Precision: one fp32 reduction, one cast"
 SECTION_TILES = "Tile ownership and addresses"
@@ -32,11 +38,11 @@ SECTION_TILES = "Tile ownership and addresses"
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.
-    y, g = _inputs(ctx, (4, 33), torch.float32)
-    _expect(mod, ctx, y, g, "backward(y, g) fp32 4x33")
+    y, g = backward_inputs(ctx, (4, 33), torch.float32)
+    expect_backward(mod, ctx, y, g, "backward(y, g) fp32 4x33")
     # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
-    y, g = _inputs(ctx, (4, 33), torch.float16)
-    _expect(mod, ctx, y, g, "backward(y, g) fp16 4x33")
+    y, g = backward_inputs(ctx, (4, 33), torch.float16)
+    expect_backward(mod, ctx, y, g, "backward(y, g) fp16 4x33")
 
 
 @check(
@@ -53,11 +59,11 @@ def many_rows(mod, ctx):
     # program), so the grid is large whichever design the kernel chose.  Interpreted,
     # 300x129 is 75 programs of the reference's four rows each (seconds, not minutes).
     if ctx.device == "cuda":
-        y, g = _inputs(ctx, (many(ctx), 3), torch.float32)
-        _expect(mod, ctx, y, g, f"backward {many(ctx)}x3 fp32")
+        y, g = backward_inputs(ctx, (many(ctx), 3), torch.float32)
+        expect_backward(mod, ctx, y, g, f"backward {many(ctx)}x3 fp32")
     rows, cols = (4000, 513) if ctx.device == "cuda" else (many(ctx), 129)
-    y, g = _inputs(ctx, (rows, cols), torch.float32)
-    _expect(mod, ctx, y, g, f"backward {rows}x{cols} fp32")
+    y, g = backward_inputs(ctx, (rows, cols), torch.float32)
+    expect_backward(mod, ctx, y, g, f"backward {rows}x{cols} fp32")
 
 
 @check(
@@ -73,16 +79,16 @@ def many_rows(mod, ctx):
 def bf16_beyond_fp16(mod, ctx):
     g = beyond_fp16((6, 40), ctx=ctx)
     g = g * torch.where(torch.arange(40, device=g.device) % 2 == 0, 1.0, -1.0).to(g.dtype)
-    y, _ = _draw(ctx, (6, 40), logit_scale=6.0)
+    y, _ = draw_case(ctx, (6, 40), logit_scale=6.0)
     y = y.to(torch.bfloat16).to(ctx.device)
-    _expect(mod, ctx, y, g, "backward(y, g ~ +/-70,000) bf16 6x40")
+    expect_backward(mod, ctx, y, g, "backward(y, g ~ +/-70,000) bf16 6x40")
     # probabilities from 1e-7 to 6e-6 (below fp16's smallest normal), compared relatively
     tiny = torch.linspace(1e-7, 0.1 * FP16_SMALLEST_NORMAL, 40, dtype=torch.float64)
     y = tiny.repeat(3, 1).to(torch.bfloat16).to(ctx.device)
-    _, g = _inputs(ctx, (3, 40), torch.bfloat16, g_scale=3.0, g_offset=5.0)
+    _, g = backward_inputs(ctx, (3, 40), torch.bfloat16, g_scale=3.0, g_offset=5.0)
     assert_close_relative(
-        _call(mod, y, g),
-        _vjp64(y, g),
+        call_backward(mod, y, g),
+        vjp64(y, g),
         dtype=torch.bfloat16,
         name="backward(y below 6e-5, g ~ 5) bf16 3x40, relative",
         device=ctx.device,
@@ -98,8 +104,8 @@ def bf16_beyond_fp16(mod, ctx):
     cost=2,
 )
 def fp16_fine(mod, ctx):
-    y, _ = _inputs(ctx, (5, 48), torch.float16)
-    _expect(mod, ctx, y, fp16_fine_steps((5, 48), ctx=ctx), "backward(y, g ~ 1500) fp16 5x48")
+    y, _ = backward_inputs(ctx, (5, 48), torch.float16)
+    expect_backward(mod, ctx, y, fp16_fine_steps((5, 48), ctx=ctx), "backward(y, g ~ 1500) fp16 5x48")
 
 
 CASES = collect(globals())

@@ -32,7 +32,7 @@ MAX_COLS = 131072
 # --- helpers -------------------------------------------------------------------------
 
 
-def _oracle(x: torch.Tensor) -> torch.Tensor:
+def split_oracle(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x.detach().to("cpu", torch.float64), dim=-1)
 
 
@@ -45,7 +45,7 @@ def _poison_allocator(shape, dtype, device) -> None:
     poisoned_allocator(shape, dtype, device)
 
 
-def _call(mod, x, **options):
+def call_split(mod, x, **options):
     _poison_allocator(x.shape, x.dtype, x.device)
     return mod.softmax(x, **options)
 
@@ -58,12 +58,12 @@ def _describe(x, options) -> str:
     return f"softmax({rows}x{cols} {dtype}, chunk_size={chunk}; T={tiles} chunks)"
 
 
-def _expect_softmax(mod, x, ctx, **options):
+def expect_split_softmax(mod, x, ctx, **options):
     """Run the learner's softmax on x and compare with the float64 oracle."""
-    got = _call(mod, x, **options)
+    got = call_split(mod, x, **options)
     what = _describe(x, options)
-    assert_close(got, _oracle(x), dtype=x.dtype, name=what, device=ctx.device)
-    err = float((got.detach().to("cpu", torch.float64) - _oracle(x)).abs().max()) if got.numel() else 0.0
+    assert_close(got, split_oracle(x), dtype=x.dtype, name=what, device=ctx.device)
+    err = float((got.detach().to("cpu", torch.float64) - split_oracle(x)).abs().max()) if got.numel() else 0.0
     ctx.details[what] = {"max_abs_error": err}
     return got
 
@@ -86,7 +86,7 @@ def _rising_rows(ctx, rows, cols, chunk, step=5.0):
     cost=1,
 )
 def basic_small(mod, ctx):
-    _expect_softmax(mod, randn((2, 2500), ctx=ctx), ctx)
+    expect_split_softmax(mod, randn((2, 2500), ctx=ctx), ctx)
 
 
 @check(
@@ -140,7 +140,7 @@ def worked_scratch(mod, ctx):
 def rows_sum_to_one(mod, ctx):
     x = randn((3, 5000), ctx=ctx, scale=2.0)
     for chunk in CHUNK_SIZES:
-        got = _call(mod, x, chunk_size=chunk)
+        got = call_split(mod, x, chunk_size=chunk)
         expect_tensor(got, shape=x.shape, dtype=x.dtype, device=ctx.device)
         sums = got.detach().to("cpu", torch.float64).sum(dim=-1)
         tiles = math.ceil(x.shape[1] / chunk)
@@ -174,7 +174,7 @@ def rows_sum_to_one(mod, ctx):
 def width_1(mod, ctx):
     x = randn((3, 1), ctx=ctx, scale=30.0)
     for chunk in CHUNK_SIZES:
-        _expect_softmax(mod, x, ctx, chunk_size=chunk)
+        expect_split_softmax(mod, x, ctx, chunk_size=chunk)
 
 
 @check(
@@ -185,7 +185,7 @@ def width_1(mod, ctx):
     cost=1,
 )
 def width_chunk_minus_1(mod, ctx):
-    _expect_softmax(mod, randn((2, DEFAULT_CHUNK - 1), ctx=ctx), ctx)
+    expect_split_softmax(mod, randn((2, DEFAULT_CHUNK - 1), ctx=ctx), ctx)
 
 
 @check(
@@ -196,7 +196,7 @@ def width_chunk_minus_1(mod, ctx):
     cost=1,
 )
 def width_chunk(mod, ctx):
-    _expect_softmax(mod, randn((2, DEFAULT_CHUNK), ctx=ctx), ctx)
+    expect_split_softmax(mod, randn((2, DEFAULT_CHUNK), ctx=ctx), ctx)
 
 
 @check(
@@ -207,7 +207,7 @@ def width_chunk(mod, ctx):
     cost=1,
 )
 def width_chunk_plus_1(mod, ctx):
-    _expect_softmax(mod, randn((2, DEFAULT_CHUNK + 1), ctx=ctx), ctx)
+    expect_split_softmax(mod, randn((2, DEFAULT_CHUNK + 1), ctx=ctx), ctx)
 
 
 # --- numeric hazards -----------------------------------------------------------------
@@ -226,7 +226,7 @@ def isolated_max_last_chunk(mod, ctx):
     x[0, cols - 3] = 9.0
     x[1, cols - 1] = 9.0  # the very last column
     x[2, 4100] = 9.0  # the first column of the last chunk
-    _expect_softmax(mod, x.to(ctx.device), ctx)
+    expect_split_softmax(mod, x.to(ctx.device), ctx)
 
 
 @check(
@@ -239,7 +239,7 @@ def isolated_max_last_chunk(mod, ctx):
 def rising_max(mod, ctx):
     for chunk in CHUNK_SIZES:
         x = _rising_rows(ctx, 2, 3 * chunk + 17, chunk)
-        _expect_softmax(mod, x, ctx, chunk_size=chunk)
+        expect_split_softmax(mod, x, ctx, chunk_size=chunk)
 
 
 @check(
@@ -254,7 +254,7 @@ def large_logits(mod, ctx):
     offsets = torch.tensor([1000.0, -1000.0, 1000.0, -1000.0]).unsqueeze(1)
     for dtype in (torch.float32, torch.float16):
         x = (base + offsets).to(dtype).to(ctx.device)
-        _expect_softmax(mod, x, ctx)
+        expect_split_softmax(mod, x, ctx)
 
 
 # --- options and dtypes ----------------------------------------------------------------
@@ -270,7 +270,7 @@ def large_logits(mod, ctx):
 def every_chunk_size(mod, ctx):
     x = randn((2, 9000), ctx=ctx, scale=2.0)
     for chunk in CHUNK_SIZES:
-        _expect_softmax(mod, x, ctx, chunk_size=chunk)
+        expect_split_softmax(mod, x, ctx, chunk_size=chunk)
 
 
 @check(
@@ -283,7 +283,7 @@ def every_chunk_size(mod, ctx):
 def dtype_fp16(mod, ctx):
     x = randn((3, 2500), ctx=ctx, scale=2.0, dtype=torch.float16)
     for chunk in (256, DEFAULT_CHUNK):
-        _expect_softmax(mod, x, ctx, chunk_size=chunk)
+        expect_split_softmax(mod, x, ctx, chunk_size=chunk)
 
 
 @check(
@@ -296,7 +296,7 @@ def dtype_fp16(mod, ctx):
 def dtype_bf16(mod, ctx):
     x = randn((3, 2500), ctx=ctx, scale=2.0, dtype=torch.bfloat16)
     for chunk in (DEFAULT_CHUNK, 4096):
-        _expect_softmax(mod, x, ctx, chunk_size=chunk)
+        expect_split_softmax(mod, x, ctx, chunk_size=chunk)
 
 
 @check(
@@ -310,7 +310,7 @@ def worked_shape(mod: Any, ctx: Context) -> None:
     # Every row has the same 33 chunks: one row reaches the one-column 33rd chunk with a
     # quarter of the interpreted programs (67, not 268).
     rows = 1 if ctx.interpret else 4
-    _expect_softmax(mod, randn((rows, 32769), ctx=ctx), ctx, chunk_size=1024)
+    expect_split_softmax(mod, randn((rows, 32769), ctx=ctx), ctx, chunk_size=1024)
 
 
 @check(
@@ -322,7 +322,7 @@ def worked_shape(mod: Any, ctx: Context) -> None:
 )
 def width_131072(mod: Any, ctx: Context) -> None:
     for rows, cols, chunk in width_131072_shapes(ctx.interpret):
-        _expect_softmax(mod, randn((rows, cols), ctx=ctx, scale=2.0), ctx, chunk_size=chunk)
+        expect_split_softmax(mod, randn((rows, cols), ctx=ctx, scale=2.0), ctx, chunk_size=chunk)
 
 
 def width_131072_shapes(interpret: bool) -> list[tuple[int, int, int]]:
@@ -372,11 +372,11 @@ def row_slice_offset(mod, ctx):
     big = randn((6, 1500), ctx=ctx)
     before = big.clone()
     x = big[2:5]  # contiguous, storage offset 2*1500
-    _expect_softmax(mod, x, ctx)
+    expect_split_softmax(mod, x, ctx)
     if not torch.equal(big, before):
         raise CheckFailed("softmax wrote into its input's storage (rows outside the slice changed)")
     one_row = randn((1500, 1), ctx=ctx).t()  # shape (1, 1500), strides (1, 1): contiguous
-    _expect_softmax(mod, one_row, ctx)
+    expect_split_softmax(mod, one_row, ctx)
 
 
 @check(
@@ -389,7 +389,7 @@ def row_slice_offset(mod, ctx):
 def input_unchanged(mod, ctx):
     x = randn((2, 2100), ctx=ctx)
     before = x.clone()
-    _call(mod, x, chunk_size=256)
+    call_split(mod, x, chunk_size=256)
     if not torch.equal(x, before):
         changed = int((x != before).sum())
         raise CheckFailed(f"softmax modified its input: {changed} elements of x changed")
@@ -404,16 +404,16 @@ def input_unchanged(mod, ctx):
 )
 def fresh_output(mod, ctx):
     x = randn((2, 1100), ctx=ctx)
-    first = _call(mod, x)
+    first = call_split(mod, x)
     expect_tensor(first, shape=x.shape, dtype=x.dtype, device=ctx.device)
     assert_not_alias(first, x)
-    second = _call(mod, x)
+    second = call_split(mod, x)
     if first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr():
         raise CheckFailed(
             "two calls returned the same output buffer; allocate a fresh output "
             "with torch.empty on every call"
         )
-    assert_close(first, _oracle(x), dtype=x.dtype, name="first call's output (after a second call)")
+    assert_close(first, split_oracle(x), dtype=x.dtype, name="first call's output (after a second call)")
 
 
 @check(
@@ -436,7 +436,7 @@ def non_default_stream(mod, ctx):
         x.copy_(src)
         got = mod.softmax(x, chunk_size=256)
     stream.synchronize()
-    assert_close(got, _oracle(src), dtype=src.dtype, name="softmax on a non-default stream")
+    assert_close(got, split_oracle(src), dtype=src.dtype, name="softmax on a non-default stream")
 
 
 # --- rejections ----------------------------------------------------------------------

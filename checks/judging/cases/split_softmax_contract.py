@@ -5,7 +5,7 @@ finds this module beside checks/judging/cases/split_softmax.py."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.split_softmax import MAX_COLS, _call, _oracle
+from checks.judging.cases.split_softmax import MAX_COLS, call_split, split_oracle
 from checks.judging.tensors import assert_close, expect_rejects, randn
 
 
@@ -121,8 +121,8 @@ def rejects_device_and_grad(mod, ctx):
 def no_grad_accepted(mod, ctx):
     x = randn((2, 300), ctx=ctx).requires_grad_()
     with torch.no_grad():  # no graph is being recorded, so nothing is lost
-        got = _call(mod, x)
-    assert_close(got, _oracle(x), dtype=x.dtype, name="softmax of a requires_grad x under no_grad")
+        got = call_split(mod, x)
+    assert_close(got, split_oracle(x), dtype=x.dtype, name="softmax of a requires_grad x under no_grad")
 
 
 CASES = collect(globals())

@@ -15,7 +15,7 @@ from checks.judging.cases.guards import (
     fp16_fine_steps,
     own_work,
 )
-from checks.judging.cases.split_softmax import _expect_softmax
+from checks.judging.cases.split_softmax import expect_split_softmax
 from checks.judging.tensors import randn
 
 SECTION_TILES = "Tile ownership and masks"
@@ -32,9 +32,9 @@ SECTION_STATS = "Kernel 1: partial statistics"
 )
 @own_work
 def own_kernel(mod, ctx):
-    _expect_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
+    expect_split_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
     # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
-    _expect_softmax(mod, randn((2, 600), ctx=ctx, dtype=torch.float16), ctx, chunk_size=256)
+    expect_split_softmax(mod, randn((2, 600), ctx=ctx, dtype=torch.float16), ctx, chunk_size=256)
 
 
 @check(
@@ -48,7 +48,7 @@ def own_kernel(mod, ctx):
 )
 def many_programs(mod: Any, ctx: Context) -> None:
     for rows, cols, chunk in many_programs_shapes(ctx.interpret):
-        _expect_softmax(mod, randn((rows, cols), ctx=ctx), ctx, chunk_size=chunk)
+        expect_split_softmax(mod, randn((rows, cols), ctx=ctx), ctx, chunk_size=chunk)
 
 
 def many_programs_shapes(interpret: bool) -> list[tuple[int, int, int]]:
@@ -72,8 +72,8 @@ def many_programs_shapes(interpret: bool) -> list[tuple[int, int, int]]:
 )
 def bf16_beyond_fp16(mod, ctx):
     x = beyond_fp16((3, 1300), ctx=ctx)
-    _expect_softmax(mod, x, ctx, chunk_size=256)
-    _expect_softmax(mod, -x, ctx, chunk_size=1024)
+    expect_split_softmax(mod, x, ctx, chunk_size=256)
+    expect_split_softmax(mod, -x, ctx, chunk_size=1024)
 
 
 @check(
@@ -85,7 +85,7 @@ def bf16_beyond_fp16(mod, ctx):
     cost=2,
 )
 def fp16_fine(mod, ctx):
-    _expect_softmax(mod, fp16_fine_steps((3, 1300), ctx=ctx), ctx, chunk_size=256)
+    expect_split_softmax(mod, fp16_fine_steps((3, 1300), ctx=ctx), ctx, chunk_size=256)
 
 
 @check(
@@ -109,7 +109,7 @@ def fp32_statistics(mod, ctx):
     hint = "store kernel 1's (m, l) pairs in fp32 scratch: these maxima are not fp16 values"
     for sign, offset in ((1.0, 0.0), (1.0, 69_000.0), (-1.0, -69_000.0)):
         try:
-            _expect_softmax(mod, sign * (x + offset), ctx, chunk_size=chunk)
+            expect_split_softmax(mod, sign * (x + offset), ctx, chunk_size=chunk)
         except CheckFailed as e:
             raise CheckFailed(f"{e.message}; {hint}", e.details) from None
 

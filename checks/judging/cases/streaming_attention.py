@@ -32,7 +32,7 @@ STREAM_REASON = "needs a CUDA GPU: a non-default CUDA stream"
 # --- helpers -------------------------------------------------------------------------
 
 
-def _oracle(q, k, v, causal):
+def attention_oracle(q, k, v, causal):
     """float64 softmax(q k^T / sqrt(D) [masked]) v on the CPU, from the stored values."""
     q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
     n, d = q64.shape
@@ -43,7 +43,7 @@ def _oracle(q, k, v, causal):
     return torch.softmax(scores, dim=-1) @ v64
 
 
-def _qkv(ctx, n, d, dtype=FP16, scale=1.0):
+def make_qkv(ctx, n, d, dtype=FP16, scale=1.0):
     """Three independent [n, d] tensors, each its own contiguous allocation."""
     x = randn((3, n, d), ctx=ctx, dtype=torch.float64, scale=scale)
     return tuple(x[i].to(dtype).clone() for i in range(3))
@@ -60,39 +60,39 @@ def _call(mod, q, k, v, causal, block_n, **extra):
     return mod.attention(q, k, v, causal=causal, block_n=block_n, **extra)
 
 
-def _run(mod, q, k, v, *, causal, block_n, what="", **extra):
+def run_attention(mod, q, k, v, *, causal, block_n, what="", **extra):
     """Call the learner's attention and compare with the float64 oracle."""
     n, d = q.shape
     got = _call(mod, q, k, v, causal, block_n, **extra)
     name = f"attention(N={n}, D={d}, {str(q.dtype).replace('torch.', '')}, causal={causal}, block_n={block_n}"
     name += "".join(f", {key}={val}" for key, val in extra.items()) + ")"
-    assert_close(got, _oracle(q, k, v, causal), dtype=q.dtype, name=f"{what}{name}")
+    assert_close(got, attention_oracle(q, k, v, causal), dtype=q.dtype, name=f"{what}{name}")
     return got
 
 
-def _has_option(mod, name):
+def has_option(mod, name):
     try:
         return name in inspect.signature(mod.attention).parameters
     except (TypeError, ValueError):
         return False
 
 
-def _growing_max_inputs(ctx, n, d, dtype):
+def growing_max_inputs(ctx, n, d, dtype):
     """Scores that rise with the key index: every key tile raises the running maximum.
     q[:, 0] = 2 and k[j, 0] += 0.15 j add 0.15 j * 2 / sqrt(D) to every score."""
-    q, k, v = _qkv(ctx, n, d, torch.float64)
+    q, k, v = make_qkv(ctx, n, d, torch.float64)
     q[:, 0] = 2.0
     k[:, 0] += 0.15 * torch.arange(n, dtype=torch.float64, device=k.device)
     return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
-def _extreme_inputs(ctx, n, d, dtype):
+def extreme_inputs(ctx, n, d, dtype):
     """Rows of logits near +1000 and -1000 whose maximum still rises tile by tile.
 
     Other dimensions are zero; q[i, 0] = +/-2.5 sqrt(D) and k[j, 0] = +/-(400 - 0.25 r_j)
     (exact in fp16 and bf16), so a logit is +/-(1000 - 0.625 r_j).  r_j falls from 15 to 0
     along the sequence, so later keys of the row's preferred sign score higher."""
-    q, k, v = _qkv(ctx, n, d, torch.float64)
+    q, k, v = make_qkv(ctx, n, d, torch.float64)
     gen = ctx.torch_generator()
     sign_q = torch.where(torch.arange(n) % 2 == 0, 1.0, -1.0).to(torch.float64)
     sign_k = torch.randint(0, 2, (n,), generator=gen).to(torch.float64) * 2 - 1
@@ -115,8 +115,8 @@ def _extreme_inputs(ctx, n, d, dtype):
     cost=1,
 )
 def basic(mod, ctx):
-    q, k, v = _qkv(ctx, 40, 32)
-    _run(mod, q, k, v, causal=False, block_n=32)
+    q, k, v = make_qkv(ctx, 40, 32)
+    run_attention(mod, q, k, v, causal=False, block_n=32)
 
 
 @check(
@@ -156,7 +156,7 @@ def worked_answer(mod, ctx):
                 )
             assert_close(
                 got,
-                _oracle(q, k, v, causal),
+                attention_oracle(q, k, v, causal),
                 dtype=FP16,
                 name=f"worked example (N={n}, block_n={block_n}, causal={causal})",
             )
@@ -171,9 +171,9 @@ def worked_answer(mod, ctx):
     cost=1,
 )
 def causal_basic(mod, ctx):
-    q, k, v = _qkv(ctx, 40, 32)
+    q, k, v = make_qkv(ctx, 40, 32)
     for block_n in (32, 64):
-        _run(mod, q, k, v, causal=True, block_n=block_n)
+        run_attention(mod, q, k, v, causal=True, block_n=block_n)
 
 
 @check(
@@ -184,12 +184,12 @@ def causal_basic(mod, ctx):
     cost=1,
 )
 def causal_row_zero(mod, ctx):
-    q, k, v = _qkv(ctx, 20, 16, scale=3.0)
+    q, k, v = make_qkv(ctx, 20, 16, scale=3.0)
     got = _call(mod, q, k, v, True, 32)
     if not (isinstance(got, torch.Tensor) and got.shape == q.shape):
         raise CheckFailed(f"expected a tensor of shape {tuple(q.shape)}, got {getattr(got, 'shape', got)!r}")
     assert_close(got[0:1], v[0:1].double().cpu(), dtype=FP16, name="causal out[0] (should be v[0])")
-    assert_close(got, _oracle(q, k, v, True), dtype=FP16, name="causal attention(N=20, D=16)")
+    assert_close(got, attention_oracle(q, k, v, True), dtype=FP16, name="causal attention(N=20, D=16)")
 
 
 @check(
@@ -201,13 +201,13 @@ def causal_row_zero(mod, ctx):
 )
 def tiny_lengths(mod, ctx):
     for d in (16, 64):
-        q, k, v = _qkv(ctx, 0, d)
+        q, k, v = make_qkv(ctx, 0, d)
         for causal in (False, True):
-            _run(mod, q, k, v, causal=causal, block_n=32)
-    q, k, v = _qkv(ctx, 1, 32)
+            run_attention(mod, q, k, v, causal=causal, block_n=32)
+    q, k, v = make_qkv(ctx, 1, 32)
     for causal in (False, True):
         for block_n in (32, 64):
-            _run(mod, q, k, v, causal=causal, block_n=block_n)
+            run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 # --- rejections (validation runs before any kernel) ---------------------------------
@@ -225,10 +225,10 @@ def tiny_lengths(mod, ctx):
 )
 def ragged_lengths(mod, ctx):
     for n in (33, 63, 65, 100):
-        q, k, v = _qkv(ctx, n, 32)
+        q, k, v = make_qkv(ctx, n, 32)
         for causal in (False, True):
             for block_n in (32, 64):
-                _run(mod, q, k, v, causal=causal, block_n=block_n)
+                run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 @check(
@@ -240,10 +240,10 @@ def ragged_lengths(mod, ctx):
 )
 def head_dims(mod, ctx):
     for d in (16, 32, 64):
-        q, k, v = _qkv(ctx, 70, d)
+        q, k, v = make_qkv(ctx, 70, d)
         for causal in (False, True):
             for block_n in (32, 64):
-                _run(mod, q, k, v, causal=causal, block_n=block_n)
+                run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 @check(
@@ -254,10 +254,10 @@ def head_dims(mod, ctx):
     cost=2,
 )
 def growing_maximum(mod, ctx):
-    q, k, v = _growing_max_inputs(ctx, 160, 16, FP16)
+    q, k, v = growing_max_inputs(ctx, 160, 16, FP16)
     for causal in (False, True):
         for block_n in (32, 64):
-            _run(mod, q, k, v, causal=causal, block_n=block_n, what="rising scores: ")
+            run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="rising scores: ")
 
 
 @check(
@@ -269,13 +269,13 @@ def growing_maximum(mod, ctx):
 )
 def isolated_maximum(mod, ctx):
     n, d, star = 150, 16, 77
-    q, k, v = _qkv(ctx, n, d, torch.float64)
+    q, k, v = make_qkv(ctx, n, d, torch.float64)
     q[:, 0] = 4.0  # logit of key j gains k[j, 0]; others stay ~N(0, 1)
     k[star, 0] = 40.0
     q, k, v = q.to(FP16), k.to(FP16), v.to(FP16)
     for causal in (False, True):
         for block_n in (32, 64):
-            got = _run(mod, q, k, v, causal=causal, block_n=block_n, what="isolated maximum: ")
+            got = run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="isolated maximum: ")
             assert_close(
                 got[star:],
                 v[star : star + 1].double().cpu().expand(n - star, d),
@@ -292,10 +292,10 @@ def isolated_maximum(mod, ctx):
     cost=2,
 )
 def extreme_logits(mod, ctx):
-    q, k, v = _extreme_inputs(ctx, 130, 32, FP16)
+    q, k, v = extreme_inputs(ctx, 130, 32, FP16)
     for causal in (False, True):
         for block_n in (32, 64):
-            _run(mod, q, k, v, causal=causal, block_n=block_n, what="logits near +/-1000: ")
+            run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="logits near +/-1000: ")
 
 
 @check(
@@ -307,7 +307,7 @@ def extreme_logits(mod, ctx):
 )
 def uniform_causal(mod, ctx):
     n, d = 100, 32
-    q, k, v = _qkv(ctx, n, d)
+    q, k, v = make_qkv(ctx, n, d)
     k = k[:1].expand(n, d).contiguous()  # every key the same: q_i . k_j equal for all j
     v64 = v.double().cpu()
     prefix_mean = v64.cumsum(0) / torch.arange(1, n + 1, dtype=torch.float64)[:, None]
@@ -337,14 +337,14 @@ def uniform_causal(mod, ctx):
 )
 def causal_future_independence(mod, ctx):
     n, d, cut = 150, 32, 70  # 70 is mid-tile for block_n 32 and 64
-    q, k, v = _qkv(ctx, n, d)
+    q, k, v = make_qkv(ctx, n, d)
     k2, v2 = k.clone(), v.clone()
     k2[cut + 1 :] = (k2[cut + 1 :] * 8).to(FP16)  # future keys that would dominate if they leaked
     v2[cut + 1 :] = -v2[cut + 1 :] * 100
     for block_n in (32, 64):
         a = _call(mod, q, k, v, True, block_n)
         b = _call(mod, q, k2, v2, True, block_n)
-        assert_close(a, _oracle(q, k, v, True), dtype=FP16, name=f"causal, block_n={block_n}")
+        assert_close(a, attention_oracle(q, k, v, True), dtype=FP16, name=f"causal, block_n={block_n}")
         if not torch.equal(a[: cut + 1], b[: cut + 1]):
             rows = (a[: cut + 1] != b[: cut + 1]).any(dim=1).nonzero().flatten().tolist()
             raise CheckFailed(
@@ -368,7 +368,7 @@ def offset_views(mod, ctx):
     q, k, v = buf[2 : 2 + n], buf[n + 3 : 2 * n + 3], buf[2 * n + 5 : 3 * n + 5]
     assert q.is_contiguous() and q.storage_offset() > 0
     for causal in (False, True):
-        _run(mod, q, k, v, causal=causal, block_n=32, what="offset views: ")
+        run_attention(mod, q, k, v, causal=causal, block_n=32, what="offset views: ")
 
 
 @check(
@@ -379,7 +379,7 @@ def offset_views(mod, ctx):
     cost=2,
 )
 def inputs_unchanged(mod, ctx):
-    q, k, v = _qkv(ctx, 70, 32)
+    q, k, v = make_qkv(ctx, 70, 32)
     before = [t.clone() for t in (q, k, v)]
     for causal in (False, True):
         _call(mod, q, k, v, causal, 32)
@@ -396,11 +396,11 @@ def inputs_unchanged(mod, ctx):
     cost=2,
 )
 def fresh_output(mod, ctx):
-    q, k, v = _qkv(ctx, 40, 16)
+    q, k, v = make_qkv(ctx, 40, 16)
     a = _call(mod, q, k, v, False, 32)
     b = _call(mod, q, k, v, False, 32)
     for out in (a, b):
-        assert_close(out, _oracle(q, k, v, False), dtype=FP16)
+        assert_close(out, attention_oracle(q, k, v, False), dtype=FP16)
         assert_not_alias(out, q, k, v)
     if a.data_ptr() == b.data_ptr():
         raise CheckFailed("two calls returned the same buffer; allocate a fresh output per call")
@@ -415,9 +415,11 @@ def fresh_output(mod, ctx):
 )
 def poisoned_allocator(mod, ctx):
     for n in (100, 129):
-        q, k, v = _qkv(ctx, n, 16)
+        q, k, v = make_qkv(ctx, n, 16)
         for causal in (False, True):
-            got = _run(mod, q, k, v, causal=causal, block_n=64, what="after poisoning the allocator: ")
+            got = run_attention(
+                mod, q, k, v, causal=causal, block_n=64, what="after poisoning the allocator: "
+            )
             if bool((got == POISON).any()):
                 raise CheckFailed(f"N={n}: {int((got == POISON).sum())} elements still hold the poison")
 
@@ -444,10 +446,10 @@ def widest_length(mod, ctx):
     else:
         dims, block_sizes, modes = (16, 64), (32, 64), (True, False)
     for d in dims:
-        q, k, v = _qkv(ctx, 2048, d)
+        q, k, v = make_qkv(ctx, 2048, d)
         for causal in modes:
             for block_n in block_sizes:
-                _run(mod, q, k, v, causal=causal, block_n=block_n)
+                run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 # --- GPU only ------------------------------------------------------------------------

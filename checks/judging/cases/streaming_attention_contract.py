@@ -5,7 +5,7 @@ finds this module beside checks/judging/cases/streaming_attention.py."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.streaming_attention import BF16, FP16, _qkv
+from checks.judging.cases.streaming_attention import BF16, FP16, make_qkv
 from checks.judging.tensors import expect_rejects
 
 
@@ -17,7 +17,7 @@ from checks.judging.tensors import expect_rejects
     cost=1,
 )
 def rejects_dtype(mod, ctx):
-    q, k, v = _qkv(ctx, 8, 16)
+    q, k, v = make_qkv(ctx, 8, 16)
     expect_rejects(
         lambda: mod.attention(q.float(), k.float(), v.float()), (TypeError,), ["q"], "fp32 q, k, v"
     )
@@ -36,7 +36,7 @@ def rejects_dtype(mod, ctx):
     cost=1,
 )
 def rejects_shape(mod, ctx):
-    q, k, v = _qkv(ctx, 12, 16)
+    q, k, v = make_qkv(ctx, 12, 16)
     expect_rejects(lambda: mod.attention(q, k[:8].contiguous(), v), (ValueError,), ["k"], "k with fewer rows")
     expect_rejects(lambda: mod.attention(q, k, v[:8].contiguous()), (ValueError,), ["v"], "v with fewer rows")
     k32 = torch.zeros(12, 32, dtype=FP16, device=ctx.device)
@@ -86,7 +86,7 @@ def rejects_long_sequence(mod, ctx):
     cost=1,
 )
 def rejects_causal(mod, ctx):
-    q, k, v = _qkv(ctx, 4, 16)
+    q, k, v = make_qkv(ctx, 4, 16)
     for bad in (1, 0, "yes", None, 1.0):
         expect_rejects(
             lambda: mod.attention(q, k, v, causal=bad), (TypeError,), ["causal"], f"causal={bad!r}"
@@ -101,7 +101,7 @@ def rejects_causal(mod, ctx):
     cost=1,
 )
 def rejects_block_n(mod, ctx):
-    q, k, v = _qkv(ctx, 4, 16)
+    q, k, v = make_qkv(ctx, 4, 16)
     bad: object  # values of the right type first, then of wrong types
     for bad in (16, 48, 128, 0):
         expect_rejects(
@@ -121,7 +121,7 @@ def rejects_block_n(mod, ctx):
     cost=1,
 )
 def rejects_layout(mod, ctx):
-    q, k, v = _qkv(ctx, 16, 16)
+    q, k, v = make_qkv(ctx, 16, 16)
     wide = torch.zeros(16, 48, dtype=FP16, device=ctx.device)
     expect_rejects(lambda: mod.attention(q.t(), k, v), (ValueError,), ["q"], "transposed q")
     expect_rejects(
@@ -147,7 +147,7 @@ def rejects_layout(mod, ctx):
 )
 def rejects_device(mod, ctx):
     other = "cpu" if ctx.device == "cuda" else "meta"
-    q, k, v = _qkv(ctx, 8, 16)
+    q, k, v = make_qkv(ctx, 8, 16)
     expect_rejects(lambda: mod.attention(q.to(other), k, v), (ValueError,), ["q"], f"q on {other}")
     expect_rejects(lambda: mod.attention(q, k.to(other), v), (ValueError,), ["k"], f"k on {other}")
     expect_rejects(lambda: mod.attention(q, k, v.to(other)), (ValueError,), ["v"], f"v on {other}")
@@ -161,7 +161,7 @@ def rejects_device(mod, ctx):
     cost=1,
 )
 def rejects_requires_grad(mod, ctx):
-    q, k, v = _qkv(ctx, 8, 16)
+    q, k, v = make_qkv(ctx, 8, 16)
     qg = q.clone().requires_grad_(True)
     with torch.enable_grad():
         expect_rejects(lambda: mod.attention(qg, k, v), (ValueError,), ["q"], "q.requires_grad")

@@ -10,11 +10,11 @@ from checks.judging.cases.streaming_attention import (
     BF16_REASON,
     FP16,
     STREAM_REASON,
-    _extreme_inputs,
-    _growing_max_inputs,
-    _oracle,
-    _qkv,
-    _run,
+    attention_oracle,
+    extreme_inputs,
+    growing_max_inputs,
+    make_qkv,
+    run_attention,
 )
 from checks.judging.tensors import assert_close
 
@@ -31,10 +31,10 @@ from checks.judging.tensors import assert_close
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for n, d in ((1, 16), (100, 64), (129, 16), (2048, 64)):
-        q, k, v = _qkv(ctx, n, d, BF16)
+        q, k, v = make_qkv(ctx, n, d, BF16)
         for causal in (False, True):
             for block_n in (32, 64):
-                _run(mod, q, k, v, causal=causal, block_n=block_n)
+                run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 @check(
@@ -48,11 +48,11 @@ def bf16_basic(mod, ctx):
 )
 def bf16_hazards(mod, ctx):
     ctx.require_gpu(BF16_REASON)
-    for make in (_growing_max_inputs, _extreme_inputs):
+    for make in (growing_max_inputs, extreme_inputs):
         q, k, v = make(ctx, 160, 64, BF16)
         for causal in (False, True):
             for block_n in (32, 64):
-                _run(mod, q, k, v, causal=causal, block_n=block_n)
+                run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 @check(
@@ -66,7 +66,7 @@ def bf16_hazards(mod, ctx):
 )
 def non_default_stream(mod, ctx):
     ctx.require_gpu(STREAM_REASON)
-    q, k, v = _qkv(ctx, 300, 64)
+    q, k, v = make_qkv(ctx, 300, 64)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -76,7 +76,7 @@ def non_default_stream(mod, ctx):
         got = mod.attention(q, k, v, causal=True, block_n=64)
     side.synchronize()
     del busy
-    assert_close(got, _oracle(q, k, v, True), dtype=FP16, name="attention on a side stream")
+    assert_close(got, attention_oracle(q, k, v, True), dtype=FP16, name="attention on a side stream")
 
 
 INT32_LIMIT = 2**31  # elements: the first offset a signed 32-bit int cannot hold
@@ -123,7 +123,7 @@ def _many_heads(mod, ctx, gen) -> list:
     sampled = sorted({0, heads - 1, heads, first_past - 1, first_past, batch * heads - 1})
     # The oracle first, from inputs no kernel has run on (a wrapped store may land in them).
     expected = {
-        (g, causal): _oracle(q[divmod(g, heads)], k[divmod(g, heads)], v[divmod(g, heads)], causal)
+        (g, causal): attention_oracle(q[divmod(g, heads)], k[divmod(g, heads)], v[divmod(g, heads)], causal)
         for g in sampled
         for causal in (False, True)
     }
@@ -158,7 +158,7 @@ def _wide_head(mod, ctx, gen) -> str:
     base = torch.zeros((rows, stride), device="cuda", dtype=FP16)
     base[:, :d] = torch.randn((rows, d), generator=gen, device="cuda", dtype=FP16)
     wide = base[:, :d][None, None]  # [1, 1, 3, 64], row stride 2^30 + 64
-    expected = _oracle(wide[0, 0], wide[0, 0], wide[0, 0], False)
+    expected = attention_oracle(wide[0, 0], wide[0, 0], wide[0, 0], False)
 
     def compare(got):
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(wide.shape):

@@ -6,7 +6,7 @@ import torch
 
 from checks.judging.case import CheckFailed, check, collect
 from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, own_work
-from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, _qkv, _run
+from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, make_qkv, run_attention
 
 SECTION_PRECISION = "Precision: P in the input dtype"
 SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
@@ -23,8 +23,8 @@ SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # (causal, batched heads) are witnessed the same way.
-    q, k, v = _qkv(ctx, 40, 16)
-    _run(mod, q, k, v, causal=False, block_n=32)
+    q, k, v = make_qkv(ctx, 40, 16)
+    run_attention(mod, q, k, v, causal=False, block_n=32)
 
 
 @check(
@@ -38,7 +38,7 @@ def own_kernel(mod, ctx):
 )
 def fp16_large_scores(mod, ctx):
     n, d = 70, 16
-    q, k, v = _qkv(ctx, n, d, torch.float64)
+    q, k, v = make_qkv(ctx, n, d, torch.float64)
     g = ctx.torch_generator()
     rank = torch.randint(0, 16, (n,), generator=g).to(torch.float64)
     q.zero_()
@@ -47,7 +47,7 @@ def fp16_large_scores(mod, ctx):
     k[:, :2] = (250.0 - 0.125 * rank)[:, None].to(k.device)  # exact in fp16
     q, k, v = (t.to(FP16) for t in (q, k, v))
     for causal in (False, True):
-        _run(mod, q, k, v, causal=causal, block_n=32, what="scores near 31,000: ")
+        run_attention(mod, q, k, v, causal=causal, block_n=32, what="scores near 31,000: ")
 
 
 def _hint_on_failure(run, hint):
@@ -68,7 +68,7 @@ def _hint_on_failure(run, hint):
 )
 def fp32_accumulator(mod, ctx):
     n, d = 64, 16
-    q, _, v = _qkv(ctx, n, d, torch.float64)
+    q, _, v = make_qkv(ctx, n, d, torch.float64)
     k = torch.zeros_like(q)  # every score 0: every weight exp(0 - m) = 1
     v = 3000.0 + 200.0 * v.clamp(-2.0, 2.0)  # 2600..3400, all one sign
     q, k, v = (t.to(FP16) for t in (q, k, v))
@@ -78,7 +78,8 @@ def fp32_accumulator(mod, ctx):
     )
     for causal, block_n in ((False, 32), (True, 64)):  # causal: rows past 21 overflow
         _hint_on_failure(
-            lambda: _run(mod, q, k, v, causal=causal, block_n=block_n, what="values near 3000: "), hint
+            lambda: run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="values near 3000: "),
+            hint,
         )
 
 
@@ -100,7 +101,7 @@ def fp32_denominator(mod, ctx):
     # Causal with block_n=32 (with 64 keys a tile's share is over half a spacing and rounds
     # up instead): the last rows see 32 tiles, and the loop stops at the diagonal.
     n, d = 1024, 16
-    _, _, v = _qkv(ctx, n, d, torch.float64)
+    _, _, v = make_qkv(ctx, n, d, torch.float64)
     q = torch.zeros(n, d, dtype=torch.float64)
     k = torch.zeros(n, d, dtype=torch.float64)
     q[:, 0] = 4.0  # scale 1/4: key j scores k[j, 0]
@@ -115,7 +116,7 @@ def fp32_denominator(mod, ctx):
         "the running denominator l must be fp32: here each tile adds about 4.6e-4 to l = 1, "
         "which fp16 rounds away"
     )
-    _hint_on_failure(lambda: _run(mod, q, k, v, causal=True, block_n=32, what="faint keys: "), hint)
+    _hint_on_failure(lambda: run_attention(mod, q, k, v, causal=True, block_n=32, what="faint keys: "), hint)
 
 
 @check(
@@ -130,11 +131,11 @@ def fp32_denominator(mod, ctx):
 )
 def bf16_beyond_fp16(mod, ctx):
     n, d = 100, 64
-    q, k, _ = _qkv(ctx, n, d, BF16)
+    q, k, _ = make_qkv(ctx, n, d, BF16)
     v = beyond_fp16((n, d), ctx=ctx)
     v = v * torch.where(torch.arange(d, device=v.device) % 2 == 0, 1.0, -1.0).to(BF16)
     for causal in (False, True):
-        _run(mod, q, k, v, causal=causal, block_n=64, what="v near +/-70,000: ")
+        run_attention(mod, q, k, v, causal=causal, block_n=64, what="v near +/-70,000: ")
 
 
 CASES = collect(globals())

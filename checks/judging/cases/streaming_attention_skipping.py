@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from checks.judging.case import CheckFailed, Context, Unavailable, check, collect
-from checks.judging.cases.streaming_attention import _has_option, _qkv, _run
+from checks.judging.cases.streaming_attention import has_option, make_qkv, run_attention
 from checks.judging.tensors import expect_rejects
 
 
@@ -29,7 +29,7 @@ def _future_tile_loads(mod, q, k, v, block_n):
 
     loads = []
     with oob.observing_loads(lambda addrs, elem, pid: loads.append((pid, addrs))):
-        _run(mod, q, k, v, causal=True, block_n=block_n, skip_future_tiles=True)
+        run_attention(mod, q, k, v, causal=True, block_n=block_n, skip_future_tiles=True)
     query_rows: dict = {}
     for pid, addrs in loads:
         rows = _rows_touched(addrs, q)
@@ -57,9 +57,9 @@ def _future_tile_loads(mod, q, k, v, block_n):
     cost=2,
 )
 def skip_future_tiles(mod: Any, ctx: Context) -> str | None:
-    if not _has_option(mod, "skip_future_tiles"):
+    if not has_option(mod, "skip_future_tiles"):
         raise Unavailable("attention() has no skip_future_tiles option (the lesson's capstone)")
-    q, k, v = _qkv(ctx, 150, 32)
+    q, k, v = make_qkv(ctx, 150, 32)
     future_loads: dict = {}  # block_n -> the future-tile loads of the causal, skipping call
     for skip in (True, False):
         for causal in (False, True):
@@ -69,7 +69,7 @@ def skip_future_tiles(mod: Any, ctx: Context) -> str | None:
                     # after every answer and the rejections, in the order of a GPU run.
                     future_loads[block_n] = _future_tile_loads(mod, q, k, v, block_n)
                 else:
-                    _run(mod, q, k, v, causal=causal, block_n=block_n, skip_future_tiles=skip)
+                    run_attention(mod, q, k, v, causal=causal, block_n=block_n, skip_future_tiles=skip)
     for bad in (1, "no", None):
         expect_rejects(
             lambda: mod.attention(q, k, v, causal=True, skip_future_tiles=bad),

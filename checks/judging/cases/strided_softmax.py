@@ -50,7 +50,7 @@ def _layout(x: torch.Tensor) -> str:
     return f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}"
 
 
-def _expect(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
+def expect_softmax(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
     """Call mod.softmax(x, **options) after poisoning the allocator; compare with the
     float64 oracle (metadata first: shape, dtype, device, contiguity)."""
     expected = _oracle(x)
@@ -66,7 +66,7 @@ def _expect(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
     return got
 
 
-def _transposed(rows, cols, *, ctx, dtype=torch.float32, scale=1.0, offset=0.0):
+def transposed_input(rows, cols, *, ctx, dtype=torch.float32, scale=1.0, offset=0.0):
     """A (rows, cols) view of a contiguous (cols, rows) tensor: strides (1, rows)."""
     return randn((cols, rows), ctx=ctx, dtype=dtype, scale=scale, offset=offset).t()
 
@@ -82,8 +82,8 @@ def _transposed(rows, cols, *, ctx, dtype=torch.float32, scale=1.0, offset=0.0):
     cost=1,
 )
 def basic(mod, ctx):
-    _expect(mod, randn((4, 37), ctx=ctx), "x")
-    _expect(mod, randn((3, 64), ctx=ctx, scale=3.0), "x")
+    expect_softmax(mod, randn((4, 37), ctx=ctx), "x")
+    expect_softmax(mod, randn((3, 64), ctx=ctx, scale=3.0), "x")
 
 
 @check(
@@ -143,8 +143,8 @@ def worked_transpose(mod, ctx):
     cost=2,
 )
 def transpose(mod, ctx):
-    _expect(mod, _transposed(48, 300, ctx=ctx), "x.t()")
-    _expect(mod, _transposed(5, 7, ctx=ctx), "x.t()")
+    expect_softmax(mod, transposed_input(48, 300, ctx=ctx), "x.t()")
+    expect_softmax(mod, transposed_input(5, 7, ctx=ctx), "x.t()")
 
 
 @check(
@@ -156,8 +156,8 @@ def transpose(mod, ctx):
 )
 def column_slice(mod, ctx):
     base = randn((12, 70), ctx=ctx)
-    _expect(mod, base[2:9, 5:61], "base[2:9, 5:61]")
-    _expect(mod, base[11:12, 69:70], "base[11:12, 69:70]")
+    expect_softmax(mod, base[2:9, 5:61], "base[2:9, 5:61]")
+    expect_softmax(mod, base[11:12, 69:70], "base[11:12, 69:70]")
 
 
 @check(
@@ -169,7 +169,7 @@ def column_slice(mod, ctx):
 )
 def column_step(mod, ctx):
     base = randn((10, 90), ctx=ctx)
-    _expect(mod, base[:, 1::3], "base[:, 1::3]")
+    expect_softmax(mod, base[:, 1::3], "base[:, 1::3]")
 
 
 @check(
@@ -181,7 +181,7 @@ def column_step(mod, ctx):
 )
 def transpose_slice(mod, ctx):
     base = randn((200, 40), ctx=ctx)
-    _expect(mod, base.t()[3:30, 7:150], "base.t()[3:30, 7:150]")
+    expect_softmax(mod, base.t()[3:30, 7:150], "base.t()[3:30, 7:150]")
 
 
 @check(
@@ -193,7 +193,7 @@ def transpose_slice(mod, ctx):
 )
 def broadcast_row(mod, ctx):
     v = randn((1, 77), ctx=ctx)
-    got = _expect(mod, v.expand(9, 77), "v.expand(9, 77)")
+    got = expect_softmax(mod, v.expand(9, 77), "v.expand(9, 77)")
     first = got[:1].expand_as(got)
     if not torch.equal(got, first):
         raise CheckFailed(
@@ -210,9 +210,9 @@ def broadcast_row(mod, ctx):
 )
 def broadcast_column(mod, ctx):
     c = randn((6, 1), ctx=ctx, scale=50.0)
-    _expect(mod, c.expand(6, 50), "c.expand(6, 50)")
+    expect_softmax(mod, c.expand(6, 50), "c.expand(6, 50)")
     scalar = torch.tensor([[3.0]], device=ctx.device)
-    got = _expect(mod, scalar.expand(4, 9), "scalar.expand(4, 9)")
+    got = expect_softmax(mod, scalar.expand(4, 9), "scalar.expand(4, 9)")
     uniform = torch.full((4, 9), 1.0 / 9.0, dtype=torch.float64)
     assert_close(got, uniform, dtype=torch.float32, name="softmax of a constant row")
 
@@ -229,8 +229,8 @@ def broadcast_column(mod, ctx):
 )
 def zero_rows(mod, ctx):
     for dtype in (torch.float32, torch.float16):
-        _expect(mod, torch.empty((0, 17), dtype=dtype, device=ctx.device), "empty")
-    _expect(mod, torch.empty((17, 0), device=ctx.device).t(), "empty.t()")
+        expect_softmax(mod, torch.empty((0, 17), dtype=dtype, device=ctx.device), "empty")
+    expect_softmax(mod, torch.empty((17, 0), device=ctx.device).t(), "empty.t()")
 
 
 @check(
@@ -242,9 +242,9 @@ def zero_rows(mod, ctx):
 )
 def one_by_one(mod, ctx):
     x = randn((1, 1), ctx=ctx, scale=100.0)
-    _expect(mod, x, "x")
-    _expect(mod, x.t(), "x.t()")
-    _expect(mod, torch.tensor(2.0, device=ctx.device).expand(1, 1), "scalar.expand(1, 1)")
+    expect_softmax(mod, x, "x")
+    expect_softmax(mod, x.t(), "x.t()")
+    expect_softmax(mod, torch.tensor(2.0, device=ctx.device).expand(1, 1), "scalar.expand(1, 1)")
 
 
 @check(
@@ -255,8 +255,8 @@ def one_by_one(mod, ctx):
     cost=1,
 )
 def single_column(mod, ctx):
-    _expect(mod, randn((37, 1), ctx=ctx), "x")
-    _expect(mod, _transposed(37, 1, ctx=ctx), "x.t()")
+    expect_softmax(mod, randn((37, 1), ctx=ctx), "x")
+    expect_softmax(mod, transposed_input(37, 1, ctx=ctx), "x.t()")
 
 
 @check(
@@ -268,8 +268,8 @@ def single_column(mod, ctx):
 )
 def ragged_widths(mod, ctx):
     for n in (2, 3, 31, 33, 127, 129, 1000):
-        _expect(mod, randn((3, n), ctx=ctx), "x")
-        _expect(mod, _transposed(3, n, ctx=ctx), "x.t()")
+        expect_softmax(mod, randn((3, n), ctx=ctx), "x")
+        expect_softmax(mod, transposed_input(3, n, ctx=ctx), "x.t()")
 
 
 @check(
@@ -280,8 +280,8 @@ def ragged_widths(mod, ctx):
     cost=3,
 )
 def many_rows_transposed(mod, ctx):
-    _expect(mod, _transposed(70, 1100, ctx=ctx), "x.t()")
-    _expect(mod, randn((70, 1100), ctx=ctx), "x")
+    expect_softmax(mod, transposed_input(70, 1100, ctx=ctx), "x.t()")
+    expect_softmax(mod, randn((70, 1100), ctx=ctx), "x")
 
 
 @check(
@@ -292,8 +292,8 @@ def many_rows_transposed(mod, ctx):
     cost=4,
 )
 def widest(mod, ctx):
-    _expect(mod, randn((2, 8192), ctx=ctx), "x")
-    _expect(mod, _transposed(2, 8192, ctx=ctx), "x.t()")
+    expect_softmax(mod, randn((2, 8192), ctx=ctx), "x")
+    expect_softmax(mod, transposed_input(2, 8192, ctx=ctx), "x.t()")
 
 
 # --- dtypes and options ------------------------------------------------------------
@@ -307,9 +307,9 @@ def widest(mod, ctx):
     cost=3,
 )
 def fp16(mod, ctx):
-    _expect(mod, randn((5, 129), ctx=ctx, dtype=torch.float16, scale=4.0), "x")
-    _expect(mod, _transposed(40, 300, ctx=ctx, dtype=torch.float16, scale=4.0), "x.t()")
-    _expect(mod, randn((9, 80), ctx=ctx, dtype=torch.float16)[1:8, 3::2], "x[1:8, 3::2]")
+    expect_softmax(mod, randn((5, 129), ctx=ctx, dtype=torch.float16, scale=4.0), "x")
+    expect_softmax(mod, transposed_input(40, 300, ctx=ctx, dtype=torch.float16, scale=4.0), "x.t()")
+    expect_softmax(mod, randn((9, 80), ctx=ctx, dtype=torch.float16)[1:8, 3::2], "x[1:8, 3::2]")
 
 
 @check(
@@ -320,9 +320,9 @@ def fp16(mod, ctx):
     cost=3,
 )
 def bf16(mod, ctx):
-    _expect(mod, randn((5, 129), ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x")
-    _expect(mod, _transposed(40, 300, ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x.t()")
-    _expect(mod, randn((9, 80), ctx=ctx, dtype=torch.bfloat16)[1:8, 3::2], "x[1:8, 3::2]")
+    expect_softmax(mod, randn((5, 129), ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x")
+    expect_softmax(mod, transposed_input(40, 300, ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x.t()")
+    expect_softmax(mod, randn((9, 80), ctx=ctx, dtype=torch.bfloat16)[1:8, 3::2], "x[1:8, 3::2]")
 
 
 @check(
@@ -334,8 +334,8 @@ def bf16(mod, ctx):
 )
 def num_warps(mod, ctx):
     for w in (4, 8):
-        _expect(mod, randn((6, 200), ctx=ctx), "x", num_warps=w)
-        _expect(mod, _transposed(20, 200, ctx=ctx), "x.t()", num_warps=w)
+        expect_softmax(mod, randn((6, 200), ctx=ctx), "x", num_warps=w)
+        expect_softmax(mod, transposed_input(20, 200, ctx=ctx), "x.t()", num_warps=w)
 
 
 # --- numeric hazards and invariants -------------------------------------------------
@@ -350,9 +350,9 @@ def num_warps(mod, ctx):
 )
 def large_logits(mod, ctx):
     for offset in (1000.0, -1000.0):
-        _expect(mod, randn((4, 100), ctx=ctx, scale=3.0, offset=offset), f"x{offset:+g}")
-        _expect(mod, _transposed(12, 300, ctx=ctx, scale=3.0, offset=offset), f"x.t(){offset:+g}")
-    _expect(mod, randn((4, 100), ctx=ctx, dtype=torch.float16, scale=3.0, offset=1000.0), "x+1000")
+        expect_softmax(mod, randn((4, 100), ctx=ctx, scale=3.0, offset=offset), f"x{offset:+g}")
+        expect_softmax(mod, transposed_input(12, 300, ctx=ctx, scale=3.0, offset=offset), f"x.t(){offset:+g}")
+    expect_softmax(mod, randn((4, 100), ctx=ctx, dtype=torch.float16, scale=3.0, offset=1000.0), "x+1000")
 
 
 @check(
@@ -366,11 +366,11 @@ def isolated_max(mod, ctx):
     x = randn((6, 700), ctx=ctx)
     for r, c in enumerate((0, 1, 350, 513, 698, 699)):
         x[r, c] = 40.0
-    _expect(mod, x, "x")
+    expect_softmax(mod, x, "x")
     xt = randn((700, 6), ctx=ctx).t()  # same pattern on a transpose
     for r, c in enumerate((0, 1, 350, 513, 698, 699)):
         xt[r, c] = 40.0
-    _expect(mod, xt, "x.t()")
+    expect_softmax(mod, xt, "x.t()")
 
 
 @check(
@@ -384,8 +384,8 @@ def growing_max(mod, ctx):
     ramp = torch.arange(3000, dtype=torch.float64) * 0.01  # 0 .. 30, rising
     noise = randn((3000, 4), ctx=ctx, dtype=torch.float64, scale=0.1).cpu()
     xt = (ramp[:, None] + noise).to(torch.float32).to(ctx.device).t()  # (4, 3000), strides (1, 4)
-    _expect(mod, xt, "x.t()")
-    _expect(mod, xt.contiguous(), "x")
+    expect_softmax(mod, xt, "x.t()")
+    expect_softmax(mod, xt.contiguous(), "x")
 
 
 @check(
@@ -398,7 +398,7 @@ def growing_max(mod, ctx):
 def rows_sum_to_one(mod, ctx):
     for x, what in (
         (randn((8, 513), ctx=ctx, scale=5.0), "x"),
-        (_transposed(8, 2100, ctx=ctx, scale=5.0, offset=10.0), "x.t()"),
+        (transposed_input(8, 2100, ctx=ctx, scale=5.0, offset=10.0), "x.t()"),
     ):
         got = mod.softmax(x)
         if not isinstance(got, torch.Tensor):
@@ -424,8 +424,8 @@ def rows_sum_to_one(mod, ctx):
 )
 def every_element_written(mod, ctx):
     for shape in ((33, 65), (17, 1)):
-        for x, what in ((randn(shape, ctx=ctx), "x"), (_transposed(*shape, ctx=ctx), "x.t()")):
-            got = _expect(mod, x, what)
+        for x, what in ((randn(shape, ctx=ctx), "x"), (transposed_input(*shape, ctx=ctx), "x.t()")):
+            got = expect_softmax(mod, x, what)
             left = int((got == POISON).sum())
             if left:
                 raise CheckFailed(f"{left} output elements still hold the poison {POISON:g}")
@@ -491,9 +491,11 @@ def large_row_blocks(mod, ctx):
     ctx.require_gpu("large row counts are checked on a GPU")
     # 8500 fp32 rows and 16900 / 16897 half rows: the reference then owns 32 / 64 rows per
     # program (a 128-byte column segment); the last row block is partial in every case.
-    _expect(mod, _transposed(8500, 70, ctx=ctx, scale=3.0), "x.t()")
-    _expect(mod, _transposed(16900, 40, ctx=ctx, dtype=torch.float16, scale=3.0), "x.t()", num_warps=8)
-    _expect(mod, _transposed(16897, 33, ctx=ctx, dtype=torch.bfloat16, scale=3.0), "x.t()")
+    expect_softmax(mod, transposed_input(8500, 70, ctx=ctx, scale=3.0), "x.t()")
+    expect_softmax(
+        mod, transposed_input(16900, 40, ctx=ctx, dtype=torch.float16, scale=3.0), "x.t()", num_warps=8
+    )
+    expect_softmax(mod, transposed_input(16897, 33, ctx=ctx, dtype=torch.bfloat16, scale=3.0), "x.t()")
 
 
 CASES = collect(globals())

@@ -5,7 +5,7 @@ finds this module beside checks/judging/cases/strided_softmax.py."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.strided_softmax import SECTION_CONTRACT, SECTION_EDGES, _expect
+from checks.judging.cases.strided_softmax import SECTION_CONTRACT, SECTION_EDGES, expect_softmax
 from checks.judging.tensors import expect_rejects, randn
 
 
@@ -44,7 +44,7 @@ def rejects_width(mod, ctx):
 def requires_grad_no_grad(mod, ctx):
     x = randn((3, 40), ctx=ctx).requires_grad_(True)
     with torch.no_grad():
-        _expect(mod, x, "x (requires_grad, under no_grad)")
+        expect_softmax(mod, x, "x (requires_grad, under no_grad)")
 
 
 @check(

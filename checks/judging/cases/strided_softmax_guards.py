@@ -13,7 +13,12 @@ from checks.judging.cases.guards import (
     many,
     own_work,
 )
-from checks.judging.cases.strided_softmax import SECTION_EDGES, SECTION_NUMERICS, _expect, _transposed
+from checks.judging.cases.strided_softmax import (
+    SECTION_EDGES,
+    SECTION_NUMERICS,
+    expect_softmax,
+    transposed_input,
+)
 from checks.judging.tensors import randn
 
 
@@ -28,9 +33,9 @@ from checks.judging.tensors import randn
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once.  Every call of every other
     # check is witnessed the same way (other layouts, dtypes and paths included).
-    _expect(mod, randn((5, 33), ctx=ctx), "x")
+    expect_softmax(mod, randn((5, 33), ctx=ctx), "x")
     # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs
-    _expect(mod, randn((5, 33), ctx=ctx, dtype=torch.float16), "x (fp16)")
+    expect_softmax(mod, randn((5, 33), ctx=ctx, dtype=torch.float16), "x (fp16)")
 
 
 @check(
@@ -44,8 +49,8 @@ def own_kernel(mod, ctx):
 )
 def many_rows(mod, ctx):
     rows = many(ctx)
-    _expect(mod, randn((rows, 3), ctx=ctx), "x")
-    _expect(mod, _transposed(rows, 5, ctx=ctx), "x.t()")
+    expect_softmax(mod, randn((rows, 3), ctx=ctx), "x")
+    expect_softmax(mod, transposed_input(rows, 5, ctx=ctx), "x.t()")
 
 
 @check(
@@ -58,9 +63,9 @@ def many_rows(mod, ctx):
 )
 def bf16_beyond_fp16(mod, ctx):
     x = beyond_fp16((6, 40), ctx=ctx)
-    _expect(mod, x, "x")
-    _expect(mod, -x, "-x")
-    _expect(mod, beyond_fp16((40, 6), ctx=ctx).t(), "x.t()")
+    expect_softmax(mod, x, "x")
+    expect_softmax(mod, -x, "-x")
+    expect_softmax(mod, beyond_fp16((40, 6), ctx=ctx).t(), "x.t()")
 
 
 @check(
@@ -72,8 +77,8 @@ def bf16_beyond_fp16(mod, ctx):
     cost=2,
 )
 def fp16_fine(mod, ctx):
-    _expect(mod, fp16_fine_steps((6, 50), ctx=ctx), "x")
-    _expect(mod, fp16_fine_steps((50, 6), ctx=ctx).t(), "x.t()")
+    expect_softmax(mod, fp16_fine_steps((6, 50), ctx=ctx), "x")
+    expect_softmax(mod, fp16_fine_steps((50, 6), ctx=ctx).t(), "x.t()")
 
 
 CASES = collect(globals())
