@@ -44,20 +44,20 @@ def test_oracle_worked_example_and_dense_jacobian():
     cases = importlib.import_module("checks.judging.cases.softmax_backward")
     y = torch.tensor([[0.25, 0.75]], dtype=torch.float64)
     g = torch.tensor([[2.0, -1.0]], dtype=torch.float64)
-    assert torch.allclose(cases._vjp64(y, g), torch.tensor([[0.5625, -0.5625]], dtype=torch.float64))
+    assert torch.allclose(cases.vjp64(y, g), torch.tensor([[0.5625, -0.5625]], dtype=torch.float64))
     # The VJP equals g^T J with the dense Jacobian J = diag(y) - y y^T (what the kernel avoids).
     x = torch.randn(3, 6, dtype=torch.float64)
     y = torch.softmax(x, dim=-1)
     g = torch.randn(3, 6, dtype=torch.float64)
     dense = torch.stack([g[r] @ (torch.diag(y[r]) - torch.outer(y[r], y[r])) for r in range(3)])
-    assert torch.allclose(cases._vjp64(y, g), dense, atol=1e-14)
+    assert torch.allclose(cases.vjp64(y, g), dense, atol=1e-14)
 
 
 def test_draw_gives_independent_y_and_g():
     from checks.judging.case import Context
 
     cases = importlib.import_module("checks.judging.cases.softmax_backward")
-    y, g = cases._draw(Context(case_id="x"), (3, 5))
+    y, g = cases.draw_case(Context(case_id="x"), (3, 5))
     assert torch.allclose(y.sum(-1), torch.ones(3, dtype=torch.float64))
     logits_like = torch.log(y) - torch.log(y).mean(-1, keepdim=True)
     assert not torch.allclose(logits_like, g - g.mean(-1, keepdim=True))

@@ -111,14 +111,14 @@ def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
     from checks.judging.cases import streaming_attention as C
 
     tol = tolerance(dtype)
-    inputs = [C._qkv(Context(case_id="bf16-basic"), n, d, dtype) for n, d in ((100, 64), (129, 16))]
+    inputs = [C.make_qkv(Context(case_id="bf16-basic"), n, d, dtype) for n, d in ((100, 64), (129, 16))]
     ctx = Context(case_id="bf16-hazards")
-    inputs += [C._growing_max_inputs(ctx, 160, 64, dtype), C._extreme_inputs(ctx, 160, 64, dtype)]
+    inputs += [C.growing_max_inputs(ctx, 160, 64, dtype), C.extreme_inputs(ctx, 160, 64, dtype)]
     worst = 0.0
     for q, k, v in inputs:
         for causal in (False, True):
             for block_n in (32, 64):
-                want = C._oracle(q, k, v, causal)
+                want = C.attention_oracle(q, k, v, causal)
                 err = (_emulate(q, k, v, causal, block_n).double() - want).abs()
                 worst = max(worst, float((err / (tol["atol"] + tol["rtol"] * want.abs())).max()))
     assert worst < 0.5, f"the emulated kernel uses {worst:.2f} of the {dtype} tolerance"
@@ -127,7 +127,7 @@ def test_tolerances_leave_margin_for_the_kernels_rounding(dtype):
 def test_extreme_inputs_reach_plus_minus_1000_and_rise_along_the_sequence():
     from checks.judging.cases import streaming_attention as C
 
-    q, k, v = C._extreme_inputs(Context(case_id="extreme-logits"), 130, 32, torch.float16)
+    q, k, v = C.extreme_inputs(Context(case_id="extreme-logits"), 130, 32, torch.float16)
     s = q.double() @ k.double().T / math.sqrt(32)
     assert s.max() > 999 and s.min() < -999
     row_max_by_tile = [float(s[0, j : j + 32].max()) for j in range(0, 130, 32)]

@@ -196,8 +196,9 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             screen._maybe_bench(screen.controller.generation, screen.last.content_hash)
             # rows show as the benchmark measures them, before it ends
             await wait_for(pilot, lambda: timings.results, 30, "the first row")
-            assert len(timings.results) == 1 and screen._bench_run.proc.poll() is None
-            assert timings.query_one("#timings").row_count == 2  # with the reference row
+            shown = len(timings.results)  # one, or both on a machine too loaded to look sooner
+            assert shown >= 1 and (shown == 1) <= (screen._bench_run.proc.poll() is None)
+            assert timings.query_one("#timings").row_count == shown + 1  # with the reference row
             await wait_for(pilot, lambda: screen.bench_rows, 30, "the timings")
             table = timings.query_one("#timings")
             keys = [str(k.value) for k in table.columns]
