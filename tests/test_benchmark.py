@@ -18,7 +18,7 @@ import torch
 
 from checks.benchmark import (
     cli as bench_cli,
-    payload as evidence,
+    evidence,
     rows as rowlib,
     runner,
     specs,

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from checks.benchmark import (
+    evidence,
     kernels,
-    payload as evidence,
     row_text,
     rows as rowlib,
     runner,

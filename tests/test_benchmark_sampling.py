@@ -13,7 +13,7 @@ import torch
 
 from checks.benchmark import measuring, rows as rowlib, runner, statistics
 from checks.benchmark.statistics import RoundTimer
-from checks.benchmark.witness import TimedCall
+from checks.benchmark.timed_calls import TimedCall
 
 # --- the median's interval ----------------------------------------------------------------
 

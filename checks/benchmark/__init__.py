@@ -27,8 +27,9 @@ The package, one concern per module:
     ceilings.py    the card's ceilings, measured once per card and kept
     measuring.py   one timed callable's samples until sure, harness cost, working set
     runner.py      check then time every variant of one op
+    timed_calls.py the witness of timed calls: input sets rotated, launches counted
     targets.py     verdicts of the specs' speed targets
-    payload.py     the JSON evidence
+    evidence.py    the JSON evidence of a run: its envelope, file hashes, strict JSON
     tables.py      printed tables
     cli.py         the command line
 

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from checks import interpreter
 from checks.benchmark import (
     ceilings as card_ceilings,
-    payload as evidence,
+    evidence,
     row_text,
     specs,
     statistics,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from checks.benchmark.statistics import RoundTimer, quantile, until_sure
-from checks.benchmark.witness import TimedCall
+from checks.benchmark.timed_calls import TimedCall
 
 
 def measure(timer: Callable, fn: Callable, clock: Callable[[], float]) -> tuple:

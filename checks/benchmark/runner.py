@@ -7,7 +7,7 @@ the learner's file), then -- only if it passed -- called a few more times to kee
 compilation and autotuning out of the timing (the first of those calls records the
 Triton kernels it launched, see kernels.py), then timed by each timer.
 
-The timed calls are witnessed too (see witness.py): they rotate between two input sets
+The timed calls are witnessed too (see timed_calls.py): they rotate between two input sets
 (the second made with another seed, its own oracle), each call's inputs marked as
 changed; the last output of each set is compared with its oracle after timing; and a
 learner's candidate must launch a kernel of its file on the timed stream in every
@@ -51,7 +51,7 @@ from checks.benchmark.statistics import (
     finite,
     impossible,
 )
-from checks.benchmark.witness import CACHED_OUTPUT, SKIPS_WORK, TimedCall, counting_launches, skipped_work
+from checks.benchmark.timed_calls import CACHED_OUTPUT, SKIPS_WORK, TimedCall, counting_launches, skipped_work
 
 NOT_OWN_KERNEL = "not-own-kernel"
 

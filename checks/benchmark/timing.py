@@ -12,7 +12,7 @@ The modes:
 * ``events`` + ``cache warm`` (:func:`loop_sampler`): the per-call time a Python caller
   sees.  One pair of CUDA events around a loop of back-to-back calls, divided by the
   count (a pair around every call cost about 20 us of its own per call on an H200).
-  What happens between calls (the rotation of input sets, see witness.TimedCall) is
+  What happens between calls (the rotation of input sets, see timed_calls.TimedCall) is
   inside the loop; the runner measures it on an empty candidate and takes it off.  When
   the host cannot keep up (small shapes), the GPU idles inside the loop and that time
   counts, so validation, allocation and launch cost show up in the per-call time.

@@ -1,9 +1,10 @@
-"""What the timed calls of a candidate did: a timing is taken only of calls that work.
+"""What the timed calls of a candidate did: a timing is taken only of calls that work
+(the witness of timed calls; checks.judging.provenance witnesses the correctness call).
 
 A candidate may pass the correctness call and then skip the work while it is timed: a
 memo that returns an earlier output, a result computed once and handed back, kernels
 launched on a side stream the timer does not wait for.  Each makes a timing that is
-not the kernel's (the issue that motivated this measured 0.01 us, 700 % to 35,000 % of
+not the kernel's (such timings read 0.01 us, 700 % to 35,000 % of
 the copy ceiling).  So the runner times a :class:`TimedCall` instead of the variant:
 
 * it rotates among input sets whose values differ, and marks the next set's tensors
