@@ -29,6 +29,7 @@ from checks.judging.records import (
     plural,
     progress_of,
 )
+from checks.judging.report import scale_text as map_scale_text
 
 __all__ = [
     "STATUSES",
@@ -39,6 +40,7 @@ __all__ = [
     "change_since",
     "outcome_line",
     "outcome_of",
+    "map_scale_text",
     "plural",
     "progress_of",
 ]

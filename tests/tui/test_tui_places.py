@@ -127,3 +127,42 @@ def test_the_lesson_keeps_its_place_while_the_results_take_room_from_it(make_app
             )
 
     asyncio.run(body())
+
+
+def test_l_from_a_failure_shows_its_section_at_the_top_once_the_lesson_is_wide_again(make_app, workspace):
+    """100x30: a failing run gives the results the focus and width; Enter on the failure,
+    then l, gives the lesson the focus (and its width back: the text reflows over more than
+    one refresh) and the failing check's section stays at the top once it has settled."""
+    from tui.screens.failure import FailureScreen
+
+    path = workspace / A1.exercise_name
+    workspace.mkdir(parents=True)
+    path.write_text(WRONG, encoding="utf-8")
+
+    async def body():
+        app = make_app(open_workshop=A1.id)
+        async with app.run_test(size=(100, 30)) as pilot:
+            panel = await wait_for_run(pilot, digest_of(path))
+            screen = app.screen
+            viewer = screen.query_one("#lesson")
+            rec = panel.cursor_record()
+            assert rec is not None and rec.status == "fail" and rec.section
+            await wait_for(pilot, lambda: panel.table.has_focus, 5, "the results' focus")
+            narrow = viewer.document.size.width
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, FailureScreen), 5, "the failure view")
+            await pilot.press("l")
+            await wait_for(pilot, lambda: app.screen is screen, 5, "back from the failure view")
+            heading = next(b for _, label, b in viewer.document.table_of_contents if label == rec.section)
+            block = viewer.document.query_one(f"#{heading}")
+
+            def at_section() -> bool:
+                return (
+                    viewer.document.size.width > narrow and abs(block.virtual_region.y - viewer.scroll_y) <= 1
+                )
+
+            await wait_for(pilot, at_section, 5, "the section at the top of the wider lesson")
+            await pilot.pause(1.0)  # and it stays there once the layout has settled
+            assert at_section(), (viewer.scroll_y, block.virtual_region.y)
+
+    asyncio.run(body())

@@ -124,12 +124,15 @@ class WorkshopLayout(_Host):
         viewer.document.focus(scroll_visible=False)
 
         # the lesson tab may have been hidden until now, and the lesson's width changes
-        # with the focus: scroll once it is laid out (unless the screen closed meanwhile)
+        # with the focus, its text reflowing over more than one refresh (and the old place
+        # being restored on the way): scroll once it is laid out, then again while the
+        # layout settles, unless the screen closed or the focus left the lesson meanwhile
         def scroll() -> None:
-            if block.is_attached:
+            if block.is_attached and self.focused is viewer.document:
                 viewer.scroll_to(y=block.virtual_region.y, animate=False)
 
-        self.set_timer(0.05, scroll)
+        for delay in (0.05, 0.25, 0.6):
+            self.set_timer(delay, scroll)
         return True
 
     def action_toggle_contents(self) -> None:

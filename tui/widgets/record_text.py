@@ -8,7 +8,7 @@ import re
 
 from rich.text import Text
 
-from checks.judging import Status, outcome_of, plural
+from checks.judging import Status, map_scale_text, outcome_of, plural
 
 _STYLE = {
     Status.PASS: "bold green",
@@ -32,8 +32,8 @@ FACTS = (
     ("unwritten", "never written (still hold the poison value)"),
     ("nan", "NaN"),
     ("inf", "Inf"),
-    ("rows_affected", "rows affected"),
-    ("cols_affected", "columns affected"),
+    ("rows_affected", "rows with a wrong element"),
+    ("cols_affected", "columns with a wrong element"),
     ("worst_index", "worst element at"),
     ("worst_got", "its value"),
     ("worst_expected", "expected"),
@@ -212,6 +212,8 @@ def story(rec, change: str = "") -> Text:
             text.append(f"{_fmt(value)}\n")
     if d.get("map"):
         text.append("\n" + MAP_TITLE + "\n", style="bold")
+        if isinstance(d.get("map_scale"), dict):
+            text.append(f"  ({map_scale_text(d['map_scale'])})\n", style="dim")
         for row in d["map"]:
             text.append("  ")
             for ch in row:
