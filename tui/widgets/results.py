@@ -435,7 +435,7 @@ class ResultsPanel(Vertical):
     def _progress(self) -> None:
         n, done = len(self.planned), self.done_count()
         self._progress_bar.update(total=max(1, n), progress=done)
-        count = f"{done}/{n}" if n or not self.load_error else "0/0"
+        count = f"{done}/{n} ran" if n or not self.load_error else "0/0 ran"  # not a score
         self._count.update(count)
 
     def _detail(self, text) -> None:
