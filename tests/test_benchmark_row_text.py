@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checks.benchmark import row_text, rows as rowlib, tables
-from tui import bench
+from tui import benchmark_child
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -123,21 +123,23 @@ def test_a_long_message_is_cut():
 def test_the_app_shows_the_same_text_with_its_own_missing_mark():
     r = timed(median_low_us=5.8, median_high_us=5.9, p20_us=None)
     app = {
-        "median": bench.fmt_median(r),
-        "spread": bench.fmt_spread(r),
-        "speedup": bench.fmt_speedup(r["speedup"]),
-        "throughput": bench.fmt_rate(r),
-        "fraction": bench.fmt_fraction(r["fraction_of_ceiling"]),
-        "per_call": bench.fmt_per_call(r),
-        "host": bench.fmt_host(r),
-        "kernel": bench.fmt_kernel(r),
+        "median": benchmark_child.fmt_median(r),
+        "spread": benchmark_child.fmt_spread(r),
+        "speedup": benchmark_child.fmt_speedup(r["speedup"]),
+        "throughput": benchmark_child.fmt_rate(r),
+        "fraction": benchmark_child.fmt_fraction(r["fraction_of_ceiling"]),
+        "per_call": benchmark_child.fmt_per_call(r),
+        "host": benchmark_child.fmt_host(r),
+        "kernel": benchmark_child.fmt_kernel(r),
     }
     assert set(app) == set(row_text.APP_COLUMNS)
-    assert app == dict(zip(row_text.APP_COLUMNS, row_text.cells(r, row_text.APP_COLUMNS, bench.MISSING)))
-    assert app["spread"] == bench.MISSING and app["median"] == "5.85 ±0.05"
+    assert app == dict(
+        zip(row_text.APP_COLUMNS, row_text.cells(r, row_text.APP_COLUMNS, benchmark_child.MISSING))
+    )
+    assert app["spread"] == benchmark_child.MISSING and app["median"] == "5.85 ±0.05"
     failed = {"status": "failed", "message": "boom", "median_us": None}
-    assert bench.fmt_median(failed) == "failed" and row_text.median(failed) == "-"
-    assert bench.fmt_median(dict(failed, refused="impossible")) == "refused"
+    assert benchmark_child.fmt_median(failed) == "failed" and row_text.median(failed) == "-"
+    assert benchmark_child.fmt_median(dict(failed, refused="impossible")) == "refused"
 
 
 def test_the_cli_and_the_summary_print_the_same_cells(tmp_path):

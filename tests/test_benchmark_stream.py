@@ -22,7 +22,7 @@ from test_benchmark import CEILINGS, ENV, fake_timer, make_spec, run_fake
 
 from checks.benchmark import cli as bench_cli, timing
 from checks.benchmark.rows import ROW_LINE_TYPE
-from tui import bench
+from tui import benchmark_child
 
 TUI_TESTS = Path(__file__).resolve().parent / "tui"
 IDENTITY = ("shape", "dtype", "variant", "role")
@@ -148,7 +148,12 @@ def test_a_row_line_is_one_line_of_strict_json():
     row = {"op": "x", "message": "two\nlines", "median_us": float("nan"), "path": Path("/a")}
     line = bench_cli.row_line(row)
     assert "\n" not in line and "NaN" not in line
-    assert bench.read_row_line(line) == {"op": "x", "message": "two\nlines", "median_us": None, "path": "/a"}
+    assert benchmark_child.read_row_line(line) == {
+        "op": "x",
+        "message": "two\nlines",
+        "median_us": None,
+        "path": "/a",
+    }
 
 
 @pytest.mark.parametrize(
@@ -163,15 +168,15 @@ def test_a_row_line_is_one_line_of_strict_json():
     ],
 )
 def test_lines_that_are_not_rows_are_not_rows(line):
-    assert bench.read_row_line(line) is None
+    assert benchmark_child.read_row_line(line) is None
 
 
 # --- the app's side: BenchmarkRun --------------------------------------------------------
 
 
 def _stand_in(monkeypatch, delay: float) -> None:
-    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
-    monkeypatch.syspath_prepend(str(TUI_TESTS))  # bench.available() looks for it here
+    monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.syspath_prepend(str(TUI_TESTS))  # benchmark_child.available() looks for it here
     monkeypatch.setenv("PYTHONPATH", str(TUI_TESTS))
     monkeypatch.setenv("FAKE_BENCH_DELAY", str(delay))
 
@@ -179,7 +184,7 @@ def _stand_in(monkeypatch, delay: float) -> None:
 def test_benchmark_run_hands_over_each_row_while_the_benchmark_still_runs(monkeypatch, tmp_path):
     _stand_in(monkeypatch, delay=1.0)
     seen: list = []
-    run = bench.BenchmarkRun(
+    run = benchmark_child.BenchmarkRun(
         "strided_softmax",
         tmp_path,
         on_row=lambda r: seen.append((r["variant"], run.proc.poll(), time.monotonic())),
@@ -198,7 +203,7 @@ def test_a_failing_callback_does_not_stop_the_run(monkeypatch, tmp_path):
     def broken(row):
         raise RuntimeError("no screen")
 
-    rows, error, out = bench.BenchmarkRun("strided_softmax", tmp_path, on_row=broken).run()
+    rows, error, out = benchmark_child.BenchmarkRun("strided_softmax", tmp_path, on_row=broken).run()
     assert error == "" and len(rows) == 2 and "no screen" in out
 
 
@@ -229,7 +234,7 @@ def test_in_a_warm_worker_the_rows_come_through_a_file(monkeypatch, tmp_path):
     monkeypatch.setattr(checks.running, "run_benchmark", fake_run_benchmark)
     exercise = tmp_path / "strided_softmax.py"
     exercise.write_text("")
-    run = bench.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=object())
+    run = benchmark_child.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=object())
     run.on_row = lambda r: seen.append(("row", r["variant"]))
     rows, error, _ = run.run()
     assert error == "" and [r["variant"] for r in rows] == ["torch", "triton"]
@@ -246,9 +251,9 @@ def test_the_file_follower_waits_for_whole_lines(tmp_path):
         got.append(row["n"])
         arrived.set()
 
-    run = bench.BenchmarkRun("x", tmp_path, on_row=on_row)
+    run = benchmark_child.BenchmarkRun("x", tmp_path, on_row=on_row)
     stop = threading.Event()
-    follower = threading.Thread(target=run._follow, args=(str(path), stop, bench._Output()))
+    follower = threading.Thread(target=run._follow, args=(str(path), stop, benchmark_child._Output()))
     follower.start()
     line = bench_cli.row_line({"n": 1})
     with open(path, "a", encoding="utf-8") as f:
@@ -274,7 +279,7 @@ def test_a_cancelled_run_hands_over_no_more_rows(monkeypatch, tmp_path):
         seen.append(row["variant"])
         run.cancel()
 
-    run = bench.BenchmarkRun("strided_softmax", tmp_path, on_row=first_then_cancel)
+    run = benchmark_child.BenchmarkRun("strided_softmax", tmp_path, on_row=first_then_cancel)
     rows, error, _ = run.run()
     assert seen == ["torch"] and error == "cancelled" and rows == []
 
@@ -297,11 +302,11 @@ def _row(variant: str, role: str, median: float, **kw) -> dict:
 
 def test_with_row_fills_speedups_once_the_baseline_has_come():
     mine = _row("mine", "candidate", 5.0)
-    rows = bench.with_row([], mine)
+    rows = benchmark_child.with_row([], mine)
     assert rows[0]["speedup"] is None  # no baseline yet
-    rows = bench.with_row(rows, _row("torch", "baseline", 10.0))
+    rows = benchmark_child.with_row(rows, _row("torch", "baseline", 10.0))
     assert [r["speedup"] for r in rows] == [2.0, 1.0] and "speedup" not in mine
-    old = bench.with_row(rows, {"variant": "from an old file"})  # no fields for a speedup
+    old = benchmark_child.with_row(rows, {"variant": "from an old file"})  # no fields for a speedup
     assert len(old) == 3 and old[-1] == {"variant": "from an old file"}
 
 

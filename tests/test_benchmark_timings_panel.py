@@ -1,4 +1,4 @@
-"""The app's timings panel (tui/widgets/timings.py, fed by tui/bench.py): bars drawn
+"""The app's timings panel (tui/widgets/timings.py, fed by tui/benchmark_child.py): bars drawn
 against the reference, the baseline and the ceiling, host overhead and kernel facts,
 and a panel that stays within 8 lines of an 80x24 terminal.  No GPU, no benchmark run:
 synthetic rows."""
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tui import bench
+from tui import benchmark_child
 
 pytest.importorskip("textual")
 from textual.app import App
@@ -32,10 +32,18 @@ def mine(variant="num_warps=4", median=10.0, role="candidate", **kw):
 def test_marks_are_the_reference_the_baseline_and_the_ceiling():
     rows = [mine(ceiling_us=2.5), mine("torch.softmax", 13.0, "baseline")]
     reference = [mine(median=5.7), mine("num_warps=8", 5.5), mine(shape="other", median=1.0)]
-    assert bench.markers(rows[0], rows, reference) == {"reference": 5.7, "baseline": 13.0, "ceiling": 2.5}
+    assert benchmark_child.markers(rows[0], rows, reference) == {
+        "reference": 5.7,
+        "baseline": 13.0,
+        "ceiling": 2.5,
+    }
     other = mine("copy-then-kernel", 11.0, fraction_of_ceiling=0.5)  # no ceiling_us: from the fraction
-    assert bench.markers(other, rows, reference) == {"reference": 5.5, "baseline": 13.0, "ceiling": 5.5}
-    assert "baseline" not in bench.markers(rows[1], rows, [])  # not against itself
+    assert benchmark_child.markers(other, rows, reference) == {
+        "reference": 5.5,
+        "baseline": 13.0,
+        "ceiling": 5.5,
+    }
+    assert "baseline" not in benchmark_child.markers(rows[1], rows, [])  # not against itself
 
 
 def test_bar_cells_put_each_mark_where_its_time_falls():
@@ -65,12 +73,17 @@ def test_host_overhead_per_call_and_kernel_cells():
             {"name": "_other"},
         ],
     )
-    assert bench.fmt_host(r) == "8.00 launch-bound" and bench.fmt_per_call(r) == "11.00"
-    assert bench.fmt_kernel(r) == "40r 0sp 4w 3st 2K +1"
+    assert benchmark_child.fmt_host(r) == "8.00 launch-bound" and benchmark_child.fmt_per_call(r) == "11.00"
+    assert benchmark_child.fmt_kernel(r) == "40r 0sp 4w 3st 2K +1"
     old = mine()  # a file from before these fields
-    assert bench.fmt_host(old) == bench.fmt_per_call(old) == bench.fmt_kernel(old) == bench.MISSING
-    assert bench.fmt_kernel(mine(kernels=[])) == "no triton"
-    assert bench.fmt_host(mine(host_us=0.4, launch_bound=False)) == "0.40"
+    assert (
+        benchmark_child.fmt_host(old)
+        == benchmark_child.fmt_per_call(old)
+        == benchmark_child.fmt_kernel(old)
+        == benchmark_child.MISSING
+    )
+    assert benchmark_child.fmt_kernel(mine(kernels=[])) == "no triton"
+    assert benchmark_child.fmt_host(mine(host_us=0.4, launch_bound=False)) == "0.40"
 
 
 class PanelApp(App):

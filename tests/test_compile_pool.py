@@ -262,7 +262,7 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     """The app's timings run in a warm worker: its exit code and output come back, and
     the worker is gone afterwards (on this machine: no CUDA GPU, exit code 3)."""
     from checks.running.child import Worker, run_benchmark
-    from tui import bench
+    from tui import benchmark_child
 
     w = Worker(preload="none")
     assert w.wait_ready(120)
@@ -272,7 +272,7 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     exercise = tmp_path / "strided_softmax.py"
     exercise.write_text((REPO / "workshops/strided_softmax/solution.py").read_text(), encoding="utf-8")
     w2 = Worker(preload="none")
-    rows, error, _ = bench.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=w2).run()
+    rows, error, _ = benchmark_child.BenchmarkRun("strided_softmax", tmp_path, file=exercise, worker=w2).run()
     assert rows == [] and "unavailable here" in error
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from checks.json_files import write_json_atomic
-from tui import bench
+from tui import benchmark_child
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"
@@ -45,10 +45,10 @@ def test_the_app_reads_an_indented_and_a_compact_file_alike(tmp_path):
     shutil.copy(RESULTS / BENCH_FILE, compact / BENCH_FILE)
     _indented_copy(RESULTS / BENCH_FILE, indented / BENCH_FILE)
     for op in ("strided_softmax", "fused_gemm"):
-        rows_c, _ = bench.load_reference(op, [compact])
-        rows_i, _ = bench.load_reference(op, [indented])
+        rows_c, _ = benchmark_child.load_reference(op, [compact])
+        rows_i, _ = benchmark_child.load_reference(op, [indented])
         assert rows_c and rows_c == rows_i
-        assert [bench.fmt_rate(r) for r in rows_c] == [bench.fmt_rate(r) for r in rows_i]
+        assert [benchmark_child.fmt_rate(r) for r in rows_c] == [benchmark_child.fmt_rate(r) for r in rows_i]
 
 
 def test_summarize_reads_an_indented_and_a_compact_file_alike(tmp_path):

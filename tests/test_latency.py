@@ -149,10 +149,10 @@ def test_the_apps_benchmark_is_timed_to_its_first_and_last_row(
     import time
     import types
 
-    from tui import bench
+    from tui import benchmark_child
 
     tui_tests = REPO / "tests" / "tui"
-    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "fake_benchmark")
     monkeypatch.syspath_prepend(str(tui_tests))
     monkeypatch.setenv("PYTHONPATH", str(tui_tests))
     monkeypatch.setenv("FAKE_BENCH_DELAY", "0.3")

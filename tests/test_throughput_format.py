@@ -5,7 +5,7 @@ import pytest
 
 from checks.benchmark import rows as rowlib, tables
 from checks.benchmark.statistics import add_throughput, fmt_throughput
-from tui import bench
+from tui import benchmark_child
 
 CEILINGS = {"copy_gbps": 4000.0, "bf16_matmul_tflops": 800.0}
 GEMM = {"bytes": 3 * 2 * 4096 * 4096, "flops": 2 * 4096**3}  # compute sets the floor
@@ -36,7 +36,7 @@ def _cli_cell(row) -> str:
 )
 def test_the_cli_and_the_app_format_a_row_the_same_way(row, shown):
     full = dict(rowlib.new_row("op", None, "fp16", "v", "candidate"), **row)
-    assert _cli_cell(full) == bench.fmt_rate(full) == fmt_throughput(full) == shown
+    assert _cli_cell(full) == benchmark_child.fmt_rate(full) == fmt_throughput(full) == shown
 
 
 @pytest.mark.parametrize(
@@ -45,4 +45,4 @@ def test_the_cli_and_the_app_format_a_row_the_same_way(row, shown):
 def test_an_unknown_rate_is_each_one_s_missing_mark(row):
     full = dict(rowlib.new_row("op", None, "fp16", "v", "candidate"), **row)
     assert _cli_cell(full) == "-"
-    assert bench.fmt_rate(full) == bench.MISSING
+    assert benchmark_child.fmt_rate(full) == benchmark_child.MISSING

@@ -91,7 +91,7 @@ from checks.doctor import gpu_present
 from checks.json_files import write_json_atomic
 from checks.running import SettingError, compile_workers, pool_size as machine_pool_size
 from checks.workspace import content_hash
-from tui import bench, watch
+from tui import benchmark_child, watch
 from tui.headless import HeadlessSession
 from tui.latency_summary import TARGETS, TARGETS_INTERPRETED, print_table, summarize, verdict_complete
 from workshops import catalog
@@ -217,7 +217,7 @@ def bench_after(session: HeadlessSession, timeout: float, passed_at: Optional[fl
     t0 = time.monotonic() if passed_at is None else passed_at
     arrived: list = []  # when each row reached the caller (from the run's reader thread)
     worker = session.controller.benchmark_worker()  # warm, as the app's
-    run = bench.BenchmarkRun(
+    run = benchmark_child.BenchmarkRun(
         session.workshop.id,
         session.path.parent,
         file=session.path,

@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 from checks import workspace as ws
 from checks.command_line import exit_code
 from checks.running import Begin, End, Event, Plan, RecordEvent, RunRecords, RunSession, progress_status
-from tui import bench
+from tui import benchmark_child
 from tui.host import course_app
 from tui.messages import BenchmarkFinished, BenchmarkRow
 from tui.widgets.results import ResultsPanel
@@ -65,7 +65,7 @@ class RunLoop(_Host):
     bench_rows: dict
     watching: bool
     run_toasts: bool
-    _bench_run: Optional[bench.BenchmarkRun]
+    _bench_run: Optional[benchmark_child.BenchmarkRun]
 
     if TYPE_CHECKING:  # the screen's hooks
 
@@ -224,7 +224,7 @@ class RunLoop(_Host):
             t.set_status(f"Timings unavailable: no CUDA GPU (interpreted runs are not timed).{ref}", "dim")
         elif not course_app(self).bench_enabled:
             t.set_status(f"Benchmarks are off (b turns them on).{ref}", "dim")
-        elif not bench.available():
+        elif not benchmark_child.available():
             t.set_status(f"benchmarks unavailable (the engine has no checks.benchmark).{ref}", "dim")
         elif (
             self.bench_rows
@@ -237,7 +237,7 @@ class RunLoop(_Host):
 
     @work(thread=True, group="reference", exit_on_error=False)
     def _load_reference(self) -> None:
-        rows, source = bench.load_reference(self.workshop.id)  # big files: not on the loop
+        rows, source = benchmark_child.load_reference(self.workshop.id)  # big files: not on the loop
         if rows:
             self.app.call_from_thread(self._show_reference, rows, source)
 
@@ -248,7 +248,7 @@ class RunLoop(_Host):
 
     def _maybe_bench(self, generation: int, digest: str) -> bool:
         """Start the benchmark if it can and should run; whether it started."""
-        if self.interpret or not course_app(self).bench_enabled or not bench.available():
+        if self.interpret or not course_app(self).bench_enabled or not benchmark_child.available():
             self._timings_idle()
             return False
         self.query_one(TimingsPanel).set_status(
@@ -260,7 +260,7 @@ class RunLoop(_Host):
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
     def _bench_worker(self, generation: int, digest: str) -> None:
         warm = self.controller.benchmark_worker() if self.controller is not None else None
-        run = bench.BenchmarkRun(
+        run = benchmark_child.BenchmarkRun(
             self.workshop.id,
             course_app(self).workspace,
             file=self.path,

@@ -1,6 +1,6 @@
 """The text of a benchmark row's cells: one function per column, and the columns each
 reader shows -- the command's table (tables.py), results/SUMMARY.md (results/summarize.py)
-and the app's timings panel (tui/bench.py).
+and the app's timings panel (tui/benchmark_child.py).
 
 Pure Python (no torch).  Every function takes a row (rows.BenchRow, or a row read from
 an older file: keys may be missing, values may be null) and the reader's mark for a

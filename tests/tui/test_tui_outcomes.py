@@ -174,9 +174,9 @@ def test_n_says_why_it_cannot_move_on(make_app, workspace, size):
 
 
 def reference_rows():
-    from tui import bench
+    from tui import benchmark_child
 
-    rows, source = bench.load_reference(I1.id)
+    rows, source = benchmark_child.load_reference(I1.id)
     assert rows, "a committed reference run for strided_softmax"
     return rows, source
 
@@ -222,7 +222,7 @@ def test_timings_bars_compare_within_a_shape_and_columns_fit(width):
 
 
 def test_reference_results_are_the_newest_run_by_its_recorded_time(tmp_path):
-    from tui import bench
+    from tui import benchmark_child
 
     def write(name, created, variant):
         payload = {
@@ -234,7 +234,7 @@ def test_reference_results_are_the_newest_run_by_its_recorded_time(tmp_path):
     # one day, two commits: the name sorts the older run last
     write("2026-12-03-cab4d8f-h200-both.json", "2026-12-03T08:04:03+0000", "older")
     write("2026-12-03-c5ba5ce-h200-both.json", "2026-12-03T08:23:47+0000", "newer")
-    got, source = bench.load_reference("strided_softmax", tmp_path)
+    got, source = benchmark_child.load_reference("strided_softmax", tmp_path)
     assert [r["variant"] for r in got] == ["newer"] and "c5ba5ce" in source.name
 
 

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tui import bench
+from tui import benchmark_child
 from workshops import catalog
 
 from tui_helpers import wait_for, wait_for_run
@@ -114,36 +114,42 @@ def test_reference_results_newest_file_and_missing_values(tmp_path):
     (tmp_path / "strided_softmax-2026-01-01.json").write_text(json.dumps(rows("old")))
     (tmp_path / "strided_softmax-2026-02-01.json").write_text(json.dumps(rows("new")))
     (tmp_path / "strided_softmax-2026-03-01.json").write_text("{broken")
-    got, source = bench.load_reference("strided_softmax", tmp_path)
+    got, source = benchmark_child.load_reference("strided_softmax", tmp_path)
     assert [r["variant"] for r in got] == ["new"] and source.name.endswith("02-01.json")
-    assert bench.load_reference("nothing", tmp_path) == ([], None)
+    assert benchmark_child.load_reference("nothing", tmp_path) == ([], None)
     # the lead's layout: one file per run holding every op, named by date and commit
     results, ref = tmp_path / "results", tmp_path / "results" / "reference"
     ref.mkdir(parents=True)
     for name in ("2026-11-01-abc1234-graph.json", "2026-12-01-def5678-graph.json"):
         (results / name).write_text(json.dumps(rows("all-ops")))
     (results / "checks-h200.json").write_text(json.dumps({"records": []}))
-    got, source = bench.load_reference("other", [ref, results])
+    got, source = benchmark_child.load_reference("other", [ref, results])
     assert [r["variant"] for r in got] == ["x"] and source.name.startswith("2026-12-01")
     (ref / "other-2026-10-01.json").write_text(json.dumps(rows("per-op")))
-    got, source = bench.load_reference("other", [ref, results])
+    got, source = benchmark_child.load_reference("other", [ref, results])
     assert source.parent == ref  # results/reference/ comes first
     # unavailable is shown as unavailable, never as zero
-    assert bench.fmt_us(None) == bench.MISSING and bench.fmt_us(float("nan")) == bench.MISSING
-    assert bench.fmt_rate({"gbps": None, "tflops": None}) == bench.MISSING
-    assert bench.fmt_rate({"tflops": 312.25}) == "312.2 TFLOP/s"
-    assert bench.fmt_fraction(0.5) == "50%" and bench.fmt_spread({"p20_us": 1}) == bench.MISSING
+    assert (
+        benchmark_child.fmt_us(None) == benchmark_child.MISSING
+        and benchmark_child.fmt_us(float("nan")) == benchmark_child.MISSING
+    )
+    assert benchmark_child.fmt_rate({"gbps": None, "tflops": None}) == benchmark_child.MISSING
+    assert benchmark_child.fmt_rate({"tflops": 312.25}) == "312.2 TFLOP/s"
+    assert (
+        benchmark_child.fmt_fraction(0.5) == "50%"
+        and benchmark_child.fmt_spread({"p20_us": 1}) == benchmark_child.MISSING
+    )
 
 
 def test_benchmark_subprocess(monkeypatch, tmp_path):
-    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "fake_benchmark")
     monkeypatch.setenv("PYTHONPATH", str(HERE))
-    rows, error, out = bench.BenchmarkRun("strided_softmax", tmp_path).run()
+    rows, error, out = benchmark_child.BenchmarkRun("strided_softmax", tmp_path).run()
     assert error == "" and [r["variant"] for r in rows] == ["torch", "triton"]
-    rows, error, out = bench.BenchmarkRun("broken", tmp_path).run()
+    rows, error, out = benchmark_child.BenchmarkRun("broken", tmp_path).run()
     assert rows == [] and "failed" in error and "kernel exploded" in out
-    monkeypatch.setattr(bench, "BENCH_MODULE", "checks.no_such_benchmark")
-    rows, error, _ = bench.BenchmarkRun("strided_softmax", tmp_path).run()
+    monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "checks.no_such_benchmark")
+    rows, error, _ = benchmark_child.BenchmarkRun("strided_softmax", tmp_path).run()
     assert rows == [] and error.startswith("benchmarks unavailable")
 
 
@@ -154,7 +160,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
     from tui.widgets.timings import TimingsPanel
 
     w = catalog.get("strided_softmax")
-    monkeypatch.setattr(bench, "BENCH_MODULE", "fake_benchmark")
+    monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "fake_benchmark")
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     monkeypatch.setenv("FAKE_BENCH_DELAY", "1.0")  # a pause after each row it prints
     ref = tmp_path / "reference"
@@ -176,7 +182,7 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             }
         )
     )
-    monkeypatch.setattr(bench, "REFERENCE_DIRS", (ref,))
+    monkeypatch.setattr(benchmark_child, "REFERENCE_DIRS", (ref,))
 
     async def body():
         app = make_app(open_workshop=w.id)
@@ -207,7 +213,9 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             assert [r["run"] for r in text] == ["yours", "yours", "reference"]
             assert text[1]["median"] == "100.00" and text[1]["speedup"] == "2.00x"
             if "rate" in keys:  # the columns that fit 120
-                assert text[1]["rate"] == "1280 GB/s" and text[2]["rate"] == bench.MISSING  # not zero
+                assert (
+                    text[1]["rate"] == "1280 GB/s" and text[2]["rate"] == benchmark_child.MISSING
+                )  # not zero
             from rich.bar import Bar
 
             assert isinstance(rows[1]["bar"], Bar) and rows[1]["bar"].end == 100.0

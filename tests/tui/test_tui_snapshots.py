@@ -134,11 +134,13 @@ def test_timings_panel_at_120x40(snap_compare):
 
     from textual.app import App
 
-    from tui import bench
+    from tui import benchmark_child
     from tui.widgets.timings import TimingsPanel
 
     source = Path(__file__).resolve().parents[2] / "results" / "2026-12-03-c5ba5ce-h200-both.json"
-    rows = [r for r in bench.rows_of(json.loads(source.read_text())) if r.get("op") == "strided_softmax"]
+    rows = [
+        r for r in benchmark_child.rows_of(json.loads(source.read_text())) if r.get("op") == "strided_softmax"
+    ]
 
     class Timings(App):
         CSS = "TimingsPanel { max-height: 40; } TimingsPanel #timings { max-height: 36; }"

@@ -36,7 +36,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from checks.benchmark import history
-from tui import bench
+from tui import benchmark_child
 from tui.widgets.status import StatusLine
 
 BAR_WIDTH = 16
@@ -250,7 +250,7 @@ class TimingsPanel(Vertical):
             self.results, self.results_run = [], run
             self.saves_hash = None  # compared with the history once the whole save is in
         self.past = None
-        self.results = bench.with_row(self.results, row)
+        self.results = benchmark_child.with_row(self.results, row)
         self._render_rows()
 
     def _labelled(self) -> list:
@@ -279,16 +279,16 @@ class TimingsPanel(Vertical):
         changes = self.changes()
         marks = {
             i: (
-                bench.markers(r, own, self.reference)
+                benchmark_child.markers(r, own, self.reference)
                 if who != "reference"
-                else bench.markers(r, self.reference, [])
+                else benchmark_child.markers(r, self.reference, [])
             )
             for i, (who, r) in enumerate(rows)
         }
         tops: dict = {}  # (shape, dtype) -> the slowest time shown at it
         for i, (_, r) in enumerate(rows):
             case = (r.get("shape"), r.get("dtype"))
-            times = [v for v in [bench.median(r), *marks[i].values()] if v is not None]
+            times = [v for v in [benchmark_child.median(r), *marks[i].values()] if v is not None]
             tops[case] = max(times + [tops.get(case, 0.0)])
         cells = []
         for i, (who, r) in enumerate(rows):
@@ -296,22 +296,22 @@ class TimingsPanel(Vertical):
             variant = str(r.get("variant", "?"))
             if r.get("role"):
                 variant += f" ({r['role']})"
-            host = bench.fmt_host(r)
+            host = benchmark_child.fmt_host(r)
             top = tops.get((r.get("shape"), r.get("dtype")))
             cells.append(
                 {
                     "run": Text(who, style={"yours": "bold", PAST: "italic"}.get(who, "dim")),
                     "variant": variant,
                     "shape": shape,
-                    "median": bench.fmt_median(r),
-                    "bar": self.bar(bench.median(r), top, who, marks[i]),
-                    "spread": bench.fmt_spread(r),
-                    "speedup": bench.fmt_speedup(r.get("speedup")),
-                    "rate": bench.fmt_rate(r),
-                    "fraction": bench.fmt_fraction(r.get("fraction_of_ceiling")),
-                    "per_call": bench.fmt_per_call(r),
+                    "median": benchmark_child.fmt_median(r),
+                    "bar": self.bar(benchmark_child.median(r), top, who, marks[i]),
+                    "spread": benchmark_child.fmt_spread(r),
+                    "speedup": benchmark_child.fmt_speedup(r.get("speedup")),
+                    "rate": benchmark_child.fmt_rate(r),
+                    "fraction": benchmark_child.fmt_fraction(r.get("fraction_of_ceiling")),
+                    "per_call": benchmark_child.fmt_per_call(r),
                     "host": Text(host, style="yellow" if "launch-bound" in host else ""),
-                    "kernel": bench.fmt_kernel(r),
+                    "kernel": benchmark_child.fmt_kernel(r),
                     **self.change_cells(changes[i] if who != "reference" else None),
                 }
             )
@@ -343,7 +343,7 @@ class TimingsPanel(Vertical):
             look = "dim"
             if delta is not None and delta.beyond_noise:
                 look = "green" if delta.ratio < 0 else "red"
-            out[f"vs_{key}"] = Text(history.fmt_delta(delta, bench.MISSING, short), style=look)
+            out[f"vs_{key}"] = Text(history.fmt_delta(delta, benchmark_child.MISSING, short), style=look)
         return out
 
     @staticmethod
