@@ -559,6 +559,46 @@ def test_real_spec_interface(op):
         assert w["bytes"] > 0 and (w["flops"] is None or w["flops"] > 0)
 
 
+# Each spec's oracle is its named checks' float64 oracle (one definition per problem).
+CASE_ORACLES = {
+    "strided_softmax": ("strided_softmax", "softmax_oracle", ("x",)),
+    "split_softmax": ("split_softmax", "split_oracle", ("x",)),
+    "softmax_backward": ("softmax_backward", "vjp64", ("y", "grad_output")),
+    "fused_gemm": ("fused_gemm", "gemm_oracle", ("a", "b", "bias")),
+    "streaming_attention": ("streaming_attention", "attention_oracle", ("q", "k", "v")),
+}
+
+
+def _shrunk(shape: dict) -> dict:
+    """The shape with every size at most 9 (2 for batch and heads): an oracle on a CPU."""
+    return {k: (min(v, 2 if k in ("b", "h") else 9) if type(v) is int else v) for k, v in shape.items()}
+
+
+@pytest.mark.parametrize("op", sorted(CASE_ORACLES))
+def test_real_spec_oracle_is_the_named_checks_oracle(op: str) -> None:
+    spec = _real_spec(op)
+    module, name, args = CASE_ORACLES[op]
+    case_oracle = getattr(importlib.import_module(f"checks.judging.cases.{module}"), name)
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.DTYPES[0]]
+    for shape in map(_shrunk, spec.SHAPES):
+        inputs = spec.make_inputs(shape, dtype, "cpu", 0)
+        got = spec.oracle(inputs, shape)
+        assert got.dtype == torch.float64 and got.device.type == "cpu"
+        if "b" in shape:  # batched heads: the case oracle on each head
+            q = inputs["q"]
+            for b in range(q.shape[0]):
+                for h in range(q.shape[1]):
+                    head = case_oracle(*(inputs[a][b, h] for a in args), shape["causal"])
+                    assert torch.equal(got[b, h], head), (op, shape["name"], b, h)
+            continue
+        extra = (shape["causal"],) if "causal" in shape else ()
+        assert torch.equal(got, case_oracle(*(inputs[a] for a in args), *extra)), (op, shape["name"])
+    if op == "streaming_attention":  # the mask is the shape's: causal and full differ
+        full, causal = (_shrunk(s) for s in spec.SHAPES[:2])
+        inputs = spec.make_inputs(full, dtype, "cpu", 0)
+        assert not torch.equal(spec.oracle(inputs, full), spec.oracle(inputs, causal))
+
+
 @pytest.mark.parametrize("op", specs.benchmarked_ops())
 def test_real_spec_smallest_shape_with_the_solution_in_the_interpreter(op):
     """The harness, the op's spec and its reference answer agree on the first comparison
