@@ -281,6 +281,33 @@ def test_tolerance_table_and_the_specs_scales():
     assert specs.tolerance_scale(specs.load_spec("split_softmax")) == 1.0
 
 
+def test_one_tolerance_table_read_by_the_checks_and_the_benchmark():
+    from checks.judging import tensors, tolerances
+
+    # The benchmark's relative-norm thresholds and the checks' elementwise ones are the
+    # one module's, at the values they have always had.
+    assert rowlib.REL_TOL is tolerances.RELATIVE_NORM
+    assert tolerances.RELATIVE_NORM == {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1.5e-2}
+    assert tensors.TOLERANCES == {
+        torch.float32: dict(atol=1e-5, rtol=1e-4),
+        torch.float16: dict(atol=1e-3, rtol=1e-2),
+        torch.bfloat16: dict(atol=8e-3, rtol=2e-2),
+        torch.float64: dict(atol=1e-10, rtol=1e-9),
+    }
+    assert tensors.tolerance(torch.bfloat16, 2.0) == dict(atol=1.6e-2, rtol=4e-2)
+    assert tolerances.elementwise("fp16", 3.0) == {"atol": 3e-3, "rtol": 3e-2}
+    assert tolerances.relative_norm("fp16", 2.0) == 4e-3 and tolerances.relative_norm(None) is None
+    with pytest.raises(KeyError):
+        tensors.tolerance(torch.int32)
+    # The table and the benchmark's rows load without torch (the payload and tables run on a CPU
+    # with neither torch nor a GPU).
+    code = (
+        "import sys; import checks.judging.tolerances, checks.benchmark.rows; print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 # --- payload and schema ---------------------------------------------------------------------
 
 
