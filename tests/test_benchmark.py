@@ -281,6 +281,33 @@ def test_tolerance_table_and_the_specs_scales():
     assert specs.tolerance_scale(specs.load_spec("split_softmax")) == 1.0
 
 
+def test_one_tolerance_table_read_by_the_checks_and_the_benchmark():
+    from checks.judging import tensors, tolerances
+
+    # The benchmark's relative-norm thresholds and the checks' elementwise ones are the
+    # one module's, at the values they have always had.
+    assert rowlib.REL_TOL is tolerances.RELATIVE_NORM
+    assert tolerances.RELATIVE_NORM == {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1.5e-2}
+    assert tensors.TOLERANCES == {
+        torch.float32: dict(atol=1e-5, rtol=1e-4),
+        torch.float16: dict(atol=1e-3, rtol=1e-2),
+        torch.bfloat16: dict(atol=8e-3, rtol=2e-2),
+        torch.float64: dict(atol=1e-10, rtol=1e-9),
+    }
+    assert tensors.tolerance(torch.bfloat16, 2.0) == dict(atol=1.6e-2, rtol=4e-2)
+    assert tolerances.elementwise("fp16", 3.0) == {"atol": 3e-3, "rtol": 3e-2}
+    assert tolerances.relative_norm("fp16", 2.0) == 4e-3 and tolerances.relative_norm(None) is None
+    with pytest.raises(KeyError):
+        tensors.tolerance(torch.int32)
+    # The table and the benchmark's rows load without torch (the payload and tables run on a CPU
+    # with neither torch nor a GPU).
+    code = (
+        "import sys; import checks.judging.tolerances, checks.benchmark.rows; print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 # --- payload and schema ---------------------------------------------------------------------
 
 
@@ -557,6 +584,46 @@ def test_real_spec_interface(op):
             s, {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.DTYPES[0]]
         )
         assert w["bytes"] > 0 and (w["flops"] is None or w["flops"] > 0)
+
+
+# Each spec's oracle is its named checks' float64 oracle (one definition per problem).
+CASE_ORACLES = {
+    "strided_softmax": ("strided_softmax", "softmax_oracle", ("x",)),
+    "split_softmax": ("split_softmax", "split_oracle", ("x",)),
+    "softmax_backward": ("softmax_backward", "vjp64", ("y", "grad_output")),
+    "fused_gemm": ("fused_gemm", "gemm_oracle", ("a", "b", "bias")),
+    "streaming_attention": ("streaming_attention", "attention_oracle", ("q", "k", "v")),
+}
+
+
+def _shrunk(shape: dict) -> dict:
+    """The shape with every size at most 9 (2 for batch and heads): an oracle on a CPU."""
+    return {k: (min(v, 2 if k in ("b", "h") else 9) if type(v) is int else v) for k, v in shape.items()}
+
+
+@pytest.mark.parametrize("op", sorted(CASE_ORACLES))
+def test_real_spec_oracle_is_the_named_checks_oracle(op: str) -> None:
+    spec = _real_spec(op)
+    module, name, args = CASE_ORACLES[op]
+    case_oracle = getattr(importlib.import_module(f"checks.judging.cases.{module}"), name)
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[spec.DTYPES[0]]
+    for shape in map(_shrunk, spec.SHAPES):
+        inputs = spec.make_inputs(shape, dtype, "cpu", 0)
+        got = spec.oracle(inputs, shape)
+        assert got.dtype == torch.float64 and got.device.type == "cpu"
+        if "b" in shape:  # batched heads: the case oracle on each head
+            q = inputs["q"]
+            for b in range(q.shape[0]):
+                for h in range(q.shape[1]):
+                    head = case_oracle(*(inputs[a][b, h] for a in args), shape["causal"])
+                    assert torch.equal(got[b, h], head), (op, shape["name"], b, h)
+            continue
+        extra = (shape["causal"],) if "causal" in shape else ()
+        assert torch.equal(got, case_oracle(*(inputs[a] for a in args), *extra)), (op, shape["name"])
+    if op == "streaming_attention":  # the mask is the shape's: causal and full differ
+        full, causal = (_shrunk(s) for s in spec.SHAPES[:2])
+        inputs = spec.make_inputs(full, dtype, "cpu", 0)
+        assert not torch.equal(spec.oracle(inputs, full), spec.oracle(inputs, causal))
 
 
 @pytest.mark.parametrize("op", specs.benchmarked_ops())

@@ -102,6 +102,40 @@ def test_gpu_workshop_checks_its_own_kernel_early_and_at_scale(w):
 
 
 @pytest.mark.parametrize("w", GPU, ids=[w.id for w in GPU])
+def test_own_kernel_check_is_the_shared_one(w):
+    from checks.judging.failure_kinds import OWN_KERNEL_WHY, SECTION_OWN
+
+    own = cases_for(w.id)[0]
+    assert (own.id, own.why, own.section, own.cost, own.interpreter) == (
+        "own-kernel",
+        OWN_KERNEL_WHY,
+        SECTION_OWN,
+        0,
+        True,
+    )
+    assert "@triton.jit" in own.label
+
+
+def test_own_kernel_check_reports_whose_kernel_ran_and_passes_on_other_failures():
+    from checks.judging.case import CheckFailed
+    from checks.judging.cases.guards import own_kernel_check
+
+    def wrong_values(mod, ctx):
+        raise CheckFailed("x: 3 of 10 elements wrong", {"mismatched": 3, "total": 10})
+
+    def not_yours(mod, ctx):
+        raise CheckFailed("not your kernel", {"kind": "not-own-kernel"})
+
+    for body in (wrong_values, not_yours):
+        fn = own_kernel_check("the output is written by a @triton.jit kernel of your file")(body)
+        assert fn.case.id == "own-kernel" and fn.case.cost == 0 and fn.__name__ == body.__name__
+    passed = own_kernel_check("label")(wrong_values)(None, None)
+    assert "your kernel computed the output" in passed and "3 of 10" in passed
+    with pytest.raises(CheckFailed, match="not your kernel"):
+        own_kernel_check("label")(not_yours)(None, None)
+
+
+@pytest.mark.parametrize("w", GPU, ids=[w.id for w in GPU])
 def test_starter_defines_no_kernel(w):
     tree = ast.parse(w.starter.read_text())
     decorated = [

@@ -10,6 +10,7 @@ import json
 from typing import Any, Mapping, Optional, TypedDict
 
 from checks.command_line import EXIT_PASS, EXIT_TODO, EXIT_UNAVAILABLE, EXIT_WRONG
+from checks.judging import tolerances
 
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
 ROLES = ("candidate", "baseline", "peer")
@@ -33,10 +34,9 @@ REFUSALS = ("not-own-kernel", "skips-work", "cached-output", "impossible")
 
 # Pass/fail is the relative error norm ||out - ref|| / ||ref|| against the spec's float64
 # oracle (computed from the very inputs the variant saw, so only the kernel's arithmetic
-# and the output's rounding count).  Rounding a result to fp16 alone gives about 3e-4 and
-# to bf16 about 2e-3 (u/sqrt(3)); fp32 softmax-like arithmetic lands near 1e-7.  An op
-# whose arithmetic rounds more (a matmul) scales these in its spec (TOLERANCE_SCALE).
-REL_TOL = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1.5e-2}
+# and the output's rounding count), at the thresholds of checks/judging/tolerances.py
+# (which says why they are what they are), scaled by the spec's TOLERANCE_SCALE.
+REL_TOL = tolerances.RELATIVE_NORM
 
 # ``--stream-rows`` writes each row, as soon as it is measured, as one JSON line
 # {"type": ROW_LINE_TYPE, "row": {...}}.
@@ -49,7 +49,7 @@ EXPLAIN_FIELDS = ("device_us", "per_call_us", "host_us", "host_fraction", "launc
 
 def tolerance(dtype: Optional[str], scale: float = 1.0) -> Optional[float]:
     """The relative-error threshold for ``dtype``, times the op's scale."""
-    return REL_TOL[dtype] * scale if dtype in REL_TOL else None
+    return tolerances.relative_norm(dtype, scale)
 
 
 def jsonable(d: Any) -> Any:

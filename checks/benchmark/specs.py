@@ -10,8 +10,13 @@ A spec module describes one op's work; the harness does the timing.  It must def
 (the first is the default), ``make_inputs(shape, dtype, device, seed)``,
 ``oracle(inputs, shape)`` (float64), ``work(shape, dtype)`` (``bytes``, ``flops``) and
 ``variants(mod, inputs, shape)``.  Optional: ``TOLERANCE_SCALE`` (times the dtype's
-relative-error threshold), ``TARGETS``, ``REFERENCE_COURSE``,
-``REFERENCE_COURSE_CAUSAL`` and ``EVENTS_PER_CALL_FACTOR`` (see targets.py).
+relative-error threshold in checks/judging/tolerances.py), ``TARGETS``,
+``REFERENCE_COURSE``, ``REFERENCE_COURSE_CAUSAL`` and ``EVENTS_PER_CALL_FACTOR`` (see
+targets.py).
+
+The problem is defined once: ``oracle`` adapts the workshop's named-check oracle
+(``checks/judging/cases/<workshop id>.py``) to the spec's inputs, passing the inputs'
+device so the float64 reference is computed where the inputs are.
 
 ``variants`` returns the same list for a learner's module and the reference answer, so
 both are measured the same way.  Each spec ends it with

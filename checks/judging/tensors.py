@@ -1,13 +1,8 @@
 """Tensor helpers for the GPU workshops' checks: tolerances, poison, mismatch reports.
 
-Imported only by GPU cases (it imports torch).  Tolerances live here and only here;
-the lessons explain them:
-
-* fp32: the kernel computes in fp32 with a different summation order than the
-  float64 oracle, so a few ulps of relative error per element are expected.
-* fp16 / bf16: the result is rounded once to 11 / 8 significant bits, so the error
-  is dominated by that final rounding (2^-11 ~ 4.9e-4, 2^-8 ~ 3.9e-3) plus the fp32
-  work before it.
+Imported only by GPU cases (it imports torch).  The elementwise tolerances are those of
+checks/judging/tolerances.py (the one table, which says why each is what it is), keyed
+here by torch dtype.
 """
 
 from __future__ import annotations
@@ -18,17 +13,15 @@ from typing import Optional
 
 import torch
 
+from checks.judging import tolerances
 from checks.judging.case import CheckFailed
-
-TOLERANCES = {
-    torch.float32: dict(atol=1e-5, rtol=1e-4),
-    torch.float16: dict(atol=1e-3, rtol=1e-2),
-    torch.bfloat16: dict(atol=8e-3, rtol=2e-2),
-    torch.float64: dict(atol=1e-10, rtol=1e-9),
-}
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+TOLERANCES = {
+    dtype: tolerances.elementwise(name) for name, dtype in {**DTYPES, "fp64": torch.float64}.items()
+}
 
 # A value no correct kernel produces for these ops; outputs are pre-filled with it so an
 # element that was never written stands out.  Finite, so it survives every dtype.
@@ -36,6 +29,7 @@ POISON = -12345.0
 
 
 def tolerance(dtype: torch.dtype, scale: float = 1.0) -> dict:
+    """atol and rtol for a torch dtype, times ``scale`` (KeyError for a dtype without one)."""
     t = TOLERANCES[dtype]
     return dict(atol=t["atol"] * scale, rtol=t["rtol"] * scale)
 

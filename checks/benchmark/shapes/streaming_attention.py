@@ -25,6 +25,8 @@ import math
 import torch
 
 from checks.benchmark.kernels import with_cached_handle
+from checks.judging.cases.streaming_attention import attention_oracle
+from checks.judging.cases.streaming_attention_heads import heads_oracle
 
 SHAPES = [
     dict(name="129x32-full", role="comparison", n=129, d=32, causal=False),
@@ -128,20 +130,9 @@ def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict
 def oracle(inputs: dict, shape: dict) -> torch.Tensor:
     """float64 softmax(q k^T / sqrt(D) [causal mask]) v, on the inputs' device (outside
     the timed calls; only here is the N x N score matrix formed)."""
-    if "b" in shape:  # head by head, so only one N x N float64 matrix exists at a time
-        q, k, v = inputs["q"], inputs["k"], inputs["v"]
-        out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
-        for b in range(q.shape[0]):
-            for h in range(q.shape[1]):
-                out[b, h] = oracle({"q": q[b, h], "k": k[b, h], "v": v[b, h]}, {"causal": shape["causal"]})
-        return out
-    q, k, v = (inputs[name].to(torch.float64) for name in ("q", "k", "v"))
-    n, d = q.shape
-    scores = q @ k.T / math.sqrt(d)
-    if shape["causal"]:
-        future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
-        scores = scores.masked_fill(future, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    one_oracle = heads_oracle if "b" in shape else attention_oracle
+    return one_oracle(q, k, v, shape["causal"], device=q.device)
 
 
 def work(shape: dict, dtype: torch.dtype) -> dict:

@@ -13,6 +13,7 @@ same view.
 import torch
 
 from checks.benchmark.kernels import with_cached_handle
+from checks.judging.cases.strided_softmax import softmax_oracle
 
 SHAPES = [
     dict(name="256x257", role="comparison", rows=256, cols=257, transposed=True),
@@ -58,7 +59,7 @@ def make_inputs(shape: dict, dtype: torch.dtype, device: str, seed: int) -> dict
 
 
 def oracle(inputs: dict, shape: dict) -> torch.Tensor:
-    return torch.softmax(inputs["x"].to(torch.float64), dim=-1)
+    return softmax_oracle(inputs["x"], device=inputs["x"].device)
 
 
 def work(shape: dict, dtype: torch.dtype) -> dict:

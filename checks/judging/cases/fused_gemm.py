@@ -44,9 +44,12 @@ def gemm_operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_o
     return tuple(t.to(dtype).to(ctx.device) for t in (a, b, bias))
 
 
-def gemm_oracle(a, b, bias):
-    """relu(a @ b + bias) in float64 on the CPU: no rounding at all before the compare."""
-    a64, b64, bias64 = (t.detach().to("cpu", torch.float64) for t in (a, b, bias))
+def gemm_oracle(
+    a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor, device: torch.device | str = "cpu"
+) -> torch.Tensor:
+    """relu(a @ b + bias) in float64 on ``device`` (the benchmark passes the inputs' own
+    device): no rounding at all before the compare."""
+    a64, b64, bias64 = (t.detach().to(device, torch.float64) for t in (a, b, bias))
     return torch.relu(a64 @ b64 + bias64)
 
 

@@ -8,7 +8,7 @@ import torch
 
 from checks.judging.case import Context, check, collect
 from checks.judging.cases.fused_gemm import BF16, BF16_REASON, FP16, gemm_oracle, run_gemm
-from checks.judging.cases.guards import FP16_MAX, OWN_KERNEL_WHY, SECTION_OWN, assert_close_relative, own_work
+from checks.judging.cases.guards import FP16_MAX, assert_close_relative, own_kernel_check
 from checks.judging.tensors import assert_close
 
 SECTION_TILES = "Who owns which tile"
@@ -16,14 +16,7 @@ SECTION_EPILOGUE = "The epilogue: one rounding"
 SECTION_K = "The K loop and its masks"
 
 
-@check(
-    "own-kernel",
-    "the output is written by a @triton.jit kernel of your file",
-    why=OWN_KERNEL_WHY,
-    section=SECTION_OWN,
-    cost=0,
-)
-@own_work
+@own_kernel_check("the output is written by a @triton.jit kernel of your file")
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.

@@ -9,12 +9,27 @@ borrowed kernel is named at once with the op and the line.
 """
 
 import functools
+from typing import Any, Callable
 
 import torch
 
-from checks.judging.case import CheckFailed
-from checks.judging.failure_kinds import OWN_KERNEL_WHY, SECTION_OWN  # noqa: F401 - the guards' names
+from checks.judging.case import CheckFailed, check
+from checks.judging.failure_kinds import OWN_KERNEL_WHY, SECTION_OWN
 from checks.judging.provenance import Unwritten
+
+OWN_KERNEL_ID = "own-kernel"
+
+
+def own_kernel_check(label: str) -> Callable[[Callable[[Any, Any], Any]], Callable[[Any, Any], Any]]:
+    """Decorator for a workshop's "own-kernel" check, the same in every GPU workshop but for
+    its label and body: first in the order (cost 0, so the first verdict comes at once),
+    in the lesson's section on whose kernel ran, its body wrapped by :func:`own_work`.
+    The body calls each code path of the contract once, small."""
+
+    def wrap(body: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        return check(OWN_KERNEL_ID, label, why=OWN_KERNEL_WHY, section=SECTION_OWN, cost=0)(own_work(body))
+
+    return wrap
 
 
 def own_work(body):

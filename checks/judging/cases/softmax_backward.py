@@ -29,10 +29,11 @@ MAX_COLS = 8192
 # --- helpers -----------------------------------------------------------------------------
 
 
-def vjp64(y, g):
-    """The oracle: y * (g - sum(y * g)) per row, in float64 on the CPU, from the given values."""
-    y64 = y.detach().to("cpu", torch.float64)
-    g64 = g.detach().to("cpu", torch.float64)
+def vjp64(y: torch.Tensor, g: torch.Tensor, device: torch.device | str = "cpu") -> torch.Tensor:
+    """The oracle: y * (g - sum(y * g)) per row, in float64 on ``device`` (the benchmark
+    passes the inputs' own device), from the given values."""
+    y64 = y.detach().to(device, torch.float64)
+    g64 = g.detach().to(device, torch.float64)
     dot = (y64 * g64).sum(dim=-1, keepdim=True)
     return y64 * (g64 - dot)
 

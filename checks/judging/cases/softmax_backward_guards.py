@@ -7,13 +7,11 @@ import torch
 from checks.judging.case import check, collect
 from checks.judging.cases.guards import (
     FP16_SMALLEST_NORMAL,
-    OWN_KERNEL_WHY,
-    SECTION_OWN,
     assert_close_relative,
     beyond_fp16,
     fp16_fine_steps,
     many,
-    own_work,
+    own_kernel_check,
 )
 from checks.judging.cases.softmax_backward import (
     backward_inputs,
@@ -27,14 +25,7 @@ SECTION_PRECISION = "Precision: one fp32 reduction, one cast"
 SECTION_TILES = "Tile ownership and addresses"
 
 
-@check(
-    "own-kernel",
-    "dx is written by a @triton.jit kernel of your file",
-    why=OWN_KERNEL_WHY,
-    section=SECTION_OWN,
-    cost=0,
-)
-@own_work
+@own_kernel_check("dx is written by a @triton.jit kernel of your file")
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # are witnessed the same way.

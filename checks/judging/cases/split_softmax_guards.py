@@ -7,14 +7,7 @@ from typing import Any
 import torch
 
 from checks.judging.case import CheckFailed, Context, check, collect
-from checks.judging.cases.guards import (
-    MANY_PROGRAMS_GPU,
-    OWN_KERNEL_WHY,
-    SECTION_OWN,
-    beyond_fp16,
-    fp16_fine_steps,
-    own_work,
-)
+from checks.judging.cases.guards import MANY_PROGRAMS_GPU, beyond_fp16, fp16_fine_steps, own_kernel_check
 from checks.judging.cases.split_softmax import expect_split_softmax
 from checks.judging.tensors import randn
 
@@ -23,14 +16,7 @@ SECTION_NUMERICS = "Kernel 2: the rescaled merge"
 SECTION_STATS = "Kernel 1: partial statistics"
 
 
-@check(
-    "own-kernel",
-    "the output is written by @triton.jit kernels of your file",
-    why=OWN_KERNEL_WHY,
-    section=SECTION_OWN,
-    cost=0,
-)
-@own_work
+@own_kernel_check("the output is written by @triton.jit kernels of your file")
 def own_kernel(mod, ctx):
     expect_split_softmax(mod, randn((2, 600), ctx=ctx), ctx, chunk_size=256)  # all three kernels
     # fp16 too: a cast such as .float() before the launch is a no-op on fp32 inputs

@@ -32,13 +32,16 @@ STREAM_REASON = "needs a CUDA GPU: a non-default CUDA stream"
 # --- helpers -------------------------------------------------------------------------
 
 
-def attention_oracle(q, k, v, causal):
-    """float64 softmax(q k^T / sqrt(D) [masked]) v on the CPU, from the stored values."""
-    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
+def attention_oracle(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, device: torch.device | str = "cpu"
+) -> torch.Tensor:
+    """float64 softmax(q k^T / sqrt(D) [masked]) v of one head ([N, D] each) on ``device``
+    (the benchmark passes the inputs' own device), from the stored values."""
+    q64, k64, v64 = (t.detach().to(device, torch.float64) for t in (q, k, v))
     n, d = q64.shape
     scores = q64 @ k64.T / math.sqrt(d)
     if causal:
-        future = torch.ones(n, n, dtype=torch.bool).triu(1)  # key j > query i
+        future = torch.ones(n, n, dtype=torch.bool, device=q64.device).triu(1)  # key j > query i
         scores = scores.masked_fill(future, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v64
 

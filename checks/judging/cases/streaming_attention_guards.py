@@ -5,21 +5,14 @@ blocks are reached by "widest-length" (N=2048: 32 query blocks, in the interpret
 import torch
 
 from checks.judging.case import CheckFailed, check, collect
-from checks.judging.cases.guards import OWN_KERNEL_WHY, SECTION_OWN, beyond_fp16, own_work
+from checks.judging.cases.guards import beyond_fp16, own_kernel_check
 from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, make_qkv, run_attention
 
 SECTION_PRECISION = "Precision: P in the input dtype"
 SECTION_RECURRENCE = "The recurrence: (m, l, acc) across key tiles"
 
 
-@check(
-    "own-kernel",
-    "the output is written by a @triton.jit kernel of your file",
-    why=OWN_KERNEL_WHY,
-    section=SECTION_OWN,
-    cost=0,
-)
-@own_work
+@own_kernel_check("the output is written by a @triton.jit kernel of your file")
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once; every other check's calls
     # (causal, batched heads) are witnessed the same way.

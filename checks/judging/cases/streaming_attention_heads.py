@@ -15,13 +15,17 @@ FP16 = torch.float16
 SECTION = "Batched heads"
 
 
-def _oracle(q, k, v, causal):
+def heads_oracle(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, device: torch.device | str = "cpu"
+) -> torch.Tensor:
+    """The single-head float64 oracle on every [B, H] head of [B, H, N, D] inputs, on
+    ``device``; head by head, so only one N x N float64 score matrix exists at a time."""
     from checks.judging.cases.streaming_attention import attention_oracle as one_head
 
-    out = torch.empty(q.shape, dtype=torch.float64)
+    out = torch.empty(q.shape, dtype=torch.float64, device=device)
     for b in range(q.shape[0]):
         for h in range(q.shape[1]):
-            out[b, h] = one_head(q[b, h], k[b, h], v[b, h], causal)
+            out[b, h] = one_head(q[b, h], k[b, h], v[b, h], causal, device)
     return out
 
 
@@ -45,7 +49,7 @@ def _run(mod, q, k, v, *, causal, block_n=32, what=""):
         raise CheckFailed(f"{what}: the output must be a fresh contiguous tensor, got strides {got.stride()}")
     assert_close(
         got,
-        _oracle(q, k, v, causal),
+        heads_oracle(q, k, v, causal),
         dtype=q.dtype,
         name=f"{what}attention(B={q.shape[0]}, H={q.shape[1]}, N={q.shape[2]}, "
         f"D={q.shape[3]}, causal={causal}, block_n={block_n})",

@@ -34,8 +34,10 @@ SECTION_TILES = "The layout-aware path"
 # --- helpers -----------------------------------------------------------------------
 
 
-def _oracle(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x.detach().to("cpu", torch.float64), dim=-1)
+def softmax_oracle(x: torch.Tensor, device: torch.device | str = "cpu") -> torch.Tensor:
+    """softmax(x) along the last axis in float64 on ``device`` (the benchmark passes the
+    input's own device), from the stored values."""
+    return torch.softmax(x.detach().to(device, torch.float64), dim=-1)
 
 
 def _poison_allocator(shape, dtype, device):
@@ -53,7 +55,7 @@ def _layout(x: torch.Tensor) -> str:
 def expect_softmax(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
     """Call mod.softmax(x, **options) after poisoning the allocator; compare with the
     float64 oracle (metadata first: shape, dtype, device, contiguity)."""
-    expected = _oracle(x)
+    expected = softmax_oracle(x)
     _poison_allocator(x.shape, x.dtype, x.device)
     got = mod.softmax(x, **options)
     opts = "".join(f", {k}={v}" for k, v in options.items())
@@ -101,7 +103,7 @@ def worked_transpose(mod, ctx):
     if tuple(x.stride()) != (1, 3):
         raise RuntimeError(f"unexpected strides {x.stride()}")
     got = mod.softmax(x)
-    expected = _oracle(x)
+    expected = softmax_oracle(x)
     if isinstance(got, torch.Tensor) and tuple(got.shape) == (3, 2) and got.is_contiguous():
         flat = got.detach().to("cpu", torch.float64).reshape(-1)
         # (2, 1) reads storage 2*1 + 1*3 = 5 and writes output offset 2*2 + 1 = 5;
@@ -472,8 +474,8 @@ def non_default_stream(mod, ctx):
         got = mod.softmax(x)
         got2 = mod.softmax(x.contiguous())
     stream.synchronize()
-    assert_close(got, _oracle(x), dtype=torch.float32, name="softmax(x.t()) on a side stream")
-    assert_close(got2, _oracle(x), dtype=torch.float32, name="softmax(x) on a side stream")
+    assert_close(got, softmax_oracle(x), dtype=torch.float32, name="softmax(x.t()) on a side stream")
+    assert_close(got2, softmax_oracle(x), dtype=torch.float32, name="softmax(x) on a side stream")
 
 
 @check(

@@ -5,14 +5,7 @@ bf16 differ (see checks.judging.cases.guards)."""
 import torch
 
 from checks.judging.case import check, collect
-from checks.judging.cases.guards import (
-    OWN_KERNEL_WHY,
-    SECTION_OWN,
-    beyond_fp16,
-    fp16_fine_steps,
-    many,
-    own_work,
-)
+from checks.judging.cases.guards import beyond_fp16, fp16_fine_steps, many, own_kernel_check
 from checks.judging.cases.strided_softmax import (
     SECTION_EDGES,
     SECTION_NUMERICS,
@@ -22,14 +15,7 @@ from checks.judging.cases.strided_softmax import (
 from checks.judging.tensors import randn
 
 
-@check(
-    "own-kernel",
-    "the output is written by a @triton.jit kernel of your file",
-    why=OWN_KERNEL_WHY,
-    section=SECTION_OWN,
-    cost=0,
-)
-@own_work
+@own_kernel_check("the output is written by a @triton.jit kernel of your file")
 def own_kernel(mod, ctx):
     # One small call, so the first verdict comes at once.  Every call of every other
     # check is witnessed the same way (other layouts, dtypes and paths included).
