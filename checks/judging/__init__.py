@@ -3,6 +3,8 @@
     case.py        a named check: id, label, inputs from its own seed, oracle, tolerance
     cases/         each workshop's checks (``<workshop>.py`` and its parts)
     tensors.py     comparing tensors with a float64 oracle; the map of wrong elements
+    tolerances.py  how far an answer may be from its float64 oracle, per dtype (elementwise
+                   for the checks, a relative norm for the benchmark)
     provenance.py  the witness: which kernels ran, which PyTorch ops computed values
     op_rules.py    the ops the witness allows, and how it names the rest
     stored.py      in the interpreter: which output bytes the learner's kernels stored

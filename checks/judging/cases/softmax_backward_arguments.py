@@ -1,4 +1,4 @@
-"""The contract checks of softmax_backward: what the wrapper must reject (TypeError or
+"""The argument checks of softmax_backward's contract: what the wrapper must reject (TypeError or
 ValueError naming the argument) or accept, before any kernel runs.  The engine
 finds this module beside checks/judging/cases/softmax_backward.py."""
 

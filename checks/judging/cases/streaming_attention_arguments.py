@@ -1,4 +1,4 @@
-"""The contract checks of streaming_attention: what the wrapper must reject (TypeError or
+"""The argument checks of streaming_attention's contract: what the wrapper must reject (TypeError or
 ValueError naming the argument) or accept, before any kernel runs.  The engine
 finds this module beside checks/judging/cases/streaming_attention.py."""
 

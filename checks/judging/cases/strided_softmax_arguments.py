@@ -1,4 +1,4 @@
-"""The contract checks of strided_softmax: what the wrapper must reject (TypeError or
+"""The argument checks of strided_softmax's contract: what the wrapper must reject (TypeError or
 ValueError naming the argument) or accept, before any kernel runs.  The engine
 finds this module beside checks/judging/cases/strided_softmax.py."""
 

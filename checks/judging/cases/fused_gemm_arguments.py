@@ -1,4 +1,4 @@
-"""The contract checks of fused_gemm: what the wrapper must reject (TypeError or
+"""The argument checks of fused_gemm's contract: what the wrapper must reject (TypeError or
 ValueError naming the argument) or accept, before any kernel runs.  The engine
 finds this module beside checks/judging/cases/fused_gemm.py."""
 
