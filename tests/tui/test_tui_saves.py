@@ -423,9 +423,12 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
     monkeypatch.setattr(tui.watch, "saves", test_driven_saves)
 
     hold, imported, armed = threading.Event(), threading.Event(), threading.Event()
+    b_saved = threading.Event()
 
     class Held(runner.ChildRun):
         def events(self):
+            if armed.is_set():  # the job goes out (and the worker reads the file) after B's save
+                b_saved.wait(20)
             for ev in super().events():
                 if isinstance(ev, Loaded) and armed.is_set():
                     imported.set()
@@ -447,7 +450,8 @@ def test_a_save_racing_the_run_start_is_never_shown_under_the_older_hash(
             editor_save(path, a_text)
             armed.set()
             assert screen.request_run()  # the batch of save A
-            editor_save(path, b_text)  # before the run's thread can even start
+            editor_save(path, b_text)  # before the run's worker reads the file
+            b_saved.set()
             await wait_for(pilot, imported.is_set, 15, "the worker to import B")
             if order == "relabel-first":
                 await wait_for(pilot, lambda: panel.records, 15, "B's first record")

@@ -165,7 +165,7 @@ def test_results_panel_hang_place_load_error_and_columns():
             assert panel.table.row_count == 1
             assert str(panel.table.get_cell_at((0, 0))) == "ERROR"
             assert "line 3" in str(panel.table.get_cell_at((0, 3)))
-            assert str(app.query_one("#run-count").render()) == "0/32"
+            assert str(app.query_one("#run-count").render()) == "0/32 ran"
             bar = app.query_one("#run-progress")
             assert (bar.total, bar.progress) == (32, 0)
             said = str(app.query_one("#run-status").render())
