@@ -122,17 +122,9 @@ class WorkshopLayout(_Host):
             return False
         block = viewer.document.query_one(f"#{block_id}")
         viewer.document.focus(scroll_visible=False)
-
-        # the lesson tab may have been hidden until now, and the lesson's width changes
-        # with the focus, its text reflowing over more than one refresh (and the old place
-        # being restored on the way): scroll once it is laid out, then again while the
-        # layout settles, unless the screen closed or the focus left the lesson meanwhile
-        def scroll() -> None:
-            if block.is_attached and self.focused is viewer.document:
-                viewer.scroll_to(y=block.virtual_region.y, animate=False)
-
-        for delay in (0.05, 0.25, 0.6):
-            self.set_timer(delay, scroll)
+        # the lesson tab may have been hidden until now, and its width changes with the
+        # focus (keep_place then keeps the old place): the section, once laid out, wins
+        self.call_after_refresh(viewer.settle, (block, 0.0))
         return True
 
     def action_toggle_contents(self) -> None:

@@ -170,6 +170,7 @@ class CourseViewer(MarkdownViewer):
         super().__init__(*args, **kwargs)
         self.contents_columns = 0  # the contents column's width beside the text (0: Textual's)
         self.hidden_place: tuple = (None, 0.0)  # the text's place while the contents hide it
+        self._settling: object = None  # the latest settle(): an older one's timers stop
 
     def compose(self):
         markdown = CourseMarkdown()
@@ -201,13 +202,32 @@ class CourseViewer(MarkdownViewer):
         region = block.virtual_region
         self.scroll_to(y=region.y + round(into * region.height), animate=False)
 
+    # A new width reflows the text over more than one refresh (its blocks measure
+    # themselves in turn), so one scroll after the next refresh can land on a layout that
+    # is still changing: the place is shown again while the layout settles.
+    SETTLE_S = (0.25, 0.6)
+
+    def settle(self, place: tuple) -> None:
+        """Show ``place`` (block, fraction) at the top once the text is laid out, and
+        again while its layout settles (a newer settle or keep_place takes over)."""
+        if place[0] is None:
+            return
+        token = self._settling = object()
+
+        def show() -> None:
+            if self._settling is token:
+                self.restore_place(place)
+
+        self.call_after_refresh(show)
+        for delay in self.SETTLE_S:
+            self.set_timer(delay, show)
+
     def keep_place(self, change: Callable[[], object]) -> None:
         """Make a change of layout (``change()``, e.g. the text's width) that keeps the
         text's place: the same block at the top once the text is laid out again."""
         place = self.place()
         change()
-        if place[0] is not None:
-            self.call_after_refresh(self.restore_place, place)
+        self.settle(place)
 
     # --- the contents ---
     def show_contents(self, show: bool, alone: bool = False) -> None:
@@ -229,8 +249,7 @@ class CourseViewer(MarkdownViewer):
             self.hidden_place = place  # the text comes back there (t again)
         else:
             self.hidden_place = (None, 0.0)
-            if place[0] is not None:
-                self.call_after_refresh(self.restore_place, place)
+            self.settle(place)
 
     def on_markdown_table_of_contents_selected(self, message: Markdown.TableOfContentsSelected) -> None:
         if not self.contents_alone:
@@ -238,11 +257,5 @@ class CourseViewer(MarkdownViewer):
         self.hidden_place = (None, 0.0)  # the text shows at the chosen entry instead
         self.show_contents(False)
         self.document.focus(scroll_visible=False)
-        block = self.document.query_one(f"#{message.block_id}")
-
-        def scroll() -> None:  # once the text is laid out again
-            if block.is_attached:
-                self.scroll_to(y=block.virtual_region.y, animate=False)
-
-        self.call_after_refresh(scroll)
+        self.settle((self.document.query_one(f"#{message.block_id}"), 0.0))
         self.post_message(self.ContentsClosed())
