@@ -40,14 +40,6 @@ def softmax_oracle(x: torch.Tensor, device: torch.device | str = "cpu") -> torch
     return torch.softmax(x.detach().to(device, torch.float64), dim=-1)
 
 
-def _poison_allocator(shape, dtype, device):
-    """Hand the allocator a block full of POISON and free it: the output allocated next
-    tends to reuse it, so an element the kernel never writes shows POISON instead of a
-    lucky leftover (the CUDA caching allocator does this reliably; on the CPU it is
-    best effort)."""
-    poisoned_allocator(shape, dtype, device)
-
-
 def _layout(x: torch.Tensor) -> str:
     return f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}"
 
@@ -56,7 +48,7 @@ def expect_softmax(mod, x: torch.Tensor, what: str, **options) -> torch.Tensor:
     """Call mod.softmax(x, **options) after poisoning the allocator; compare with the
     float64 oracle (metadata first: shape, dtype, device, contiguity)."""
     expected = softmax_oracle(x)
-    _poison_allocator(x.shape, x.dtype, x.device)
+    poisoned_allocator(x.shape, x.dtype, x.device)
     got = mod.softmax(x, **options)
     opts = "".join(f", {k}={v}" for k, v in options.items())
     assert_close(
