@@ -82,7 +82,7 @@ def guard_intact(t: torch.Tensor) -> bool:
     return bool(torch.isnan(head).all() and torch.isnan(tail).all())
 
 
-def poisoned_allocator(shape, dtype, device: str) -> None:
+def poisoned_allocator(shape, dtype, device: "torch.device | str") -> None:
     """Leave a block of poison where the caching allocator will look next: allocate a
     tensor of the output's size filled with POISON and free it.  On CUDA the next
     allocation of that size usually gets the same block back, so elements a kernel
