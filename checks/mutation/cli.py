@@ -55,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--raw", type=Path, metavar="PATH", help="also append each mutant's records here (JSON lines)"
     )
+    p.add_argument(
+        "--apply-reviews",
+        type=Path,
+        metavar="REPORT",
+        help="run nothing: put the reviews into this report (and --markdown) and write it back",
+    )
     p.add_argument("--list", action="store_true", help="print the chosen mutants' ids and stop")
     return p
 
@@ -72,6 +78,17 @@ def _workshops(value: str) -> list:
     return chosen
 
 
+def _apply_reviews(args) -> int:
+    data = json.loads(args.apply_reviews.read_text(encoding="utf-8"))
+    data = report.apply_reviews(data, report.load_reviews(args.reviews))
+    write_text_atomic(args.apply_reviews, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    text = report.markdown(data)
+    if args.markdown:
+        write_text_atomic(args.markdown, text)
+    print(text)
+    return 0
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -85,6 +102,8 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"python -m checks.mutation: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    if args.apply_reviews:
+        return _apply_reviews(args)
     if args.only:
         every = [m for w in workshops for m in generate.all_mutants(w)]
         known = {m.id for m in every}

@@ -103,6 +103,15 @@ def build(mutants: list, results: dict, *, per_workshop: int, limit: float, revi
     }
 
 
+def apply_reviews(data: dict, reviews: dict) -> dict:
+    """The report with each survivor's review taken from ``reviews`` (a review written
+    after the run: the measurements stay as they were)."""
+    for row in data["mutants"]:
+        if row["status"] == classify.SURVIVED:
+            row["review"] = reviews.get(row["id"])
+    return data
+
+
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f} %"
 
