@@ -140,6 +140,7 @@ def markdown(report: dict) -> str:
             "",
             f"**{report['overall']['misattributed']} mutants were called not the learner's kernel.**",
         ]
+        lines += [f"- `{r['id']}`" for r in report["mutants"] if r.get("misattributed")]
     lines += ["", "## Unexplained: what the learner gets instead", ""]
     lines += [f"- {kind}: {n} mutants" for kind, n in report["unexplained_kinds"].items()] or ["- none"]
     unexplained = [r for r in report["mutants"] if r["status"] == classify.UNEXPLAINED]
