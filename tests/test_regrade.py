@@ -29,6 +29,9 @@ from checks.regrade import execution, verdicts
 from checks.regrade.cli import main as regrade_main
 from checks.regrade.submissions import discover
 
+# The cohort is graded on CPU workers, GPU workshops interpreted, on any machine.
+pytestmark = pytest.mark.usefixtures("no_gpu")
+
 REPO = Path(__file__).resolve().parent.parent
 WORKSHOPS = REPO / "workshops"
 SOLUTION = (WORKSHOPS / "online_normalizer" / "solution.py").read_text(encoding="utf-8")
