@@ -1,5 +1,6 @@
 """A small JSON summary of a pytest --junitxml file: counts, duration, what failed and why
-things were skipped.  Standard library only (the H200 machine's run writes it).
+things were skipped, and the tests a stopped run left unfinished (never counted as passed).
+Standard library only (the H200 machine's run writes it).
 
     python3 results/junit_summary.py tests-junit.xml --output tests.json [--workers 12]
 """
@@ -26,6 +27,9 @@ def summarize(xml_path: Path) -> dict:
     for suite in suites:
         duration += float(suite.get("time", 0))
         for case in suite.iter("testcase"):
+            if not case.get("name"):  # begun, never reported: the run was stopped (a timeout)
+                counts["unfinished"] += 1
+                continue
             name = f"{case.get('classname', '')}::{case.get('name', '')}"
             seconds = float(case.get("time", 0))
             slowest.append((seconds, name))
@@ -46,6 +50,7 @@ def summarize(xml_path: Path) -> dict:
         "failed": counts["failed"],
         "errors": counts["errors"],
         "skipped": counts["skipped"],
+        "unfinished": counts["unfinished"],
         "total": sum(counts.values()),
         "duration_s": round(duration, 1),
         "failures": failures,
@@ -69,7 +74,7 @@ def main(argv: list | None = None) -> int:
     args.output.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     print(
         f"{summary['passed']} passed, {summary['failed']} failed, {summary['errors']} errors, "
-        f"{summary['skipped']} skipped in {summary['duration_s']} s"
+        f"{summary['skipped']} skipped, {summary['unfinished']} unfinished in {summary['duration_s']} s"
     )
     return 0
 

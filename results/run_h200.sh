@@ -65,11 +65,13 @@ tests)
     # The README's test command (pyproject's options) on this machine, which has no network
     # and lacks the app's and the test extras' libraries: the wheels results/gpu_wheels.sh
     # downloaded (.whl/) go into /tmp/site first.  Writes tests.log, tests-junit.xml and
-    # tests.json (counts, duration, failures, skip reasons, the slowest tests).
+    # tests.json (counts, duration, failures, skip reasons, the slowest tests).  WORKERS=N
+    # sets the test workers (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k).
     if ! ls .whl/*.whl >/dev/null 2>&1; then
         echo "no wheels in .whl/: run 'bash results/gpu_wheels.sh' where PyPI answers, then carry .whl" >&2
         exit 66
     fi
+    rm -rf /tmp/site
     $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH KERNEL_COURSE_OFFLINE=1
     # 16 cores: 12 test workers, and each test's own check and compile workers capped at
@@ -79,7 +81,7 @@ tests)
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
     workers=${WORKERS:-12}
     step tests timeout -s INT -k 30 540 $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
-        --junitxml "$OUT/tests-junit.xml"
+        --junitxml "$OUT/tests-junit.xml" ${PYTEST_ARGS:-}
     $PY results/junit_summary.py "$OUT/tests-junit.xml" --output "$OUT/tests.json" \
         --workers "$workers" --exit-code "$status" || status=1
     ;;
