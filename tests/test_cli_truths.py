@@ -78,6 +78,7 @@ def test_benchmark_op_without_a_benchmark_or_unknown_is_refused_naming_it(capsys
 # --- counts are of the workshop's checks --------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_gpu")  # the interpreter's worker: ready in the same time everywhere
 def test_a_file_stuck_at_import_counts_the_workshops_checks_not_one_more(tmp_path):
     """A file that loops while importing: no check ran, and the totals are the workshop's
     36, not 37 (the import is said, not counted as a check)."""
