@@ -132,6 +132,7 @@ def _records(statuses, load=None):
             "failed: your file did not import; none of the 36 checks ran",
         ),
         (_records([], load="load"), "failed: your file did not import; no check ran"),
+        (_records(["not run"], load="load"), "failed: your file did not import; the 1 check never ran"),
         (
             _records(["pass", "error", "not run", "not run"]),
             "failed: 1 of 4 checks failed (1 error); 2 never ran",

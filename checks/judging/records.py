@@ -117,9 +117,8 @@ def outcome_line(records: list) -> str:
         if count("fail", "error") or not parts:
             parts.append(f"{count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}")
         if never == n and n:
-            parts.append(
-                f"{'the 1 check' if n == 1 else f'none of the {n} checks'} ran (the run ended first)"
-            )
+            none_ran = "the 1 check never ran" if n == 1 else f"none of the {n} checks ran"
+            parts.append(f"{none_ran} (the run ended first)")
         elif never:
             parts.append(f"{never} never ran (the run ended first)")
         elif not n:
