@@ -455,7 +455,10 @@ def main(argv=None) -> int:
         if args.self_check:
             from checks.authoring import self_check
 
-            return self_check(_select(args), args, out)
+            code = self_check(_select(args), args, out)
+            if left_out(args):
+                out.line(left_out(args))
+            return code
         if args.sanitize:
             from checks.sanitizer import run_sanitized
 

@@ -40,6 +40,12 @@ def test_all_with_nothing_selected_names_what_it_left_out():
     assert all(w.id in r.stdout for w in intermediate)
 
 
+def test_the_self_check_of_all_names_what_it_left_out_too():
+    r = cli("all", "--self-check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Left out: {len(GPU_WORKSHOPS)} GPU workshops" in r.stdout
+
+
 def test_a_named_workshop_says_nothing_about_left_out_ones():
     r = cli("online_normalizer", "--solution")
     assert r.returncode == 0 and "Left out" not in r.stdout
