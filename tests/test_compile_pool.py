@@ -277,7 +277,8 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     assert rows == [] and "unavailable here" in error
 
 
-def test_the_controller_says_which_workers_it_uses(tmp_path):
+def test_the_controller_says_which_workers_it_uses(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERNEL_COURSE_POOL", raising=False)  # the defaults, whatever the environment sets
     from checks.running import RunSession as CheckController
     from workshops import catalog
 
