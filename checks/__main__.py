@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit codes: 0 pass, 1 wrong answer or load error, 2 TODO, "
-        "3 nothing selected or unavailable, 64 usage error, 141 output pipe closed",
+        "3 nothing selected or unavailable, 64 usage error, 141 output pipe closed\n\n"
+        "instructors: python -m checks regrade SUBMISSIONS --seed N --report DIR regrades a "
+        "cohort's files (python -m checks regrade --help)",
     )
     p.add_argument("exercise", nargs="?", help="workshop id or code (e.g. online_normalizer, A1), or 'all'")
     p.add_argument(
@@ -147,6 +149,22 @@ def _select(args) -> list:
         return [catalog.get(args.exercise)]
     except KeyError as e:
         raise UsageError(str(e).strip("'\"")) from None
+
+
+def left_out_workshops(args) -> list:
+    """With 'all' and no --include-gpu: the GPU workshops of the level, which it leaves out."""
+    if args.exercise != "all" or args.include_gpu:
+        return []
+    return [w for w in catalog.workshops() if w.gpu and args.level in ("all", w.level)]
+
+
+def left_out(args) -> str:
+    """The sentence naming the workshops 'all' left out, or ''."""
+    gpu = left_out_workshops(args)
+    if not gpu:
+        return ""
+    names = ", ".join(f"{w.code} {w.id}" for w in gpu)
+    return f"Left out: {plural(len(gpu), 'GPU workshop')} ({names}); add --include-gpu to check them too."
 
 
 def _target(w, args) -> Path:
@@ -328,7 +346,8 @@ def run(args, out: Printer) -> int:
 
         interpreter.select(True)  # before anything imports triton
     if not selected:
-        out.line("Nothing selected (GPU workshops need --include-gpu with 'all').")
+        out.line("Nothing selected.")
+        out.line(left_out(args) or "No workshop matches.")
         out.line(summary_line([]))
         return EXIT_UNAVAILABLE
 
@@ -376,6 +395,8 @@ def run(args, out: Printer) -> int:
     line = outcome_line(all_records)
     out.line(line[0].upper() + line[1:] + ".", "bold")
     out.line(summary_line(all_records))
+    if left_out(args):
+        out.line(left_out(args))
     if args.json:
         payload = {
             **run_header("", code, args.interpret),
@@ -386,6 +407,7 @@ def run(args, out: Printer) -> int:
             "timeout_seconds": args.timeout or None,
             "seed": all_records[0].seed if all_records else 0,
             "records": [r.to_dict() for r in all_records],
+            "left_out": [w.id for w in left_out_workshops(args)],
         }
         write_json_atomic(args.json, payload)
         out.line(f"records written to {args.json}")
@@ -433,7 +455,10 @@ def main(argv=None) -> int:
         if args.self_check:
             from checks.authoring import self_check
 
-            return self_check(_select(args), args, out)
+            code = self_check(_select(args), args, out)
+            if left_out(args):
+                out.line(left_out(args))
+            return code
         if args.sanitize:
             from checks.sanitizer import run_sanitized
 

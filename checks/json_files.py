@@ -49,6 +49,11 @@ def _umask() -> int:
     return mask
 
 
+def ordinary_file_mode() -> int:
+    """The mode open() gives a new file: 0666 less the umask (mkstemp's is a private 0600)."""
+    return 0o666 & ~_umask()
+
+
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path`` and rename it over: a reader never
     sees half a file, and an interrupted write leaves the old file intact.  The file gets

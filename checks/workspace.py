@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.json_files import write_json_atomic
+from checks.json_files import ordinary_file_mode, write_json_atomic
 from workshops.catalog import Workshop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,15 +39,23 @@ def exercise_path(w: Workshop, workspace: Optional[Path] = None) -> Path:
     return Path(workspace or default_workspace()) / w.exercise_name
 
 
+def _starter_copy(w: Workshop, path: Path) -> str:
+    """A copy of the starter in a temporary file beside ``path``, with the mode the
+    learner's editor would give a new file (the umask's), not mkstemp's private 0600."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    shutil.copyfile(w.starter, tmp)
+    os.chmod(tmp, ordinary_file_mode())
+    return tmp
+
+
 def ensure_exercise(w: Workshop, workspace: Optional[Path] = None) -> Path:
     """The learner's file, created from the starter on first use (never overwritten)."""
     path = exercise_path(w, workspace)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         # Copy through a temporary file so a half-written copy never appears.
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        os.close(fd)
-        shutil.copyfile(w.starter, tmp)
+        tmp = _starter_copy(w, path)
         try:
             os.link(tmp, path)  # fails if the learner's file appeared meanwhile
         except FileExistsError:
@@ -80,10 +88,7 @@ def reset(w: Workshop, workspace: Optional[Path] = None) -> tuple:
     path = exercise_path(w, workspace)
     saved = backup(path, workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    shutil.copyfile(w.starter, tmp)
-    os.replace(tmp, path)
+    os.replace(_starter_copy(w, path), path)
     try:
         update_progress(
             w.id,

@@ -4,6 +4,8 @@
 #
 #   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
 #   OUT=/some/folder bash results/run_h200.sh latency
+#   OUT=/some/folder bash results/run_h200.sh tests       # run `bash results/gpu_wheels.sh`
+#                                                          # first, where PyPI answers; carry .whl
 #
 # QUICK=1 takes fewer timing repetitions; REPEATS=N sets the latency repeats (default 2);
 # WORKSHOPS=a,b measures only those (default all) and PART=name names the latency file
@@ -59,8 +61,32 @@ latency)
         --paths warm,sharded,fresh --benchmarks --json "$OUT/$name.json"
     $PY results/latency_table.py --label H200 "$OUT/$name.json" || status=1
     ;;
+tests)
+    # The README's test command (pyproject's options) on this machine, which has no network
+    # and lacks the app's and the test extras' libraries: the wheels results/gpu_wheels.sh
+    # downloaded (.whl/) go into /tmp/site first.  Writes tests.log, tests-junit.xml and
+    # tests.json (counts, duration, failures, skip reasons, the slowest tests).  WORKERS=N
+    # sets the test workers (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k).
+    if ! ls .whl/*.whl >/dev/null 2>&1; then
+        echo "no wheels in .whl/: run 'bash results/gpu_wheels.sh' where PyPI answers, then carry .whl" >&2
+        exit 66
+    fi
+    rm -rf /tmp/site
+    $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH KERNEL_COURSE_OFFLINE=1
+    # 16 cores: 12 test workers, and each test's own check and compile workers capped at
+    # two (a 2-core machine gives it two and none), torch one CPU thread per process:
+    # left to the machine's size, every test would start 8 to 16 workers of its own.
+    export KERNEL_COURSE_POOL=${KERNEL_COURSE_POOL:-2} KERNEL_COURSE_COMPILERS=${KERNEL_COURSE_COMPILERS:-2}
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+    workers=${WORKERS:-12}
+    step tests timeout -s INT -k 30 540 $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
+        --junitxml "$OUT/tests-junit.xml" ${PYTEST_ARGS:-}
+    $PY results/junit_summary.py "$OUT/tests-junit.xml" --output "$OUT/tests.json" \
+        --workers "$workers" --exit-code "$status" || status=1
+    ;;
 *)
-    echo "usage: OUT=DIR bash results/run_h200.sh checks|latency" >&2
+    echo "usage: OUT=DIR bash results/run_h200.sh checks|latency|tests" >&2
     exit 64
     ;;
 esac

@@ -42,6 +42,17 @@ def starters_never_change():
 
 
 @pytest.fixture
+def no_gpu(monkeypatch):
+    """The test's child processes see no CUDA GPU (CUDA_VISIBLE_DEVICES=""), so a test of
+    what a learner without one sees holds on a GPU machine too.  This process's own
+    answer is settled first: hiding the GPU here cannot change it for later tests."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.cuda.is_available()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+
+
+@pytest.fixture
 def repo():
     return REPO
 

@@ -455,7 +455,7 @@ def cli(*args, env_extra=None, interpret=False):
     )
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
+@pytest.mark.usefixtures("no_gpu")
 @pytest.mark.parametrize("interpret", [False, True])
 def test_without_a_gpu_exits_3_and_writes_nothing(tmp_path, interpret):
     out = tmp_path / "bench.json"

@@ -62,17 +62,20 @@ def test_wrong_versions_caught_by_the_named_checks():
         assert r.returncode == 1, (name, r.stdout)
 
 
+@pytest.mark.usefixtures("no_gpu")
 def test_all_intermediate_without_gpu_is_unavailable():
     r = cli("all", "--level", "intermediate")
     assert r.returncode == 3, r.stdout + r.stderr
 
 
+@pytest.mark.usefixtures("no_gpu")
 def test_named_gpu_workshop_without_gpu_and_no_interpret_says_why_once():
     r = cli("strided_softmax", "--solution", "--no-interpret")
     assert r.returncode == 3, r.stdout + r.stderr
     assert r.stdout.count("--interpret") == 1, r.stdout  # one notice, not one per check
 
 
+@pytest.mark.usefixtures("no_gpu")
 def test_named_gpu_workshop_without_gpu_runs_interpreted_with_one_notice():
     r = cli("strided_softmax", "--solution", "--check", "rejects-type", "--check", "own-kernel")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -183,10 +183,9 @@ def test_the_json_says_the_outcome_word(tmp_path, args, outcome):
     assert sum(data["counts"].values()) == len(data["records"]) == 11
 
 
+@pytest.mark.usefixtures("no_gpu")
 def test_a_run_where_nothing_could_run_leaves_progress_alone(tmp_path):
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("--no-interpret runs every check on a machine with a GPU")
+    pytest.importorskip("torch")
     from checks.judging.engine import cases_for
 
     ws, state = tmp_path / "ws", tmp_path / ".ws-state"

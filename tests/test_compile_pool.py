@@ -258,9 +258,10 @@ def test_a_sharded_runs_variants_come_in_check_order_once():
     ]
 
 
+@pytest.mark.usefixtures("no_gpu")
 def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     """The app's timings run in a warm worker: its exit code and output come back, and
-    the worker is gone afterwards (on this machine: no CUDA GPU, exit code 3)."""
+    the worker is gone afterwards (its GPU hidden: no CUDA GPU, exit code 3)."""
     from checks.running.child import Worker, run_benchmark
     from tui import benchmark_child
 
@@ -276,7 +277,8 @@ def test_a_warm_worker_runs_the_benchmark_in_process(tmp_path):
     assert rows == [] and "unavailable here" in error
 
 
-def test_the_controller_says_which_workers_it_uses(tmp_path):
+def test_the_controller_says_which_workers_it_uses(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERNEL_COURSE_POOL", raising=False)  # the defaults, whatever the environment sets
     from checks.running import RunSession as CheckController
     from workshops import catalog
 

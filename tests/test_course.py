@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.usefixtures("no_gpu")  # what could not run here is what the interpreter cannot run
 def test_a_gpu_answer_passes_interpreted_through_the_cli_and_records_its_seed(tmp_path):
     out = tmp_path / "run.json"
     r = subprocess.run(

@@ -26,8 +26,11 @@ import pytest
 
 from checks.judging.records import Record, outcome_of
 from checks.regrade import execution, verdicts
-from checks.regrade.cli import main as regrade_main
+from checks.regrade.cli import build_parser, main as regrade_main
 from checks.regrade.submissions import discover
+
+# The cohort is graded on CPU workers, GPU workshops interpreted, on any machine.
+pytestmark = pytest.mark.usefixtures("no_gpu")
 
 REPO = Path(__file__).resolve().parent.parent
 WORKSHOPS = REPO / "workshops"
@@ -141,7 +144,9 @@ def test_a_cohort_through_two_cpu_workers(tmp_path):
 
 
 def every_verdict_is_the_single_runs(subs: Path, report: Path, r, tmp_path: Path) -> None:
-    assert r.returncode == 0, r.stdout + r.stderr
+    # every submission graded, but alice/A1.py and the stray files were not: exit status 1
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "4 files not graded (listed above): exit status 1" in r.stdout
     assert "embedded Dask LocalCluster: 2 CPU workers" in r.stdout
     for (learner, workshop), _ in COHORT.items():
         got = learner_results(report, learner)[workshop]
@@ -401,6 +406,17 @@ def test_per_gpu_puts_several_workers_on_one_gpu(tmp_path):
 
 
 # --- the parts, without a cluster ---
+
+
+def test_files_listed_as_not_graded_make_the_exit_status_1(tmp_path, capsys):
+    """As its help says: 1 when some file could not be graded, here a workshop's code for
+    its id (the learner gets no grade until it is renamed)."""
+    write(tmp_path / "subs", "amy", "A1.py", SOLUTION)
+    code = regrade_main([str(tmp_path / "subs"), "--seed", "1", "--report", str(tmp_path / "report")])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "not graded: amy/A1.py" in out and "1 file not graded (listed above): exit status 1" in out
+    assert "1 some not graded (a file naming no workshop" in " ".join(build_parser().format_help().split())
 
 
 def test_discovery_finds_workspace_names_only(tmp_path):

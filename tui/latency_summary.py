@@ -57,6 +57,12 @@ def summarize(rows: list, gpu: bool) -> list:
             # a run that crashed or failed measured something else than a verdict
             "runs_failed": sum(bool(r.get("ran")) and "last_s" in r and not verdict_complete(r) for r in rs),
         }
+        noticed = [r for r in rs if "noticed" in r]  # a save that changed nothing: skipped, no run
+        if noticed:
+            row["noticed"] = sum(bool(r["noticed"]) for r in noticed)
+            seconds = [r["notice_s"] for r in noticed if r["noticed"]]
+            if seconds:
+                row["notice_s"] = _spread(seconds)
         if ran:
             row["first_s"] = _spread([r["first_s"] for r in ran])
             row["last_s"] = _spread([r["last_s"] for r in ran])
@@ -123,18 +129,33 @@ def summarize(rows: list, gpu: bool) -> list:
     return out
 
 
+def timing_cells(r: dict) -> str:
+    """The first and last medians and the last's range, 35 characters; a row without
+    them says why in words (a skipped save's notice, or 'not measured'), never 'nan'."""
+    first, last = r.get("first_s"), r.get("last_s")
+    if first and last:
+        rng = f"{last['min']:.2f}-{last['max']:.2f}"
+        return f"{first['median']:>10.3f} {last['median']:>9.3f} {rng:>14}"
+    if "noticed" in r:
+        if r["noticed"] and "notice_s" in r:
+            said = f"no run: skipped in {r['notice_s']['median']:.3f} s"
+        else:
+            said = "no run, and not seen as skipped"
+    else:
+        failed = r.get("runs_failed", 0)
+        said = f"not measured ({failed} failed)" if failed else "not measured"
+    return f"{said:>35}"
+
+
 def print_table(table: list) -> None:
     print(
         f"{'workshop':<20} {'scenario':<15} {'path':<6} {'runs':>4} {'first med':>10} "
         f"{'last med':>9} {'last min-max':>14} {'fresh/warm':>10} {'targets':>8}"
     )
     for r in table:
-        first, last = r.get("first_s", {}), r.get("last_s", {})
-        rng = f"{last['min']:.2f}-{last['max']:.2f}" if last else ""
         t = r.get("targets")
         mark = "" if not t else ("n/a" if not t["applies"] else ("met" if t["met"] else "MISSED"))
         print(
             f"{r['workshop']:<20} {r['scenario']:<15} {r['path']:<6} {r['runs_started']:>4} "
-            f"{first.get('median', float('nan')):>10.3f} {last.get('median', float('nan')):>9.3f} "
-            f"{rng:>14} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}"
+            f"{timing_cells(r)} {r.get('ratio_fresh_over_warm', {}).get('last', ''):>10} {mark:>8}"
         )

@@ -50,7 +50,12 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         epilog="exit codes: 0 all ran and passed, 1 a variant failed, 2 TODO, "
         "3 no CUDA GPU or nothing to run, 64 usage error",
     )
-    p.add_argument("--op", choices=["all"] + list(ops), help="the operation to benchmark, or all")
+    p.add_argument(
+        "--op",
+        type=op_named(ops),
+        metavar="OP",
+        help=f"the operation to benchmark, by workshop id or code ({', '.join(ops)}), or all",
+    )
     who = p.add_mutually_exclusive_group()
     who.add_argument("--solution", action="store_true", help="time the reference answer")
     who.add_argument("--file", type=Path, metavar="PATH", help="time this file (one --op)")
@@ -116,6 +121,31 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
+
+
+def op_named(ops: list) -> Callable[[str], str]:
+    """--op's parser: a benchmarked workshop's id or code (I1, as ``python -m checks I1``
+    takes it), or 'all'; the id is what the rest of the run uses."""
+
+    def parse(text: str) -> str:
+        if text == "all" or text in ops:
+            return text
+        from workshops import catalog
+
+        try:
+            workshop = catalog.get(text)
+        except KeyError:
+            workshop = None
+        if workshop is not None and workshop.id in ops:
+            return workshop.id
+        if workshop is not None:
+            raise argparse.ArgumentTypeError(
+                f"{text} ({workshop.id}) has no benchmark; benchmarked: {', '.join(ops)}"
+            )
+        raise argparse.ArgumentTypeError(f"unknown operation {text!r}; choose from all, {', '.join(ops)}")
+
+    parse.__name__ = "operation"
+    return parse
 
 
 def validate(args) -> None:

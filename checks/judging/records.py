@@ -80,10 +80,23 @@ def where_they_run(records: list) -> str:
     return "a machine that has what they need"
 
 
+# What a run records outside any check: the learner's file failing to import ("load"), or
+# the run breaking between checks ("run").  Neither is a check: totals leave them out.
+RUN_LEVEL = {"load": "your file did not import", "run": "the run broke between checks"}
+
+
+def is_check(record) -> bool:
+    return record.id not in RUN_LEVEL
+
+
 def outcome_line(records: list) -> str:
     """One sentence for a run, opening with its outcome word; 'passed here' names the
-    checks that could not run and where they do."""
-    outcome, n = outcome_of(records), len(records)
+    checks that could not run and where they do.  Counts are of checks (a file that does
+    not import is said, not counted as one)."""
+    outcome = outcome_of(records)
+    broke = [RUN_LEVEL[r.id] for r in records if not is_check(r) and r.status in ("fail", "error")]
+    records = [r for r in records if is_check(r)]
+    n = len(records)
     count = lambda *s: sum(r.status in s for r in records)
     every = f"all {n} checks" if n != 1 else "the 1 check"
     if outcome is Outcome.PASSED:
@@ -100,8 +113,17 @@ def outcome_line(records: list) -> str:
         errors = count("error")
         with_errors = f" ({plural(errors, 'error')})" if errors else ""
         never = count("not run")
-        never_ran = f"; {never} never ran (the run ended first)" if never else ""
-        return f"failed: {count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}{never_ran}"
+        parts = list(dict.fromkeys(broke))
+        if count("fail", "error") or not parts:
+            parts.append(f"{count('fail', 'error')} of {plural(n, 'check')} failed{with_errors}")
+        if never == n and n:
+            none_ran = "the 1 check never ran" if n == 1 else f"none of the {n} checks ran"
+            parts.append(f"{none_ran} (the run ended first)")
+        elif never:
+            parts.append(f"{never} never ran (the run ended first)")
+        elif not n:
+            parts.append("no check ran")
+        return "failed: " + "; ".join(parts)
     if outcome is Outcome.INCOMPLETE:
         return f"incomplete: {count('todo')} of {plural(n, 'check')} still TODO"
     if outcome is Outcome.NOT_RUN:
@@ -187,9 +209,13 @@ def change_since(old, new) -> str:
 
 
 def tally(records: list) -> dict:
-    """Counts for the closing line.  An exercise is incomplete when any of its checks is TODO."""
+    """Counts of checks for the closing line.  An exercise is incomplete when any of its
+    checks is TODO; ``broke``: what failed outside any check (a file that did not import)."""
     incomplete = {r.workshop for r in records if r.status == "todo"}
+    broke = [RUN_LEVEL[r.id] for r in records if not is_check(r) and r.status in ("fail", "error")]
+    records = [r for r in records if is_check(r)]
     return {
+        "broke": list(dict.fromkeys(broke)),
         "passed": sum(r.status == "pass" for r in records),
         "failed": sum(r.status in ("fail", "error") for r in records),
         "incomplete": len(incomplete),
@@ -201,7 +227,8 @@ def tally(records: list) -> dict:
 def summary_line(records: list) -> str:
     t = tally(records)
     not_run = f"; {t['not_run']} not run" if t["not_run"] else ""
+    broke = "".join(f"; {what}" for what in t["broke"])
     return (
         f"{plural(t['passed'], 'check')} passed; {t['failed']} failed; "
-        f"{plural(t['incomplete'], 'exercise')} incomplete; {t['unavailable']} unavailable{not_run}."
+        f"{plural(t['incomplete'], 'exercise')} incomplete; {t['unavailable']} unavailable{not_run}{broke}."
     )

@@ -5,8 +5,10 @@ What a workshop's records read like: one row per check; under the first failing 
 everything it says (its message, where the run was stuck, the map of wrong elements and
 its scale, where to look, why it matters, the lesson section); one line under each other
 check that did not pass; a failure that says what the one above it said points there
-("(the same message as bf16-beyond-fp16)"); and a run of TODOs or skips that say the same
-thing ends with one line that says it with a count ("26 checks: TODO: ...").
+("(the same message as bf16-beyond-fp16)"), one whose diagnosis was said above names the
+check it was said under and gives only its own facts ("(the same diagnosis as worked-merge)
+..."); and a run of TODOs or skips that say the same thing ends with one line that says it
+with a count ("26 checks: TODO: ...").
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ class Printer:
         self._run_count = 0
         self._run_said = False
         self._run_first = ""  # the id of its first record
+        self._diagnosed: dict = {}  # a diagnosis (a kept mistake's sentence) said: the id it was said under
 
     def line(self, text: str = "", style: str = "") -> None:
         if self.console is not None:
@@ -109,6 +112,7 @@ class Printer:
         self.finish()
         self.lesson = lesson
         self._failure_shown = False
+        self._diagnosed = {}
 
     def finish(self) -> None:
         """The workshop's records are over: say what the last run of them said."""
@@ -142,7 +146,9 @@ class Printer:
                 # TODO's, a skip's or a not-run's when its run of identical ones ends.
                 said = full or status in FAILING
                 if said and not full:
-                    self.line(INDENT + key[1])
+                    self.line(INDENT + self._once(rec, key[1]))
+                elif full:
+                    self._once(rec, key[1])
                 self._run_key, self._run_count, self._run_said = key, 0, said
                 self._run_first = rec.id
             elif self._run_said:
@@ -152,6 +158,19 @@ class Printer:
             self.finish()
             for tb_line in _details(rec)["traceback"].splitlines():
                 self.line(f"{INDENT}{tb_line}", "dim")
+
+    def _once(self, rec, line: str) -> str:
+        """A failure's first line, its diagnosis said once per workshop: after the first
+        check it was said under, a reference to that check and the facts that follow it."""
+        mistake = _details(rec).get("mistake")
+        sentence = str(mistake.get("sentence") or "") if isinstance(mistake, dict) else ""
+        if not sentence or not line.startswith(sentence):
+            return line
+        if sentence not in self._diagnosed:
+            self._diagnosed[sentence] = rec.id
+            return line
+        facts = line[len(sentence) :].removeprefix(" — ").strip()
+        return f"(the same diagnosis as {self._diagnosed[sentence]})" + (f" {facts}" if facts else "")
 
     def _wrapped(self, label: str, text: str) -> None:
         for out in textwrap.wrap(

@@ -1,9 +1,10 @@
 """``python -m checks regrade SUBMISSIONS --seed N --report DIR``: regrade a cohort.
 
-Exit codes: 0 every submission was graded (whatever the learners' outcomes); 1 some
-could not be graded (a worker lost twice, or the grading itself broke: the report says
-which); 3 Dask is not installed; 64 a usage error; 130 interrupted (the report holds
-what was done; the same command resumes).
+Exit codes: 0 every file was graded (whatever the learners' outcomes); 1 some could not
+be graded: a file that names no workshop (listed as "not graded" first), a worker lost
+twice, or the grading itself broke (the report says which); 3 Dask is not installed;
+64 a usage error; 130 interrupted (the report holds what was done; the same command
+resumes).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from checks.command_line import EXIT_UNAVAILABLE, EXIT_USAGE, UsageParser
+from checks.judging.records import plural
 from checks.regrade import machine, verdicts
 from checks.regrade.reports import CohortReport, SeedMismatch
 from checks.regrade.submissions import Submission, discover, is_gpu_workshop
@@ -36,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Regrade a cohort: every learner's workshop files through the full checks, "
         "spread over a Dask cluster, with one report for the class.",
         epilog="SUBMISSIONS/<learner>/<workshop_id>.py, one folder per learner (e.g. "
-        "alice/strided_softmax.py). Exit codes: 0 all graded, 1 some not graded, "
+        "alice/strided_softmax.py). Exit codes: 0 all graded, 1 some not graded (a file naming no "
+        "workshop, or a grading that failed), "
         "3 Dask missing, 64 usage error, 130 interrupted (run it again to resume).",
     )
     p.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder per learner")
@@ -313,4 +316,7 @@ def main(argv=None) -> int:
     tally = report.tally()
     say("outcomes: " + ", ".join(f"{n} {o}" for o, n in sorted(tally.items())))
     say(f"reports: {args.report / 'cohort.md'}, cohort.csv, cohort.json, learners/<learner>.json")
+    if unmatched:
+        say(f"{plural(len(unmatched), 'file')} not graded (listed above): exit status {EXIT_NOT_GRADED}")
+        return EXIT_NOT_GRADED
     return code
