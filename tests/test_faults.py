@@ -227,7 +227,7 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     assert all(r.seconds == 0 for r in records if r.status == "skipped")
 
 
-LAUNCH_LOOP = '''
+LAUNCH_LOOP = """
 import torch
 import triton
 import triton.language as tl
@@ -242,7 +242,7 @@ def softmax(x, *, num_warps=4):
     out = torch.empty_like(x)
     while True:  # one launch after another, never done
         _tick[(1,)](out)
-'''
+"""
 
 
 def test_a_timeout_says_which_kernel_was_launching_and_how_many_launches_so_far(tmp_path):
