@@ -14,16 +14,15 @@ MANY_LAUNCHES = 1000  # launches in one check past which their count is the like
 
 
 def timeout_activity(launching: Optional[events.Launching]) -> str:
-    """What a timed-out check was doing, for its message: the kernel it was launching and
-    how many launches the check had made so far, or that no kernel had launched."""
+    """What a timed-out check had been doing, for its message: the kernel it launched
+    last, on which grid, and how many launches the check had made by then (the worker
+    reports them at most about twice a second, so "at least")."""
     if launching is None:
         return " (an infinite loop, or far too slow)"
-    grid = (
-        f" on grid ({', '.join(str(g) for g in launching.grid)}{',' if len(launching.grid) == 1 else ''})"
-        if launching.grid
-        else ""
-    )
-    text = f" while launching {launching.kernel}{grid}, its launch {launching.count:,} of this check"
+    grid = ", ".join(str(g) for g in launching.grid or ())
+    on = f" on grid ({grid}{',' if len(launching.grid or ()) == 1 else ''})" if grid else ""
+    times = "once" if launching.count == 1 else f"at least {launching.count:,} times"
+    text = f"; by then it had launched {launching.kernel}{on} {times}"
     if launching.total != launching.count:
         text += f" ({launching.total:,} launches of every kernel)"
     if launching.total >= MANY_LAUNCHES:

@@ -108,7 +108,7 @@ def summary(rec) -> str:
             return f"timed out{secs} at {where}"
         seen = (rec.details or {}).get("launches") if isinstance(rec.details, dict) else None
         if isinstance(seen, dict) and seen.get("kernel"):
-            return f"timed out{secs} at launch {seen.get('count', 0):,} of {seen['kernel']}"
+            return f"timed out{secs}: {seen.get('count', 0):,} launches of {seen['kernel']}"
         return f"timed out{secs}: an infinite loop, or far too slow"
     return first_line(rec.message, 10_000)
 
