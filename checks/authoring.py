@@ -3,8 +3,9 @@ runs: every file a learner or the app needs is there, every check names a lesson
 section that exists, and the kept wrong answers match the map in ``meta.json`` (a
 missing file is an error, never '').  Then ``python -m checks --self-check`` runs every
 file: the answer passes, the starter is TODO, each kept wrong answer is rejected by the
-checks its ``meta.json`` names, and each one that makes a classic mistake (meta.json's
-``"mistakes"``: file -> mistake id) has that mistake named by at least one of them."""
+checks its ``meta.json`` names, each one that makes a classic mistake (meta.json's
+``"mistakes"``: file -> mistake id) has that mistake named by at least one of them, and
+each right answer of another design (``right/``) passes every check."""
 
 from __future__ import annotations
 
@@ -92,6 +93,11 @@ def folder_problems(w) -> list:
         problems.append(f"{w.id}: wrong/{name} is not in meta.json's wrong_answers")
     for name in sorted(listed - files):
         problems.append(f"{w.id}: meta.json lists wrong/{name}, which does not exist")
+    for right in w.right_versions():
+        if not right.read_text(encoding="utf-8").startswith('"""RIGHT'):
+            problems.append(
+                f'{w.id}: right/{right.name} must open with a docstring on its design (\'"""RIGHT ...\')'
+            )
     try:
         cases = cases_for(w.id)
     except Exception as e:  # noqa: BLE001 - a broken case module is the author's to fix
@@ -151,6 +157,8 @@ def self_check(workshops: list, args, out) -> int:
         named = dict(w.wrong_answers)
         for bad in w.wrong_versions():
             expected.append((w, bad, {1}, "wrong answer rejected", named.get(bad.name)))
+        for right in w.right_versions():
+            expected.append((w, right, {0}, "another design passes", None))
     # Lines come out in file order: a file's line waits for the files listed before it.
     on_gpu = any(w.gpu for w in workshops) and not args.interpret
     jobs = max(1, min(pool_size(gpu=on_gpu), len(expected)))

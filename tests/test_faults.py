@@ -225,3 +225,54 @@ def test_timeout_names_where_the_code_was_stuck(tmp_path):
     assert f"stuck at stuck.py, line {where['line']}, in merge" in rec.message
     assert 1.0 <= rec.seconds <= 30  # the real time it ran (less the start), not 0.00s
     assert all(r.seconds == 0 for r in records if r.status == "skipped")
+
+
+LAUNCH_LOOP = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tick(out_ptr):
+    tl.store(out_ptr, 0.0)
+
+
+def softmax(x, *, num_warps=4):
+    out = torch.empty_like(x)
+    while True:  # one launch after another, never done
+        _tick[(1,)](out)
+"""
+
+
+def test_a_timeout_says_which_kernel_was_launching_and_how_many_launches_so_far(tmp_path):
+    """A wrapper that launches without end: the record names the kernel, its grid and the
+    launch count the worker last reported, not only 'an infinite loop'."""
+    from checks.running.child import Worker
+
+    p = tmp_path / "launch_loop.py"
+    p.write_text(LAUNCH_LOOP)
+    worker = Worker(preload="interpret")
+    assert worker.wait_ready(300)
+    run = ChildRun("strided_softmax", p, interpret=True, only=["basic"], timeout=8, worker=worker)
+    (rec,) = run.run()
+    assert run.outcome == "timeout" and rec.status == "error"
+    seen = rec.details["launches"]
+    assert seen["kernel"] == "_tick" and seen["grid"] == [1] and seen["count"] >= 2
+    assert seen["total"] == seen["count"]
+    assert rec.message.startswith("timed out: stopped after 8 s; by then it had launched _tick on grid (1,)")
+    assert f"at least {seen['count']:,} times" in rec.message
+    assert "infinite loop" not in rec.message
+
+
+def test_the_timeout_text_blames_the_launch_count_only_when_it_is_large():
+    from checks.running.events import Launching
+    from checks.running.timeouts import MANY_LAUNCHES, timeout_activity
+
+    assert timeout_activity(None) == " (an infinite loop, or far too slow)"
+    few = timeout_activity(Launching(kernel="_k", count=1, total=3, grid=[4, 2]))
+    assert few.startswith("; by then it had launched _k on grid (4, 2) once (3 launches of every kernel)")
+    assert "loops forever" in few
+    many = timeout_activity(Launching(kernel="_head", count=MANY_LAUNCHES * 40, total=MANY_LAUNCHES * 40))
+    assert many.startswith("; by then it had launched _head at least 40,000 times:")
+    assert "per row or per head" in many

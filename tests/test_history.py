@@ -270,3 +270,53 @@ def test_the_chart_fits_its_width() -> None:
         assert 0 < len(line) <= width
     assert "last 50 saves" in history.chart_line(saves, case, 120)
     assert "last 50 saves" not in history.chart_line(saves, case, 80)
+
+
+def test_the_best_is_a_save_whose_checks_passed(tmp_path: Path) -> None:
+    """A save timed when its checks passed that fails them later (the checks grew, or
+    another machine ran them) stays the previous save but is no longer the best."""
+    history.record_save(tmp_path, OP, "right", [row(100.0)])
+    history.record_save(tmp_path, OP, "fast-and-wrong", [row(60.0)])
+    saves = history.load(tmp_path, OP)
+    assert [s.passed for s in saves] == [True, True]
+    assert history.compare(row(90.0), saves).best.content_hash == "fast-and-wrong"
+
+    saves = history.record_checks(tmp_path, OP, "fast-and-wrong", passed=False)
+    assert saves == history.load(tmp_path, OP)  # kept in the file
+    assert [s.passed for s in saves] == [True, False]
+    change = history.compare(row(90.0), saves)
+    assert change.last.content_hash == "fast-and-wrong"  # still the save before this one
+    assert change.best.content_hash == "right" and change.best.then_us == 100.0
+
+    # fixed again (same content passing): the best again
+    history.record_checks(tmp_path, OP, "fast-and-wrong", passed=True)
+    assert history.compare(row(90.0), history.load(tmp_path, OP)).best.content_hash == "fast-and-wrong"
+
+
+def test_a_save_recorded_as_failing_is_never_the_best_and_no_best_is_none(tmp_path: Path) -> None:
+    history.record_save(tmp_path, OP, "wrong", [row(50.0)], passed=False)
+    (save,) = history.load(tmp_path, OP)
+    assert save.passed is False
+    change = history.compare(row(90.0), [save])
+    assert change.last is not None and change.best is None
+
+
+def test_a_verdict_that_changes_nothing_leaves_the_file_alone(tmp_path: Path) -> None:
+    path = history.record_save(tmp_path, OP, "a", [row(100.0)])
+    before = path.stat().st_mtime_ns
+    assert history.record_checks(tmp_path, OP, "a", passed=True)[0].passed
+    assert history.record_checks(tmp_path, OP, "never-timed", passed=False)[0].content_hash == "a"
+    assert path.stat().st_mtime_ns == before
+
+
+def test_a_history_written_before_verdicts_were_kept_counts_its_saves_as_passing(tmp_path: Path) -> None:
+    path = history.record_save(tmp_path, OP, "a", [row(100.0)])
+    data = json.loads(path.read_text())
+    for s in data["saves"]:
+        del s["passed"]
+    path.write_text(json.dumps(data))
+    (save,) = history.load(tmp_path, OP)
+    assert save.passed is True
+    data["saves"][0]["passed"] = "yes"
+    path.write_text(json.dumps(data))
+    assert history.load(tmp_path, OP) == []  # malformed: set aside

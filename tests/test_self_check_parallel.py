@@ -87,3 +87,38 @@ def test_files_run_side_by_side_and_are_reported_in_file_order(monkeypatch):
         str(p.relative_to(w.folder.parent)) for p in order
     ]
     assert out.lines[-1] == f"{len(order)} of {len(order)} course files behave as expected."
+
+
+def test_the_self_check_runs_each_right_answer_of_another_design_and_expects_it_to_pass(monkeypatch):
+    w = catalog.get("strided_softmax")
+    right = w.right_versions()
+    assert right
+    refused = right[0]
+
+    class FakeRun:
+        def __init__(self, workshop, path, **kwargs):
+            self.path, self.only = path, kwargs.get("only")
+
+        def cancel(self):
+            pass
+
+        def run(self):
+            if self.path == w.starter:
+                return [Record(w.id, "one", "one", "todo")]
+            if self.path.parent.name == "wrong":
+                named = named_mistakes(w).get(self.path.name)
+                details = {"mistake": {"id": named}} if named else {}
+                return [Record(w.id, i, i, "fail", details=details) for i in self.only]
+            status = "fail" if self.path == refused else "pass"  # one design refused
+            return [Record(w.id, "one", "one", status)]
+
+    monkeypatch.setattr(running, "ChildRun", FakeRun)
+    monkeypatch.setattr(running, "WorkerPool", _FakePool)
+    out = _Out()
+    code = self_check([w], SimpleNamespace(interpret=True, timeout=None, json=None), out)
+    assert code == 1
+    lines = {line.split()[2].rstrip(":"): line for line in out.lines if " exit " in line}
+    for path in right:
+        line = lines[str(path.relative_to(w.folder.parent))]
+        assert "(another design passes)" in line
+        assert line.startswith("  BAD" if path == refused else "  ok ")

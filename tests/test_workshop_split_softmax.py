@@ -251,3 +251,42 @@ def test_many_programs_passes_a_cap_of_256_on_each_axis_in_both_modes() -> None:
 def test_a_chunk_axis_capped_at_256_is_caught_by_many_programs() -> None:
     (rec,) = run_checks(WID, FOLDER / "wrong" / "capped_grid.py", interpret=True, only=["many-programs"])
     assert rec.status == "fail" and "256 of 65543 elements" in rec.message, rec.message
+
+
+def _scratch_records(name: str) -> dict:
+    ids = ["scratch-fp32", "scratch-bytes", "scratch-per-call"]
+    return {r.id: r for r in run_checks(WID, FOLDER / "wrong" / name, interpret=True, only=ids)}
+
+
+def test_scratch_in_the_input_dtype_passes_every_value_check_and_fails_the_scratch_contract():
+    # every check that looks only at values passes it: the dtype of the scratch is what is wrong
+    value_checks = [c.id for c in cases_for(WID) if c.interpreter and not c.id.startswith("scratch-")]
+    records = run_checks(WID, FOLDER / "wrong" / "half_scratch.py", interpret=True, only=value_checks)
+    assert [r.id for r in records if r.status != "pass"] == []
+    by_id = _scratch_records("half_scratch.py")
+    dtype, size = by_id["scratch-fp32"], by_id["scratch-bytes"]
+    assert dtype.status == "fail" and "scratch of dtype float16 for float16 input" in dtype.message
+    assert dtype.details["kernel"] == "_partial_stats_kernel"
+    assert size.status == "fail" and size.details["handed_bytes"] * 2 == size.details["scratch_bytes"] == 504
+    assert by_id["scratch-per-call"].status == "pass"
+
+
+def test_scratch_cached_across_calls_is_refused_only_by_the_per_call_check():
+    by_id = _scratch_records("cached_scratch.py")
+    assert by_id["scratch-fp32"].status == by_id["scratch-bytes"].status == "pass"
+    reused = by_id["scratch-per-call"]
+    assert reused.status == "fail" and reused.details["shared_with_call"] == 1
+    assert reused.message.startswith("call 3 (softmax(3x2500 float32, chunk_size=1024))")
+    assert "kept from one call to the next" in reused.message
+
+
+def test_scratch_is_what_the_launches_were_handed_besides_input_and_output(solution):
+    from checks.judging.cases.split_softmax_scratch import scratch_bytes_of, scratch_of_call
+
+    x = torch.randn(3, 5000).half()
+    got, scratch = scratch_of_call(solution, x, chunk_size=256)
+    assert {k for k, _ in scratch} == {"_partial_stats_kernel", "_merge_kernel", "_normalize_kernel"}
+    assert all(t.dtype == torch.float32 for _, t in scratch)
+    # two views of one allocation: counted once, as the bytes scratch_bytes promises
+    assert len(scratch) == 4 and scratch_bytes_of(scratch) == solution.scratch_bytes(3, 5000, 256)
+    assert not any(t.untyped_storage().data_ptr() == got.untyped_storage().data_ptr() for _, t in scratch)

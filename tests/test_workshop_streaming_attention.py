@@ -318,3 +318,27 @@ def test_skip_future_tiles_makes_each_call_once_in_the_interpreter_recording_the
     case.fn(SimpleNamespace(attention=attention), Context(case_id=case.id, device="cpu", interpret=True))
     answered = [c for c in calls if isinstance(dict(c).get("skip_future_tiles"), bool)]  # not the rejected
     assert len(answered) == len(set(answered)) == 8  # skip x causal x block_n, none twice
+
+
+def test_heads_past_int32_uses_the_fewest_heads_that_pass_2_31_and_still_wraps_a_32_bit_offset():
+    import numpy as np
+
+    from checks.judging.cases.streaming_attention_gpu_only import many_heads_shape
+
+    b, h, n, d = many_heads_shape()
+    per_head = n * d
+    assert (n, d) == (2048, 64) and b * h == 16385
+    assert b * h * per_head > 2**31 >= (b * h - 1) * per_head  # one head fewer stays below
+    assert h <= 65535 and b <= 65535  # any of the grids the lesson allows can launch it
+    assert 2 * b * h < 40_000  # launches of a one-kernel-per-head design, for both causal flags
+    # the kept wrong answer's 32-bit arithmetic wraps on the last head, product and sum alike
+    with np.errstate(over="ignore"):
+        last_b, last_h = np.int32(b - 1), np.int32(h - 1)
+        stride_b, stride_h = np.int32(h * per_head), np.int32(per_head)
+        assert last_b * stride_b + last_h * stride_h < 0
+        assert np.int32(b * h - 1) * np.int32(n) * np.int32(d) < 0
+
+
+def test_the_lesson_puts_the_large_grid_count_on_axis_0():
+    batched = W.lesson.split("## Batched heads")[1].split("\n## ")[0]
+    assert "65,535" in batched and "axis 0" in batched

@@ -167,6 +167,7 @@ def test_authors_check_names_each_problem_of_a_broken_folder(tmp_path):
     (broken / "explanation.md").unlink()
     (broken / "hints.md").write_text("")
     (broken / "wrong" / "stray.py").write_text('"""WRONG on purpose: unlisted."""\n')
+    (broken / "right" / "undocumented.py").write_text("def softmax(x):\n    return x\n")
     (broken / "lesson.md").write_text(
         (broken / "lesson.md").read_text().replace("## Your kernel, not PyTorch", "## Renamed")
     )
@@ -179,5 +180,6 @@ def test_authors_check_names_each_problem_of_a_broken_folder(tmp_path):
         "lists wrong/gone.py, which does not exist",
         "'no-such-check'",
         "'Your kernel, not PyTorch', which lesson.md does not have",
+        "right/undocumented.py must open with a docstring on its design",
     ):
         assert expected in problems, (expected, problems)

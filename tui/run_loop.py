@@ -164,6 +164,10 @@ class RunLoop(_Host):
         panel.finish(event.outcome, records, digest, event.error)
         self.last = run
         self.passed = event.outcome == "done" and bool(records) and exit_code(records) == 0
+        if self.workshop.gpu and event.outcome in ("done", "crashed", "timeout") and records:
+            self.query_one(TimingsPanel).record_checks(
+                ws.state_dir(course_app(self).workspace), self.workshop.id, digest, self.passed
+            )
         if event.error and event.outcome != "usage":
             self.notify(event.error.splitlines()[-1], severity="error")
             self.run_toasts = True

@@ -68,6 +68,12 @@ class Workshop:
         d = self.folder / "wrong"
         return sorted(d.glob("*.py")) if d.is_dir() else []
 
+    def right_versions(self) -> list:
+        """Right answers of other designs than the reference (right/*.py): each must pass
+        every check, so no check refuses a right answer for its design."""
+        d = self.folder / "right"
+        return sorted(d.glob("*.py")) if d.is_dir() else []
+
     def read(self, name: str) -> str:
         p = self.folder / name
         return p.read_text(encoding="utf-8") if p.exists() else ""

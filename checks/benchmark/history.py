@@ -39,14 +39,22 @@ RowKey = tuple
 
 @dataclass(frozen=True)
 class Save:
-    """One timed save: ``rows`` are reduced rows (see :func:`reduce_row`)."""
+    """One timed save: ``rows`` are reduced rows (see :func:`reduce_row`); ``passed``:
+    whether the checks of that content passed (the last run of it that says; a history
+    written before this was kept has none, and only passing saves were timed then)."""
 
     when: str
     content_hash: str
     rows: list = field(default_factory=list)
+    passed: bool = True
 
     def to_dict(self) -> dict:
-        return {"when": self.when, "content_hash": self.content_hash, "rows": [dict(r) for r in self.rows]}
+        return {
+            "when": self.when,
+            "content_hash": self.content_hash,
+            "passed": self.passed,
+            "rows": [dict(r) for r in self.rows],
+        }
 
 
 @dataclass(frozen=True)
@@ -154,9 +162,10 @@ def _parse(data: object) -> list:
             and isinstance(s.get("content_hash"), str)
             and isinstance(s.get("rows"), list)
             and all(isinstance(r, dict) and _num(r.get("median_us")) is not None for r in s["rows"])
+            and isinstance(s.get("passed", True), bool)
         ):
             raise ValueError("a save is malformed")
-        saves.append(Save(s["when"], s["content_hash"], [dict(r) for r in s["rows"]]))
+        saves.append(Save(s["when"], s["content_hash"], [dict(r) for r in s["rows"]], s.get("passed", True)))
     return saves
 
 
@@ -178,22 +187,34 @@ def load(state_dir: Path, workshop_id: str) -> list:
 
 
 def record_save(
-    state_dir: Path, workshop_id: str, content_hash: str, rows: list, when: Optional[str] = None
+    state_dir: Path,
+    workshop_id: str,
+    content_hash: str,
+    rows: list,
+    when: Optional[str] = None,
+    *,
+    passed: bool = True,
 ) -> Path:
     """Add one timed save (its timed rows, reduced) to the workshop's history and return
-    the history file.  The same content as the previous save replaces that save; only the
-    last KEEP saves are kept; a benchmark with no timed row adds nothing.  Two writers at
-    once keep the later one's file (the history is a nicety, never the learner's work)."""
+    the history file; ``passed``: whether the checks of this content passed (a save that
+    did not is compared with, never a best).  The same content as the previous save
+    replaces that save; only the last KEEP saves are kept; a benchmark with no timed row
+    adds nothing.  Two writers at once keep the later one's file (the history is a
+    nicety, never the learner's work)."""
     path = history_path(state_dir, workshop_id)
     reduced = [reduce_row(r) for r in rows if isinstance(r, dict) and is_timed(r)]
     if not reduced:
         return path
     saves = load(state_dir, workshop_id)
-    save = Save(when or time.strftime("%Y-%m-%dT%H:%M:%S%z"), content_hash, reduced)
+    save = Save(when or time.strftime("%Y-%m-%dT%H:%M:%S%z"), content_hash, reduced, bool(passed))
     if saves and saves[-1].content_hash == content_hash:
         saves[-1] = save
     else:
         saves.append(save)
+    return _write(path, workshop_id, saves)
+
+
+def _write(path: Path, workshop_id: str, saves: list) -> Path:
     data = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -201,6 +222,22 @@ def record_save(
         "saves": [s.to_dict() for s in saves[-KEEP:]],
     }
     return write_json_atomic(path, data)
+
+
+def record_checks(state_dir: Path, workshop_id: str, content_hash: str, passed: bool) -> list:
+    """A check run of ``content_hash`` ended: its saves now say whether their checks
+    passed (a content timed when its checks passed and failing them later, after the
+    checks grew or on another machine, stops being a best).  Returns the saves; the file
+    is rewritten only when a save changed."""
+    saves = load(state_dir, workshop_id)
+    if not any(s.content_hash == content_hash and s.passed != passed for s in saves):
+        return saves
+    saves = [
+        Save(s.when, s.content_hash, s.rows, bool(passed)) if s.content_hash == content_hash else s
+        for s in saves
+    ]
+    _write(history_path(state_dir, workshop_id), workshop_id, saves)
+    return saves
 
 
 def earlier(saves: list, content_hash: str) -> list:
@@ -242,14 +279,18 @@ def _delta(row: dict, then: dict, save: Save) -> Delta:
 def compare(row: dict, history: list) -> Change:
     """``row`` (a benchmark row, whole or reduced) against the earlier saves ``history``
     (oldest first, without the save ``row`` belongs to; see :func:`earlier`): the change
-    against the latest save that timed the same row key, and against the fastest one."""
+    against the latest save that timed the same row key, and against the fastest one whose
+    checks passed (a wrong kernel's time is never the best)."""
     key, mine = row_key(row), reduce_row(row)
     found = [(s, r) for s in history for r in s.rows if row_key(r) == key and _num(r.get("median_us"))]
     now = mine["median_us"]
     if not found or now is None:
         return Change(key, now if now is not None else math.nan, None, None)
     last_save, last_row = found[-1]
-    best_save, best_row = min(found, key=lambda f: float(f[1]["median_us"]))
+    right = [(s, r) for s, r in found if s.passed]
+    if not right:
+        return Change(key, now, _delta(mine, last_row, last_save), None)
+    best_save, best_row = min(right, key=lambda f: float(f[1]["median_us"]))
     return Change(key, now, _delta(mine, last_row, last_save), _delta(mine, best_row, best_save))
 
 

@@ -20,7 +20,6 @@ import collections
 import json
 import os
 import queue
-import re
 import signal
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from checks.interpreter import interpreter_env
 from checks.judging.records import Record
 from checks.running import events, processes
 from checks.running.run_records import RunRecords
+from checks.running.timeouts import stuck_at, timeout_activity
 
 REPO = Path(__file__).resolve().parents[2]
 POSIX = processes.POSIX
@@ -267,6 +267,8 @@ class ChildRun:
         # (checks.running.variants): what the compile pool compiles ahead after the next save
         self.variants: list = []
         self._began: dict = {}
+        # the running check's latest launch, as the worker last said (None: none yet)
+        self.launching: Optional[events.Launching] = None
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
@@ -359,7 +361,10 @@ class ChildRun:
             elif isinstance(ev, events.Begin):
                 self.current = ev.id
                 self._began[ev.id] = time.monotonic()
+                self.launching = None
                 yield ev
+            elif isinstance(ev, events.Launching):
+                self.launching = ev  # kept for a time limit's message; not yielded
             elif isinstance(ev, events.RecordEvent):
                 rec = ev.record
                 self.records.add(rec)
@@ -399,8 +404,15 @@ class ChildRun:
             if self.current is not None and self.current in self._began:
                 ran = time.monotonic() - self._began[self.current]
             if self.outcome == "timeout":
-                why = f"timed out: stopped after {self.timeout:g} s (an infinite loop, or far too slow)"
+                why = f"timed out: stopped after {self.timeout:g} s" + timeout_activity(self.launching)
                 details: dict = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
+                if self.launching is not None:
+                    details["launches"] = {
+                        "kernel": self.launching.kernel,
+                        "count": self.launching.count,
+                        "total": self.launching.total,
+                        "grid": self.launching.grid,
+                    }
                 stuck = stuck_at(stack, self.path)
                 if stuck is not None:
                     details["stuck_at"] = stuck
@@ -461,32 +473,6 @@ def run_benchmark(worker: Worker, argv: list, timeout: float, cancelled=lambda: 
             break
     worker.kill()
     return code, (worker.stdout.text(3000) + worker.stderr.text(1500)).strip()
-
-
-_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>.+?)\s*$')
-
-
-def stuck_at(stack: str, path) -> Optional[dict]:
-    """The most recent frame in ``path`` in a faulthandler stack dump: where the
-    learner's code was when it was stopped ({"file", "line", "function"}), else None.
-    The thread that took the dump ("Current thread") is searched first."""
-    target = os.path.realpath(str(path))
-    blocks: list[tuple[bool, list[re.Match]]] = []
-    block: Optional[list[re.Match]] = None
-    for line in stack.splitlines():
-        if line.startswith(("Current thread", "Thread ", "Stack (most recent")):
-            block = []
-            blocks.append((line.startswith("Current thread"), block))
-        elif block is not None:
-            m = _FRAME.match(line)
-            if m:
-                block.append(m)
-    blocks.sort(key=lambda b: not b[0])
-    for _, frames in blocks:
-        for m in frames:  # most recent call first
-            if os.path.realpath(m["file"]) == target:
-                return {"file": m["file"], "line": int(m["line"]), "function": m["function"]}
-    return None
 
 
 def preload_for(gpu_workshop: bool, interpret: bool) -> str:

@@ -6,7 +6,7 @@ unknown ``type`` or a missing field is a ``ValueError``), and a run
 (:class:`checks.running.child.ChildRun`, :class:`checks.running.pool.ShardedRun`) yields these objects
 to its reader in order::
 
-    Ready -> Plan -> Loaded -> (Begin -> RecordEvent)* -> Done      (the worker's lines)
+    Ready -> Plan -> Loaded -> (Begin -> Launching* -> RecordEvent)* -> Done   (the worker's lines)
     Plan, Loaded, Begin, RecordEvent ..., End                       (what a run yields)
 
 The one vocabulary of a run, from the worker to the screen: every event a run yields
@@ -111,6 +111,21 @@ class RecordEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Launching(Event):
+    """A kernel launch began during the running check (sent at a kernel's first launch of
+    the check, then at most about twice a second): ``kernel``, its ``count`` of launches
+    in this check so far (this one included), ``total`` launches of every kernel in this
+    check, and this launch's ``grid``.  The parent keeps the latest: a time limit's message
+    says what was running.  Not yielded to a run's reader."""
+
+    type: ClassVar[str] = "launching"
+    kernel: str
+    count: int
+    total: int
+    grid: Optional[list] = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Usage(Event):
     """The job itself was wrong (an unknown check id): a usage error, not a verdict."""
 
@@ -155,7 +170,7 @@ class Failure(Event):
     error: BaseException
 
 
-WIRE = {cls.type: cls for cls in (Ready, Plan, Loaded, Begin, RecordEvent, Usage, Done)}
+WIRE = {cls.type: cls for cls in (Ready, Plan, Loaded, Begin, Launching, RecordEvent, Usage, Done)}
 
 
 def from_wire(message: dict, **run: Any) -> Event:

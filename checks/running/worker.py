@@ -40,6 +40,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -57,12 +58,16 @@ def _channel(args):
     else:
         f = open(args.record_file, "a", encoding="utf-8", buffering=1)
 
+    lock = threading.Lock()  # a learner's thread may launch while the main thread reports
+
     def send(event) -> None:
         """Write one typed event (checks.running.events) as a JSON line, stamped with the time."""
         message = event.to_wire()
         message["t"] = time.time()
-        f.write(json.dumps(message, default=str) + "\n")
-        f.flush()
+        line = json.dumps(message, default=str) + "\n"
+        with lock:
+            f.write(line)
+            f.flush()
 
     return send
 
@@ -108,6 +113,56 @@ class _CompileClock(launches.Listener):
         out = {"compile_s": round(self.seconds, 4), "compiles": self.count, "cache_hits": self.hits}
         self.seconds, self.count, self.hits = 0.0, 0, 0
         return out
+
+
+def _grid_of(launch: launches.Launch) -> Optional[list]:
+    """A launch's grid as a list of ints (a callable grid is asked with the launch's
+    keywords, as Triton asks it); None when it cannot be read."""
+    grid = launch.grid
+    try:
+        if callable(grid):
+            grid = grid(dict(launch.kwargs))
+        if isinstance(grid, int):
+            grid = (grid,)
+        return [int(g) for g in grid]
+    except Exception:  # noqa: BLE001 - a grid we cannot read is left out, never an error
+        return None
+
+
+class _LaunchTally(launches.Listener):
+    """Counts the launches of each kernel during the running check (the outermost ones:
+    an autotuner's inner runs are not counted twice) and tells the parent which kernel
+    is launching and how often so far, so a time limit can say what was running."""
+
+    EVERY_S = 0.5
+
+    def __init__(self, send) -> None:
+        self.send = send
+        self.counts: dict = {}
+        self.total = 0
+        self.sent_at = 0.0
+
+    def reset(self) -> None:
+        self.counts, self.total, self.sent_at = {}, 0, 0.0
+
+    def around_launch(self, launch: launches.Launch, proceed):
+        if launch.depth == 0:
+            name = launch.name
+            first = name not in self.counts
+            self.counts[name] = self.counts.get(name, 0) + 1
+            self.total += 1
+            now = time.monotonic()
+            if first or now - self.sent_at >= self.EVERY_S:
+                self.sent_at = now
+                try:
+                    self.send(
+                        events.Launching(
+                            kernel=name, count=self.counts[name], total=self.total, grid=_grid_of(launch)
+                        )
+                    )
+                except (OSError, ValueError):
+                    pass  # the parent is gone: the launch goes on
+        return proceed()
 
 
 def _stack_dump(path, timeout) -> None:
@@ -289,9 +344,12 @@ def main(argv=None) -> int:
             )
         )
 
+    tally = _for_life.enter_context(launches.listening(_LaunchTally(send)))
+
     def on_begin(case):
         if clock is not None:
             clock.take()
+        tally.reset()
         send(events.Begin(id=case.id))
 
     def on_record(rec: Record):

@@ -241,3 +241,29 @@ def test_a_workshop_without_timed_saves_shows_no_past_rows(tmp_path: Path) -> No
             assert panel.past is None and [r["run"] for r in table_text(panel)] == ["yours"]
 
     asyncio.run(body())
+
+
+def test_a_run_that_fails_takes_its_content_out_of_the_best(make_app, workspace: Path) -> None:
+    """A content timed earlier (its checks passed then) whose run now fails: the app keeps
+    the verdict in the history, so that save's time is no longer anyone's best."""
+    import hashlib
+
+    state = ws.state_dir(workspace)
+    digest = hashlib.sha256(I1.starter.read_bytes()).hexdigest()  # the learner's copy is the starter
+    history.record_save(state, I1.id, digest, [row(10.0)])
+    assert history.load(state, I1.id)[0].passed
+
+    async def body() -> None:
+        app = make_app(open_workshop=I1.id)
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await wait_for(
+                pilot, lambda: getattr(app.screen, "controller", None) and app.screen, 10, "the workshop"
+            )
+            await wait_for_run(pilot, timeout=90)
+            assert screen.last.content_hash == digest and not screen.passed  # the starter is TODO
+            await wait_for(
+                pilot, lambda: not history.load(state, I1.id)[0].passed, 15, "the verdict in the history"
+            )
+            assert history.compare(row(50.0), history.load(state, I1.id)).best is None
+
+    asyncio.run(body())

@@ -113,3 +113,18 @@ def test_the_own_kernel_link_only_where_the_record_points_at_it():
     )
     text, footer, lesson = _failure_view(failed)
     assert OWN_WHY in text and OWN_SECTION in footer and lesson
+
+
+def test_a_timeout_row_names_the_kernel_that_was_launching():
+    from tui.widgets.record_text import summary
+
+    rec = _record(
+        status="error",
+        message="timed out: stopped after 120 s; by then it had launched _head_kernel on grid (32,) "
+        "at least 40,000 times",
+        seconds=120.0,
+        details={"launches": {"kernel": "_head_kernel", "count": 40000, "total": 40000, "grid": [32]}},
+    )
+    assert summary(rec) == "timed out after 120.0 s: 40,000 launches of _head_kernel"
+    text, _, _ = _failure_view(rec)
+    assert "at least 40,000 times" in text

@@ -106,6 +106,9 @@ def summary(rec) -> str:
         secs = f" after {rec.seconds:.1f} s" if getattr(rec, "seconds", 0) else ""
         if where:
             return f"timed out{secs} at {where}"
+        seen = (rec.details or {}).get("launches") if isinstance(rec.details, dict) else None
+        if isinstance(seen, dict) and seen.get("kernel"):
+            return f"timed out{secs}: {seen.get('count', 0):,} launches of {seen['kernel']}"
         return f"timed out{secs}: an infinite loop, or far too slow"
     return first_line(rec.message, 10_000)
 

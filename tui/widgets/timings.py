@@ -214,12 +214,31 @@ class TimingsPanel(Vertical):
     @work(thread=True, group="history", exit_on_error=False)
     def _record_worker(self, state_dir: Path, workshop_id: str, content_hash: str, rows: list) -> None:
         try:
-            history.record_save(state_dir, workshop_id, content_hash, rows)
+            # timed only after every check of this content passed (RunLoop._maybe_bench)
+            history.record_save(state_dir, workshop_id, content_hash, rows, passed=True)
             saves = history.load(state_dir, workshop_id)
         except OSError as e:
             self.app.call_from_thread(self.notify, f"timings history not saved: {e}", severity="warning")
             return
         self.app.call_from_thread(self._history_loaded, rows, saves, content_hash)
+
+    def record_checks(self, state_dir: Path, workshop_id: str, content_hash: str, passed: bool) -> None:
+        """A check run of ``content_hash`` ended: its timed saves keep whether it passed (a
+        save whose checks fail is never the best), off the event loop."""
+        self._checks_worker(Path(state_dir), workshop_id, content_hash, passed)
+
+    @work(thread=True, group="history-checks", exit_on_error=False)
+    def _checks_worker(self, state_dir: Path, workshop_id: str, content_hash: str, passed: bool) -> None:
+        try:
+            saves = history.record_checks(state_dir, workshop_id, content_hash, passed)
+        except OSError:
+            return  # the history is a nicety: the verdict itself is kept elsewhere
+        self.app.call_from_thread(self._verdicts_loaded, saves)
+
+    def _verdicts_loaded(self, saves: list) -> None:
+        if self.saves:  # shown against a history: compare with the saves as they are now
+            self.saves = list(saves)
+            self._render_rows()
 
     def _history_loaded(self, rows: list, saves: list, content_hash: str) -> None:
         if rows == self.results:  # still the benchmark it was recorded for
