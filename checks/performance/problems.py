@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 READING_SHAPES = {
-    "strided_softmax": (dict(name="1024x1024-t", rows=1024, cols=1024, transposed=True), "fp32"),
-    "softmax_backward": (dict(name="512x4097", rows=512, cols=4097), "fp16"),
-    "split_softmax": (dict(name="4x131072", rows=4, cols=131072), "fp32"),
-    "fused_gemm": (dict(name="512x512x512", M=512, N=512, K=512), "fp16"),
-    "streaming_attention": (dict(name="512x64-full", n=512, d=64, causal=False), "fp16"),
+    "strided_softmax": (dict(name="1024x1024-t", role="comparison", rows=1024, cols=1024, transposed=True), "fp32"),
+    "softmax_backward": (dict(name="512x4097", role="comparison", rows=512, cols=4097), "fp16"),
+    "split_softmax": (dict(name="4x131072", role="comparison", rows=4, cols=131072), "fp32"),
+    "fused_gemm": (dict(name="512x512x512", role="comparison", M=512, N=512, K=512), "fp16"),
+    "streaming_attention": (dict(name="b4h16-256x64-full", role="comparison", b=4, h=16, n=256, d=64, causal=False), "fp16"),
 }
 
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}

@@ -24,6 +24,7 @@ CUDA_CORE_FLOPS = 60e12  # fp32 fused multiply-adds on the CUDA cores
 L2_BYTES = 50 * 2**20
 L2_COST = 0.35  # a byte re-read from L2 against one from HBM
 PROGRAMS_TO_FILL_MEMORY = SMS // 2  # a memory-bound kernel saturates HBM from about half the SMs
+SPILL_BYTES_DOUBLING = 1024  # spilled bytes per thread that (by this model) double the time
 LOSS_WORTH_SAYING = 0.2  # share of the predicted time
 
 
@@ -51,7 +52,9 @@ class Reading:
         return [f.cause for f in self.findings if f.loss_s >= LOSS_WORTH_SAYING * self.predicted_s]
 
     def lines(self) -> list:
-        return [self.headline, self.traffic] + [f.sentence for f in self.findings[1:]] + self.details
+        said = [f.sentence for f in self.findings[1:]
+                if f.loss_s >= 0.05 * self.predicted_s and f.sentence not in self.traffic]
+        return [self.headline, self.traffic] + said + self.details
 
     def as_dict(self) -> dict:
         return {
@@ -95,6 +98,7 @@ class _Tensor:
     lane_step: int = 0
     elem: int = 0
     footprint: int = 0  # distinct bytes of one sampled program
+    kernels: set = field(default_factory=set)  # the kernels that load it
 
 
 def _tensors(records: list) -> dict:
@@ -107,6 +111,7 @@ def _tensors(records: list) -> dict:
             start, _, size = rec.tensors[tname]
             t = out.setdefault(start, _Tensor(_label(tname), size))
             if kind == "load":
+                t.kernels.add(rec.name)
                 t.loaded += st.bytes
                 t.program_bytes += st.program_bytes
                 t.program_unique += st.program_unique
@@ -132,25 +137,30 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     facts = list(named.values())
     dot = any(f.get("dot") for f in facts)
     tensor_cores = any(f.get("tensor_cores") for f in facts)
-    spill = max((f.get("spill_bytes") or 0 for f in facts), default=0)
-    regs = max((f.get("n_regs") or 0 for f in facts), default=0)
+    spiller = max(facts, key=lambda f: f.get("spill_bytes") or 0, default={})
+    spill, regs = spiller.get("spill_bytes") or 0, spiller.get("n_regs") or 0
 
     extras: list = []  # (finding, extra bytes)
+    rereads: dict = {}  # why -> [(label, times, extra bytes)]
     for t in tensors.values():
+        if (t.loaded + t.stored) < 0.05 * min_bytes:
+            continue  # a little scratch: nothing here is worth a sentence
         if t.loaded >= 1.5 * t.size and t.size:
-            times = t.loaded / t.size
             same_program = t.program_unique and t.program_bytes >= 1.5 * t.program_unique
-            concurrent = min(programs, 2 * SMS)
-            from_l2 = same_program and t.footprint * concurrent <= L2_BYTES
+            from_l2 = same_program and t.footprint * min(programs, 2 * SMS) <= L2_BYTES
+            shared_in_l2 = not same_program and len(t.kernels) == 1 and t.size <= L2_BYTES // 2
             if same_program:
-                why = (f"each program loads its {_size(t.footprint)} of {t.label} "
-                       f"{t.program_bytes / t.program_unique:.1f} times: a second pass reloads them")
+                why = f"each program loads its part {t.program_bytes / t.program_unique:.1f} times: a second pass reloads it"
                 if from_l2:
-                    why += f" (from L2: {_size(t.footprint * concurrent)} in flight fits its 50 MiB)"
+                    why += f" (from L2: {_size(t.footprint)} per program, {_size(t.footprint * min(programs, 2 * SMS))} in flight)"
+            elif len(t.kernels) > 1:
+                why = f"{len(t.kernels)} kernels load them ({', '.join(sorted(t.kernels))}): the second pass reloads them"
             else:
-                why = f"different programs load the same elements of {t.label}: each tile re-reads them"
-            sentence = f"reads {t.label} {times:.1f} times: {why}"
-            extras.append((Finding("reread", sentence), (t.loaded - t.size) * (L2_COST if from_l2 else 1.0)))
+                why = "different programs load the same elements: each output tile re-reads its inputs"
+                if shared_in_l2:
+                    why += " (from L2, which holds them; wider tiles re-read less)"
+            extra = (t.loaded - t.size) * (L2_COST if from_l2 or shared_in_l2 else 1.0)
+            rereads.setdefault(why, []).append((t.label, t.loaded / t.size, extra))
         if t.stored >= 1.5 * t.size and t.size:
             extras.append((Finding("writes", f"writes {t.label} {t.stored / t.size:.1f} times"), t.stored - t.size))
         if t.requests and t.sectors >= 1.5 * t.ideal:
@@ -161,6 +171,9 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
                 f"(each lane a different row); make the contiguous index the fastest-moving one"
             )
             extras.append((Finding("sectors", sentence), (t.loaded + t.stored) * (per / ideal - 1)))
+    for why, group in rereads.items():
+        names = " and ".join(f"{label} {times:.1f} times" for label, times, _ in group)
+        extras.append((Finding("reread", f"reads {names}: {why}"), sum(e for *_, e in group)))
     scratch = sum(st.bytes for rec in records for (n, _), st in rec.streams.items()
                   if n not in rec.tensors or rec.tensors[n][0] not in tensors)
 
@@ -175,7 +188,7 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
               no_spill: bool = False) -> float:
         core = max(memory_s(skip), flops / (TENSOR_FLOPS if fast_math else rate))
         fill = 1.0 if full or not programs else max(1.0, needed / programs)
-        spill_factor = 1.0 if no_spill or not spill else 1.0 + min(3.0, spill / max(4 * regs, 64))
+        spill_factor = 1.0 if no_spill or not spill else 1.0 + min(2.0, spill / SPILL_BYTES_DOUBLING)
         return core * fill * spill_factor
 
     predicted = total()
@@ -215,7 +228,9 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     else:
         rereads = [f.sentence for f in findings if f.cause in ("reread", "writes")]
         why = rereads[0] if rereads else f"{_size(scratch)} of scratch"
-        reading.traffic = f"moves {ratio:.1f}x the minimum ({_size(moved)} for {_size(min_bytes)}): {why}"
+        reading.traffic = f"moves {ratio:.1f}x the minimum ({_size(moved)} for {_size(min_bytes)})"
+        if not findings or why != findings[0].sentence:
+            reading.traffic += f": {why}"
     top = findings[0] if findings else None
     if top is not None and top.loss_s >= LOSS_WORTH_SAYING * predicted:
         reading.headline = f"biggest loss ({top.loss_s / predicted:.0%} of the predicted time): {top.sentence}"
