@@ -222,15 +222,6 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     if flops:
         ideal = max(ideal, flops / TENSOR_FLOPS)
     reading = Reading(variant, predicted, ideal, min_bytes, moved, programs, findings)
-    ratio = moved / min_bytes if min_bytes else 0.0
-    if ratio <= 1.1:
-        reading.traffic = f"moves each byte once ({_size(moved)}, the minimum the problem needs)"
-    else:
-        rereads = [f.sentence for f in findings if f.cause in ("reread", "writes")]
-        why = rereads[0] if rereads else f"{_size(scratch)} of scratch"
-        reading.traffic = f"moves {ratio:.1f}x the minimum ({_size(moved)} for {_size(min_bytes)})"
-        if not findings or why != findings[0].sentence:
-            reading.traffic += f": {why}"
     top = findings[0] if findings else None
     if top is not None and top.loss_s >= LOSS_WORTH_SAYING * predicted:
         reading.headline = f"biggest loss ({top.loss_s / predicted:.0%} of the predicted time): {top.sentence}"
@@ -239,6 +230,15 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             f"no large loss: predicted within {predicted / ideal:.1f}x of the ideal "
             f"({'FLOP' if flops and flops / TENSOR_FLOPS > max(min_bytes, 1) / COPY_BYTES_PER_S else 'copy'} ceiling)"
         )
+    ratio = moved / min_bytes if min_bytes else 0.0
+    if ratio <= 1.1:
+        reading.traffic = f"moves each byte once ({_size(moved)}, the minimum the problem needs)"
+    else:
+        rereads = [f.sentence for f in findings if f.cause in ("reread", "writes")]
+        why = rereads[0] if rereads else f"{_size(scratch)} of scratch"
+        reading.traffic = f"moves {ratio:.1f}x the minimum ({_size(moved)} for {_size(min_bytes)})"
+        if why not in reading.headline:
+            reading.traffic += f": {why}"
     for name, f in named.items():
         reading.details.append(
             f"{name}: {f.get('n_regs')} registers per thread, {f.get('spill_bytes', 0)} bytes spilled, "

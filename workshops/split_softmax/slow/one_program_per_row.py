@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from workshops.contract import check_option, check_tensor
+from workshops.contract import cdiv, check_option, check_tensor
 
 MAX_COLS = 131072
 CHUNK_SIZES = (256, 1024, 4096)
@@ -31,6 +31,28 @@ def row_kernel(x_ptr, out_ptr, n_cols, CHUNK: tl.constexpr):
         ok = cols < n_cols
         x = tl.load(x_ptr + row * n_cols + cols, mask=ok, other=float("-inf")).to(tl.float32)
         tl.store(out_ptr + row * n_cols + cols, (tl.exp(x - row_max) / row_sum).to(out_ptr.dtype.element_ty), mask=ok)
+
+
+def _check_int(value, name, lo, hi=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"{lo} to {hi}" if hi is not None else f"at least {lo}"
+        raise ValueError(f"{name}: {value} is out of range ({bound})")
+
+
+def scratch_bytes(M, N, chunk_size):
+    """Bytes of fp32 scratch the split design allocates (this answer allocates none) for an M x N input.
+
+    One (m, l) pair per chunk per row, plus one merged (m, l) pair per row:
+    T = ceil(N / chunk_size) and 2 * 4 bytes * M * (T + 1).
+    """
+    _check_int(M, "M", 0)
+    _check_int(N, "N", 1, MAX_COLS)
+    check_option(chunk_size, "chunk_size", CHUNK_SIZES)
+    num_tiles = cdiv(N, chunk_size)
+    bytes_per_pair = 2 * 4  # two fp32 values: m and l
+    return bytes_per_pair * M * (num_tiles + 1)
 
 
 def softmax(x, *, chunk_size=1024):
