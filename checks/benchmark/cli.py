@@ -377,6 +377,7 @@ def main(argv: Optional[list] = None) -> int:
             if problem:
                 print(f"python -m checks.benchmark: {problem}")
                 print("nothing was timed or written")
+                print_readings(args)
                 return EXIT_UNAVAILABLE
             return run(args, argv, on_row)
     except UsageError as e:
@@ -385,6 +386,24 @@ def main(argv: Optional[list] = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def print_readings(args) -> None:
+    """Without a GPU: each op's performance reading (python -m checks.performance, in a
+    child that runs the interpreter), predicted for the H200 instead of timed."""
+    import subprocess
+
+    from checks import interpreter
+
+    ops = specs.benchmarked_ops() if args.op == "all" else [args.op]
+    print("performance readings instead (interpreter accesses and an sm_90 compile, no GPU needed):")
+    for op in ops:
+        path = target_file(op, args)
+        done = subprocess.run(
+            [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--all-variants"],
+            capture_output=True, text=True, env=interpreter.interpreter_env(True),
+        )
+        print((done.stdout + (done.stderr[-600:] if done.returncode else "")).rstrip())
 
 
 def _refusals(rows: list) -> str:

@@ -1,8 +1,8 @@
 """``python -m checks.performance <workshop>``: the performance reading of a passing answer,
 run in Triton's interpreter (no GPU needed), and the lesson's performance step.
 
-Exit codes: 0 read (the step met or not, see the output); 3 no reading for that workshop;
-64 a usage error.
+Exit codes: 0 read (the step met or not, see the output); 1 the answer's call raised; 3 no
+reading for that workshop; 64 a usage error.
 """
 
 from __future__ import annotations
@@ -49,7 +49,14 @@ def main(argv=None) -> int:
     shape, dtype = problems.READING_SHAPES[args.workshop]
     print(f"Performance reading of {path} on {shape['name']} {dtype} "
           "(interpreter accesses, sm_90 compile; predicted for an H200):")
-    readings = read_module(args.workshop, load_module(Path(path)), default_only=not args.all_variants)
+    try:
+        readings = read_module(args.workshop, load_module(Path(path)), default_only=not args.all_variants)
+    except Exception as e:  # noqa: BLE001 - an answer that does not run yet: no reading, say why
+        print(f"no reading: the answer's call raised {type(e).__name__}: {str(e)[:300]}")
+        return 1
+    if not readings:
+        print("no reading: the benchmark has no candidate call of this answer")
+        return 1
     for r in readings:
         print(format_reading(r))
     met, text, evidence = goals.judge(args.workshop, readings[0])
