@@ -121,3 +121,27 @@ def test_each_slow_answer_passes_every_check_that_runs_here(op):
     records = run_checks(op, REPO / "workshops" / op / "slow" / SLOW[op][0], interpret=True)
     assert records and not [r.id for r in records if r.status not in ("pass", "skipped")]
     assert sum(r.status == "pass" for r in records) >= len(records) - 6  # skipped: GPU-only checks
+
+
+def test_spearman_of_orders():
+    from checks.performance.rank import ranks, spearman
+
+    assert ranks([3.0, 1.0, 2.0, 1.0]) == [4.0, 1.5, 3.0, 1.5]
+    assert spearman([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1], [1]) is None and spearman([1, 1], [2, 3]) is None
+
+
+def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypatch, tmp_path):
+    from checks.performance import rank
+
+    predicted = {"solution.py": [("a", 1e-6, []), ("b", 2e-6, [])], "column_walk.py": [("a", 9e-6, ["sectors"])]}
+    monkeypatch.setattr(rank, "predict", lambda op, path, every: predicted[Path(path).name])
+    # measured: the slow answer is slowest, but the reference's two candidates swap places
+    times = {"solution.py": {"a": 5e-6, "b": 4e-6}, "column_walk.py": {"a": 30e-6}}
+    result = rank.rank_all(["strided_softmax"], lambda op, path, names: times[Path(path).name], jobs=1)
+    r = result["ops"]["strided_softmax"]
+    assert r["predicted_order"] == ["reference: a", "reference: b", "slow/column_walk: a"]
+    assert r["measured_order"] == ["reference: b", "reference: a", "slow/column_walk: a"]
+    assert r["spearman"] == pytest.approx(0.5)
+    assert result["pooled"]["points"] == 3

@@ -10,21 +10,24 @@ the measured one on a GPU.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from checks.performance.problems import ops
 from checks.performance.reading import Reading
 
 
-def read_module(op: str, module: Any, default_only: bool = True, seed: int = 0) -> list:
+def read_module(op: str, module: Any, default_only: bool = True, seed: int = 0, limit: Optional[int] = None) -> list:
     """[Reading] of ``module``'s candidate calls for ``op`` (the default call alone unless
-    ``default_only`` is False), run in the interpreter."""
+    ``default_only`` is False; at most ``limit``), run in the interpreter.  A call that
+    launches no Triton kernel (an eager PyTorch candidate) has no reading."""
     from checks.performance import accesses, compiled, problems, reading
 
     prob = problems.problem(op, seed)
     out = []
-    for name, call in problems.candidate_calls(prob, module, default_only):
+    for name, call in problems.candidate_calls(prob, module, default_only)[:limit]:
         _, records = accesses.record(call)
+        if not records:
+            continue
         facts = compiled.compile_facts(records)
         out.append(reading.read(name, records, facts, prob["work"]))
     return out

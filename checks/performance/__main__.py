@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     p.add_argument("workshop", help="a GPU workshop's id (strided_softmax, softmax_backward, ...)")
     p.add_argument("--file", type=Path, metavar="PATH", help="the answer to read (default: the reference answer)")
     p.add_argument("--all-variants", action="store_true", help="read every candidate of the benchmark, not only the default call")
+    p.add_argument("--limit", type=int, metavar="N", help="with --all-variants: the first N candidates only")
     p.add_argument("--json", type=Path, metavar="PATH", help="write the readings as JSON")
     args = p.parse_args(argv)
     interpreter.select(True)  # before the answer decorates its kernels
@@ -50,7 +51,9 @@ def main(argv=None) -> int:
     print(f"Performance reading of {path} on {shape['name']} {dtype} "
           "(interpreter accesses, sm_90 compile; predicted for an H200):")
     try:
-        readings = read_module(args.workshop, load_module(Path(path)), default_only=not args.all_variants)
+        readings = read_module(
+            args.workshop, load_module(Path(path)), default_only=not args.all_variants, limit=args.limit
+        )
     except Exception as e:  # noqa: BLE001 - an answer that does not run yet: no reading, say why
         print(f"no reading: the answer's call raised {type(e).__name__}: {str(e)[:300]}")
         return 1
