@@ -411,7 +411,9 @@ def _perf(w, path, records, out: Printer) -> None:
         return
     done = subprocess.run(
         [sys.executable, "-m", "checks.performance", w.id, "--file", str(path)],
-        capture_output=True, text=True, env=interpreter.interpreter_env(True),
+        capture_output=True,
+        text=True,
+        env=interpreter.interpreter_env(True),
     )
     for line in (done.stdout + (done.stderr if done.returncode else "")).splitlines():
         out.line("  " + line)

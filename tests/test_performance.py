@@ -97,7 +97,11 @@ def test_each_slow_answer_reading_names_its_cause_first(readings, op):
 @pytest.mark.parametrize("op", sorted(SLOW))
 def test_each_reference_reading_says_each_byte_moves_once_or_why_not(readings, op):
     ref, slow = readings[op]
-    assert ref.traffic.startswith("moves each byte once") or ": reads " in ref.traffic or "reads " in ref.headline
+    assert (
+        ref.traffic.startswith("moves each byte once")
+        or ": reads " in ref.traffic
+        or "reads " in ref.headline
+    )
     assert ref.predicted_s < slow.predicted_s
 
 
@@ -135,7 +139,10 @@ def test_spearman_of_orders():
 def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypatch, tmp_path):
     from checks.performance import rank
 
-    predicted = {"solution.py": [("a", 1e-6, []), ("b", 2e-6, [])], "column_walk.py": [("a", 9e-6, ["sectors"])]}
+    predicted = {
+        "solution.py": [("a", 1e-6, []), ("b", 2e-6, [])],
+        "column_walk.py": [("a", 9e-6, ["sectors"])],
+    }
     monkeypatch.setattr(rank, "predict", lambda op, path, every: predicted[Path(path).name])
     # measured: the slow answer is slowest, but the reference's two candidates swap places
     times = {"solution.py": {"a": 5e-6, "b": 4e-6}, "column_walk.py": {"a": 30e-6}}

@@ -401,7 +401,9 @@ def print_readings(args) -> None:
         path = target_file(op, args)
         done = subprocess.run(
             [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--all-variants"],
-            capture_output=True, text=True, env=interpreter.interpreter_env(True),
+            capture_output=True,
+            text=True,
+            env=interpreter.interpreter_env(True),
         )
         print((done.stdout + (done.stderr[-600:] if done.returncode else "")).rstrip())
 

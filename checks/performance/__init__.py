@@ -16,7 +16,9 @@ from checks.performance.problems import ops
 from checks.performance.reading import Reading
 
 
-def read_module(op: str, module: Any, default_only: bool = True, seed: int = 0, limit: Optional[int] = None) -> list:
+def read_module(
+    op: str, module: Any, default_only: bool = True, seed: int = 0, limit: Optional[int] = None
+) -> list:
     """[Reading] of ``module``'s candidate calls for ``op`` (the default call alone unless
     ``default_only`` is False; at most ``limit``), run in the interpreter.  A call that
     launches no Triton kernel (an eager PyTorch candidate) has no reading."""

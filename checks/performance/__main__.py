@@ -7,9 +7,7 @@ reading for that workshop; 64 a usage error.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -30,8 +28,14 @@ def load_module(path: Path):
 def main(argv=None) -> int:
     p = UsageParser(prog="python -m checks.performance", description=__doc__.split("\n\n")[0])
     p.add_argument("workshop", help="a GPU workshop's id (strided_softmax, softmax_backward, ...)")
-    p.add_argument("--file", type=Path, metavar="PATH", help="the answer to read (default: the reference answer)")
-    p.add_argument("--all-variants", action="store_true", help="read every candidate of the benchmark, not only the default call")
+    p.add_argument(
+        "--file", type=Path, metavar="PATH", help="the answer to read (default: the reference answer)"
+    )
+    p.add_argument(
+        "--all-variants",
+        action="store_true",
+        help="read every candidate of the benchmark, not only the default call",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="with --all-variants: the first N candidates only")
     p.add_argument("--json", type=Path, metavar="PATH", help="write the readings as JSON")
     args = p.parse_args(argv)
@@ -40,16 +44,21 @@ def main(argv=None) -> int:
     from workshops import catalog
 
     if args.workshop not in problems.READING_SHAPES:
-        print(f"workshop: no performance reading for {args.workshop!r} "
-              f"(have {', '.join(problems.READING_SHAPES)})", file=sys.stderr)
+        print(
+            f"workshop: no performance reading for {args.workshop!r} "
+            f"(have {', '.join(problems.READING_SHAPES)})",
+            file=sys.stderr,
+        )
         return EXIT_UNAVAILABLE
     path = args.file or catalog.get(args.workshop).solution
     if not Path(path).is_file():
         print(f"--file: {path} does not exist", file=sys.stderr)
         return EXIT_USAGE
     shape, dtype = problems.READING_SHAPES[args.workshop]
-    print(f"Performance reading of {path} on {shape['name']} {dtype} "
-          "(interpreter accesses, sm_90 compile; predicted for an H200):")
+    print(
+        f"Performance reading of {path} on {shape['name']} {dtype} "
+        "(interpreter accesses, sm_90 compile; predicted for an H200):"
+    )
     try:
         readings = read_module(
             args.workshop, load_module(Path(path)), default_only=not args.all_variants, limit=args.limit
@@ -65,8 +74,19 @@ def main(argv=None) -> int:
     met, text, evidence = goals.judge(args.workshop, readings[0])
     print(f"Performance step: {text}: {'met' if met else 'not met'} ({evidence})")
     if args.json:
-        write_json_atomic(args.json, {"workshop": args.workshop, "file": str(path), "step_met": met,
-                                      "readings": [r.as_dict() for r in readings]})
+        write_json_atomic(
+            args.json,
+            {
+                "workshop": args.workshop,
+                "file": str(path),
+                "step_met": met,
+                "step": text,
+                "step_evidence": evidence,
+                "shape": shape["name"],
+                "dtype": dtype,
+                "readings": [r.as_dict() for r in readings],
+            },
+        )
     return 0
 
 

@@ -7,10 +7,11 @@ checks.judging.launches, the one module that patches Triton) and returns one
 , how many 32-byte sectors each warp-wide request
 touches against the fewest it could.
 
-The sampled programs are the first few that touch each stream.  A warp-wide request is 32 lanes.  Triton hands a block's elements to lanes along the
-axis that is contiguous in memory when it can see one (its coalescing pass), so the
-lanes are ordered here along the axis whose neighbours lie closest in memory; a 1D
-block has only its own order.
+The sampled programs are the first few that touch each stream.  A warp-wide request is
+32 lanes.  Triton hands a block's elements to lanes along the axis that is contiguous
+in memory when it can see one (its coalescing pass), so the lanes are ordered here
+along the axis whose neighbours lie closest in memory; a 1D block has only its own
+order.
 """
 
 from __future__ import annotations
@@ -153,8 +154,13 @@ class _Recorder(launches.Listener):
         except Exception:  # noqa: BLE001 - a grid we cannot evaluate: sample the start only
             programs = 0
         rec = KernelRecord(
-            launch.name, launch.function, launch.args, dict(launch.kwargs), launch.arg_names(),
-            programs, _tensor_ranges(named),
+            launch.name,
+            launch.function,
+            launch.args,
+            dict(launch.kwargs),
+            launch.arg_names(),
+            programs,
+            _tensor_ranges(named),
         )
         self.records.append(rec)
         outer, self.current = self.current, rec

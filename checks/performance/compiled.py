@@ -23,9 +23,16 @@ from checks import interpreter
 TIMEOUT = 300
 
 _DTYPES = {
-    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64",
-    "torch.int32": "i32", "torch.int64": "i64", "torch.int16": "i16", "torch.int8": "i8",
-    "torch.uint8": "u8", "torch.bool": "i1",
+    "torch.float32": "fp32",
+    "torch.float16": "fp16",
+    "torch.bfloat16": "bf16",
+    "torch.float64": "fp64",
+    "torch.int32": "i32",
+    "torch.int64": "i64",
+    "torch.int16": "i16",
+    "torch.int8": "i8",
+    "torch.uint8": "u8",
+    "torch.bool": "i1",
 }
 
 
@@ -70,7 +77,11 @@ def compile_facts(records: list) -> list:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "checks.performance.compiled"],
-            input=json.dumps(todo), capture_output=True, text=True, env=env, timeout=TIMEOUT,
+            input=json.dumps(todo),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=TIMEOUT,
         )
         answers = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else []
     except (subprocess.TimeoutExpired, ValueError, OSError) as e:
@@ -122,7 +133,9 @@ def _ptxas_counts(ptx: str) -> dict:
             f.write(ptx)
         out = subprocess.run(
             [knobs.nvidia.ptxas.path, "-arch=sm_90a", "-v", src, "-o", os.path.join(d, "k.cubin")],
-            capture_output=True, text=True, timeout=TIMEOUT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
     text = out.stdout + out.stderr
     regs = re.search(r"Used (\d+) registers", text)

@@ -37,9 +37,15 @@ def _no_spills(r: Reading) -> tuple:
 
 
 GOALS: dict = {
-    "strided_softmax": ("on the transposed 1024x1024 input, bring the loads of x to the ideal sectors per request "
-                        "(4 for fp32)", _sectors_ok),
-    "softmax_backward": ("read y and g once and write dx once: the reading says it moves each byte once", _once),
+    "strided_softmax": (
+        "on the transposed 1024x1024 input, bring the loads of x to the ideal sectors per request "
+        "(4 for fp32)",
+        _sectors_ok,
+    ),
+    "softmax_backward": (
+        "read y and g once and write dx once: the reading says it moves each byte once",
+        _once,
+    ),
     "split_softmax": ("on a 4x131072 input, run at least 132 programs, one per SM", _fills),
     "fused_gemm": ("run the products on the tensor cores (the reading finds mma/wgmma)", _tensor_cores),
     "streaming_attention": ("keep every tile in registers: the reading finds no spills", _no_spills),

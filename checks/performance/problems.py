@@ -10,11 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 READING_SHAPES = {
-    "strided_softmax": (dict(name="1024x1024-t", role="comparison", rows=1024, cols=1024, transposed=True), "fp32"),
+    "strided_softmax": (
+        dict(name="1024x1024-t", role="comparison", rows=1024, cols=1024, transposed=True),
+        "fp32",
+    ),
     "softmax_backward": (dict(name="512x4097", role="comparison", rows=512, cols=4097), "fp16"),
     "split_softmax": (dict(name="4x131072", role="comparison", rows=4, cols=131072), "fp32"),
     "fused_gemm": (dict(name="512x512x512", role="comparison", M=512, N=512, K=512), "fp16"),
-    "streaming_attention": (dict(name="b4h16-256x64-full", role="comparison", b=4, h=16, n=256, d=64, causal=False), "fp16"),
+    "streaming_attention": (
+        dict(name="b4h16-256x64-full", role="comparison", b=4, h=16, n=256, d=64, causal=False),
+        "fp16",
+    ),
 }
 
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -37,7 +43,11 @@ def problem(op: str, seed: int = 0) -> dict:
     spec = specs.load_spec(op)
     inputs = spec.make_inputs(shape, dtype, "cpu", seed)
     return {
-        "op": op, "shape": shape, "dtype": dtype_name, "spec": spec, "inputs": inputs,
+        "op": op,
+        "shape": shape,
+        "dtype": dtype_name,
+        "spec": spec,
+        "inputs": inputs,
         "work": spec.work(shape, dtype),
     }
 
@@ -47,7 +57,8 @@ def candidate_calls(prob: dict, module: Any, default_only: bool = False) -> list
     candidates, without the cached-handle twins (same kernels) and the baselines.  With
     ``default_only``: the wrapper called with its defaults alone (the candidate whose
     cached-handle twin follows it, else the first)."""
-    out, default = [], None
+    out: list = []
+    default = None
     for v in prob["spec"].variants(module, prob["inputs"], prob["shape"]):
         config = v.get("config") or {}
         if "launch" in config:

@@ -68,8 +68,14 @@ def predict(op: str, path: Path, every: bool) -> list:
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
         cmd = [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--json", str(out)]
-        subprocess.run(cmd + (["--all-variants", "--limit", str(MAX_VARIANTS)] if every else []), capture_output=True, text=True,
-                       env=interpreter.interpreter_env(True), timeout=600, cwd=REPO)
+        subprocess.run(
+            cmd + (["--all-variants", "--limit", str(MAX_VARIANTS)] if every else []),
+            capture_output=True,
+            text=True,
+            env=interpreter.interpreter_env(True),
+            timeout=600,
+            cwd=REPO,
+        )
         data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {"readings": []}
     return [(r["variant"], r["predicted_us"] * 1e-6, r["causes"]) for r in data["readings"]]
 
@@ -131,11 +137,18 @@ def rank_all(ops: list, timer: Optional[Callable[[str, Path, list], dict]], jobs
             measured = timer(op, path, names) if timer else {v: t for v, t, _ in preds}
             for variant, p_s, causes in preds:
                 if variant in measured:
-                    points.append({"answer": label, "variant": variant, "predicted_us": p_s * 1e6,
-                                   "measured_us": measured[variant] * 1e6, "causes": causes})
+                    points.append(
+                        {
+                            "answer": label,
+                            "variant": variant,
+                            "predicted_us": p_s * 1e6,
+                            "measured_us": measured[variant] * 1e6,
+                            "causes": causes,
+                        }
+                    )
         p = [x["predicted_us"] for x in points]
         m = [x["measured_us"] for x in points]
-        name = lambda x: f"{x['answer']}: {x['variant']}"  # noqa: E731
+        name = lambda x: f"{x['answer']}: {x['variant']}"
         result["ops"][op] = {
             "points": points,
             "predicted_order": [name(points[i]) for i in sorted(range(len(p)), key=p.__getitem__)],
@@ -147,8 +160,11 @@ def rank_all(ops: list, timer: Optional[Callable[[str, Path, list], dict]], jobs
         base_m = m[0] if m else 1.0
         pooled_p += [x / base_p for x in p]
         pooled_m += [x / base_m for x in m]
-    result["pooled"] = {"points": len(pooled_p), "spearman": spearman(pooled_p, pooled_m),
-                        "what": "every op's times relative to its reference's default call"}
+    result["pooled"] = {
+        "points": len(pooled_p),
+        "spearman": spearman(pooled_p, pooled_m),
+        "what": "every op's times relative to its reference's default call",
+    }
     return result
 
 
@@ -179,7 +195,9 @@ def main(argv=None) -> int:
         rho = r["spearman"]
         print(f"{op}: Spearman {'-' if rho is None else f'{rho:.2f}'} over {len(r['points'])} variants")
     rho = result["pooled"]["spearman"]
-    print(f"pooled: Spearman {'-' if rho is None else f'{rho:.2f}'} over {result['pooled']['points']} variants")
+    print(
+        f"pooled: Spearman {'-' if rho is None else f'{rho:.2f}'} over {result['pooled']['points']} variants"
+    )
     return 0
 
 

@@ -52,8 +52,11 @@ class Reading:
         return [f.cause for f in self.findings if f.loss_s >= LOSS_WORTH_SAYING * self.predicted_s]
 
     def lines(self) -> list:
-        said = [f.sentence for f in self.findings[1:]
-                if f.loss_s >= 0.05 * self.predicted_s and f.sentence not in self.traffic]
+        said = [
+            f.sentence
+            for f in self.findings[1:]
+            if f.loss_s >= 0.05 * self.predicted_s and f.sentence not in self.traffic
+        ]
         return [self.headline, self.traffic] + said + self.details
 
     def as_dict(self) -> dict:
@@ -67,8 +70,10 @@ class Reading:
             "causes": self.causes(),
             "headline": self.headline,
             "traffic": self.traffic,
-            "findings": [{"cause": f.cause, "sentence": f.sentence, "loss_us": round(f.loss_s * 1e6, 3)}
-                         for f in self.findings],
+            "findings": [
+                {"cause": f.cause, "sentence": f.sentence, "loss_us": round(f.loss_s * 1e6, 3)}
+                for f in self.findings
+            ],
             "details": self.details,
         }
 
@@ -134,10 +139,10 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     moved = sum(st.bytes for rec in records for st in rec.streams.values())
     programs = max((rec.programs for rec in records), default=0)
     named = {rec.name: f for rec, f in zip(records, facts) if f and not f.get("error")}
-    facts = list(named.values())
-    dot = any(f.get("dot") for f in facts)
-    tensor_cores = any(f.get("tensor_cores") for f in facts)
-    spiller = max(facts, key=lambda f: f.get("spill_bytes") or 0, default={})
+    compiled = list(named.values())
+    dot = any(f.get("dot") for f in compiled)
+    tensor_cores = any(f.get("tensor_cores") for f in compiled)
+    spiller: dict = max(compiled, key=lambda f: f.get("spill_bytes") or 0, default={})
     spill, regs = spiller.get("spill_bytes") or 0, spiller.get("n_regs") or 0
 
     extras: list = []  # (finding, extra bytes)
@@ -150,11 +155,14 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             from_l2 = same_program and t.footprint * min(programs, 2 * SMS) <= L2_BYTES
             shared_in_l2 = not same_program and len(t.kernels) == 1 and t.size <= L2_BYTES // 2
             if same_program:
-                why = f"each program loads its part {t.program_bytes / t.program_unique:.1f} times: a second pass reloads it"
+                again = t.program_bytes / t.program_unique
+                why = f"each program loads its part {again:.1f} times: a second pass reloads it"
                 if from_l2:
-                    why += f" (from L2: {_size(t.footprint)} per program, {_size(t.footprint * min(programs, 2 * SMS))} in flight)"
+                    flight = t.footprint * min(programs, 2 * SMS)
+                    why += f" (from L2: {_size(t.footprint)} per program, {_size(flight)} in flight)"
             elif len(t.kernels) > 1:
-                why = f"{len(t.kernels)} kernels load them ({', '.join(sorted(t.kernels))}): the second pass reloads them"
+                kernels = ", ".join(sorted(t.kernels))
+                why = f"{len(t.kernels)} kernels load them ({kernels}): the second pass reloads them"
             else:
                 why = "different programs load the same elements: each output tile re-reads its inputs"
                 if shared_in_l2:
@@ -162,7 +170,9 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             extra = (t.loaded - t.size) * (L2_COST if from_l2 or shared_in_l2 else 1.0)
             rereads.setdefault(why, []).append((t.label, t.loaded / t.size, extra))
         if t.stored >= 1.5 * t.size and t.size:
-            extras.append((Finding("writes", f"writes {t.label} {t.stored / t.size:.1f} times"), t.stored - t.size))
+            extras.append(
+                (Finding("writes", f"writes {t.label} {t.stored / t.size:.1f} times"), t.stored - t.size)
+            )
         if t.requests and t.sectors >= 1.5 * t.ideal:
             per, ideal = t.sectors / t.requests, t.ideal / t.requests
             sentence = (
@@ -174,8 +184,12 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     for why, group in rereads.items():
         names = " and ".join(f"{label} {times:.1f} times" for label, times, _ in group)
         extras.append((Finding("reread", f"reads {names}: {why}"), sum(e for *_, e in group)))
-    scratch = sum(st.bytes for rec in records for (n, _), st in rec.streams.items()
-                  if n not in rec.tensors or rec.tensors[n][0] not in tensors)
+    scratch = sum(
+        st.bytes
+        for rec in records
+        for (n, _), st in rec.streams.items()
+        if n not in rec.tensors or rec.tensors[n][0] not in tensors
+    )
 
     def memory_s(skip: Optional[Finding] = None) -> float:
         extra = sum(b for f, b in extras if f is not skip)
@@ -184,8 +198,9 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     rate = TENSOR_FLOPS if tensor_cores else CUDA_CORE_FLOPS
     needed = PROGRAMS_TO_FILL_MEMORY if flops / max(min_bytes, 1) < 50 else SMS
 
-    def total(skip: Optional[Finding] = None, fast_math: bool = False, full: bool = False,
-              no_spill: bool = False) -> float:
+    def total(
+        skip: Optional[Finding] = None, fast_math: bool = False, full: bool = False, no_spill: bool = False
+    ) -> float:
         core = max(memory_s(skip), flops / (TENSOR_FLOPS if fast_math else rate))
         fill = 1.0 if full or not programs else max(1.0, needed / programs)
         spill_factor = 1.0 if no_spill or not spill else 1.0 + min(2.0, spill / SPILL_BYTES_DOUBLING)
@@ -195,28 +210,34 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     findings = [Finding(f.cause, f.sentence, predicted - total(skip=f)) for f, _ in extras]
     if flops and not tensor_cores and flops / max(min_bytes, 1) >= 10:
         why = "the kernel has no tl.dot" if not dot else "its tl.dot did not become mma/wgmma"
-        findings.append(Finding(
-            "no-tensor-cores",
-            f"the products run on the CUDA cores, not the tensor cores: {why} "
-            f"({flops / 1e9:.2f} GFLOP at {CUDA_CORE_FLOPS / 1e12:.0f} TFLOP/s instead of "
-            f"{TENSOR_FLOPS / 1e12:.0f})",
-            predicted - total(fast_math=True),
-        ))
+        findings.append(
+            Finding(
+                "no-tensor-cores",
+                f"the products run on the CUDA cores, not the tensor cores: {why} "
+                f"({flops / 1e9:.2f} GFLOP at {CUDA_CORE_FLOPS / 1e12:.0f} TFLOP/s instead of "
+                f"{TENSOR_FLOPS / 1e12:.0f})",
+                predicted - total(fast_math=True),
+            )
+        )
     if programs and programs < needed:
         per = moved / programs
-        findings.append(Finding(
-            "programs",
-            f"{programs} programs for {SMS} SMs: most of the GPU idles while each program "
-            f"moves {_size(per)}; split the work into more, smaller programs",
-            predicted - total(full=True),
-        ))
+        findings.append(
+            Finding(
+                "programs",
+                f"{programs} programs for {SMS} SMs: most of the GPU idles while each program "
+                f"moves {_size(per)}; split the work into more, smaller programs",
+                predicted - total(full=True),
+            )
+        )
     if spill:
-        findings.append(Finding(
-            "spills",
-            f"spills {spill} bytes per thread to local memory ({regs} registers per thread): "
-            f"the tiles held in registers are too large; use smaller blocks",
-            predicted - total(no_spill=True),
-        ))
+        findings.append(
+            Finding(
+                "spills",
+                f"spills {spill} bytes per thread to local memory ({regs} registers per thread): "
+                f"the tiles held in registers are too large; use smaller blocks",
+                predicted - total(no_spill=True),
+            )
+        )
     findings.sort(key=lambda f: -f.loss_s)
     ideal = max(min_bytes, 1) / COPY_BYTES_PER_S
     if flops:
@@ -224,18 +245,21 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     reading = Reading(variant, predicted, ideal, min_bytes, moved, programs, findings)
     top = findings[0] if findings else None
     if top is not None and top.loss_s >= LOSS_WORTH_SAYING * predicted:
-        reading.headline = f"biggest loss ({top.loss_s / predicted:.0%} of the predicted time): {top.sentence}"
+        reading.headline = (
+            f"biggest loss ({top.loss_s / predicted:.0%} of the predicted time): {top.sentence}"
+        )
     else:
+        compute_bound = flops / TENSOR_FLOPS > max(min_bytes, 1) / COPY_BYTES_PER_S
         reading.headline = (
             f"no large loss: predicted within {predicted / ideal:.1f}x of the ideal "
-            f"({'FLOP' if flops and flops / TENSOR_FLOPS > max(min_bytes, 1) / COPY_BYTES_PER_S else 'copy'} ceiling)"
+            f"({'FLOP' if compute_bound else 'copy'} ceiling)"
         )
     ratio = moved / min_bytes if min_bytes else 0.0
     if ratio <= 1.1:
         reading.traffic = f"moves each byte once ({_size(moved)}, the minimum the problem needs)"
     else:
-        rereads = [f.sentence for f in findings if f.cause in ("reread", "writes")]
-        why = rereads[0] if rereads else f"{_size(scratch)} of scratch"
+        said = [f.sentence for f in findings if f.cause in ("reread", "writes")]
+        why = said[0] if said else f"{_size(scratch)} of scratch"
         reading.traffic = f"moves {ratio:.1f}x the minimum ({_size(moved)} for {_size(min_bytes)})"
         if why not in reading.headline:
             reading.traffic += f": {why}"

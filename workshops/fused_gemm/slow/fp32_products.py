@@ -97,7 +97,9 @@ def _matmul_bias_relu_kernel(
         k_left = K - k * BLOCK_K  # columns of A still to read
         a = tl.load(a_ptrs, mask=row_ok[:, None] & (offs_k[None, :] < k_left), other=0.0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & col_ok[None, :], other=0.0)
-        acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")  # exact fp32: not on the tensor cores
+        acc = tl.dot(
+            a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee"
+        )  # exact fp32: not on the tensor cores
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 

@@ -30,7 +30,11 @@ def row_kernel(x_ptr, out_ptr, n_cols, CHUNK: tl.constexpr):
         cols = start + tl.arange(0, CHUNK)
         ok = cols < n_cols
         x = tl.load(x_ptr + row * n_cols + cols, mask=ok, other=float("-inf")).to(tl.float32)
-        tl.store(out_ptr + row * n_cols + cols, (tl.exp(x - row_max) / row_sum).to(out_ptr.dtype.element_ty), mask=ok)
+        tl.store(
+            out_ptr + row * n_cols + cols,
+            (tl.exp(x - row_max) / row_sum).to(out_ptr.dtype.element_ty),
+            mask=ok,
+        )
 
 
 def _check_int(value, name, lo, hi=None):
