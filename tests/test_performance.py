@@ -152,3 +152,24 @@ def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypat
     assert r["measured_order"] == ["reference: b", "reference: a", "slow/column_walk: a"]
     assert r["spearman"] == pytest.approx(0.5)
     assert result["pooled"]["points"] == 3
+
+
+def _cli(*args):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_perf_flag_says_the_step_is_not_met_for_the_column_walk():
+    slow = REPO / "workshops" / "strided_softmax" / "slow" / "column_walk.py"
+    r = _cli("-m", "checks", "strided_softmax", "--file", str(slow), "--interpret", "--perf")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (
+        "biggest loss" in r.stdout and "32 sectors of 32 bytes per warp-wide request, 4 is ideal" in r.stdout
+    )
+    assert "Performance step: " in r.stdout and ": not met (" in r.stdout

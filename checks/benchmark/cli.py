@@ -114,6 +114,12 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         help='write each row as soon as it is measured, one JSON line {"type": "bench_row", '
         '"row": {...}}: on stdout (the text report then goes to stderr), or appended to FILE',
     )
+    p.add_argument(
+        "--reading",
+        action="store_true",
+        help="after the timings, each op's performance reading (why a variant is slow; "
+        "without a GPU it is printed instead of timings)",
+    )
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
 
@@ -379,7 +385,10 @@ def main(argv: Optional[list] = None) -> int:
                 print("nothing was timed or written")
                 print_readings(args)
                 return EXIT_UNAVAILABLE
-            return run(args, argv, on_row)
+            code = run(args, argv, on_row)
+            if args.reading:
+                print_readings(args)
+            return code
     except UsageError as e:
         print(f"python -m checks.benchmark: error: {e}", file=sys.stderr)
         return EXIT_USAGE
