@@ -173,3 +173,31 @@ def test_perf_flag_says_the_step_is_not_met_for_the_column_walk():
         "biggest loss" in r.stdout and "32 sectors of 32 bytes per warp-wide request, 4 is ideal" in r.stdout
     )
     assert "Performance step: " in r.stdout and ": not met (" in r.stdout
+
+
+def test_recorded_accesses_of_a_row_walk_over_a_transpose():
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def copy_rows(x_ptr, out_ptr, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        ok = cols < n_cols
+        x = tl.load(x_ptr + row * stride_row + cols * stride_col, mask=ok)
+        tl.store(out_ptr + row * n_cols + cols, x, mask=ok)
+
+    x = torch.randn(40, 16).t()  # [16, 40] with strides (1, 16): each row's lanes 64 bytes apart
+    out = torch.empty(16, 40)
+    _, records = accesses.record(lambda: copy_rows[(16,)](x, out, 40, 1, 16, BLOCK=64))
+    (rec,) = records
+    assert rec.programs == 16 and rec.name == "copy_rows"
+    load, store = rec.streams[("x_ptr", "load")], rec.streams[("out_ptr", "store")]
+    assert load.bytes == store.bytes == 16 * 40 * 4  # masked lanes move nothing
+    assert load.lane_step == 64 and store.lane_step == 4
+    # 40 active lanes per program: one full request and one of 8 lanes
+    assert load.requests == 2 * accesses.SAMPLED_PROGRAMS
+    assert load.sectors == 40 * accesses.SAMPLED_PROGRAMS  # a sector per lane: 64 bytes apart
+    assert store.sectors == store.ideal_sectors == 5 * accesses.SAMPLED_PROGRAMS
+    assert torch.equal(out, x)
