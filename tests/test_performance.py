@@ -201,3 +201,17 @@ def test_recorded_accesses_of_a_row_walk_over_a_transpose():
     assert load.sectors == 40 * accesses.SAMPLED_PROGRAMS  # a sector per lane: 64 bytes apart
     assert store.sectors == store.ideal_sectors == 5 * accesses.SAMPLED_PROGRAMS
     assert torch.equal(out, x)
+
+
+def test_measured_sentences_say_the_ceiling_and_launch_bound():
+    from checks.performance.measured import sentences
+
+    row = dict(fraction_of_ceiling=0.62, bound="memory", host_us=18.2, device_us=3.1, per_call_us=21.3)
+    assert sentences(dict(row, launch_bound=True)) == [
+        "reaches 62% of the copy ceiling",
+        "launch-bound: 18 us per call on the host, 3 us on the GPU; "
+        "fewer launches per call (or a CUDA graph) save more than a faster kernel",
+    ]
+    said = sentences(dict(row, launch_bound=False, bound="compute", host_us=0.4))
+    assert said == ["reaches 62% of the FLOP ceiling", "21.3 us per call, 3.1 us of it on the GPU"]
+    assert sentences({"fraction_of_ceiling": None, "launch_bound": None}) == []
