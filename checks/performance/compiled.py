@@ -141,9 +141,14 @@ def _ptxas_counts(ptx: str) -> dict:
     regs = re.search(r"Used (\d+) registers", text)
     stores = re.search(r"(\d+) bytes spill stores", text)
     loads = re.search(r"(\d+) bytes spill loads", text)
+    stack = re.search(r"(\d+) bytes stack frame", text)
+    spill_stores, spill_loads = (int(m.group(1)) if m else 0 for m in (stores, loads))
     return {
         "n_regs": int(regs.group(1)) if regs else None,
-        "spill_bytes": (int(stores.group(1)) if stores else 0) + (int(loads.group(1)) if loads else 0),
+        "spill_bytes": spill_stores + spill_loads,
+        "spill_stores": spill_stores,
+        "spill_loads": spill_loads,
+        "stack_bytes": int(stack.group(1)) if stack else 0,
     }
 
 

@@ -233,8 +233,10 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
         findings.append(
             Finding(
                 "spills",
-                f"spills {spill} bytes per thread to local memory ({regs} registers per thread): "
-                f"the tiles held in registers are too large; use smaller blocks",
+                f"spills registers to local memory: ptxas reports {spiller.get('spill_stores', spill)} "
+                f"bytes of spill stores and {spiller.get('spill_loads', 0)} of spill loads, a "
+                f"{spiller.get('stack_bytes', 0)}-byte stack frame per thread ({regs} registers): "
+                f"the tiles held in registers are too large; use smaller blocks or more warps",
                 predicted - total(no_spill=True),
             )
         )
@@ -265,7 +267,8 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             reading.traffic += f": {why}"
     for name, f in named.items():
         reading.details.append(
-            f"{name}: {f.get('n_regs')} registers per thread, {f.get('spill_bytes', 0)} bytes spilled, "
+            f"{name}: {f.get('n_regs')} registers per thread, "
+            f"{f.get('spill_bytes', 0)} bytes of spill stores and loads, "
             f"{_size(f.get('shared_bytes') or 0)} shared memory, {f.get('num_warps')} warps"
             + (", tl.dot on tensor cores" if f.get("tensor_cores") else "")
         )
