@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="report what will work on this machine and how to fix what will not",
     )
     p.add_argument(
+        "--perf",
+        action="store_true",
+        help="after a passing run of a GPU workshop: its performance reading (recorded in the "
+        "interpreter, compiled for the H200; no GPU needed) and the lesson's performance step",
+    )
+    p.add_argument(
         "--sanitize",
         action="store_true",
         help="on a GPU: run the checks under compute-sanitizer (memcheck) and report invalid memory accesses",
@@ -382,6 +388,8 @@ def run(args, out: Printer) -> int:
                 previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
         changes_total += [(w.id, i, c) for i, c in changes]
         all_records += records
+        if args.perf and w.gpu:
+            _perf(w, path, records, out)
 
     if records_progress and ran_any(all_records):
         try:
@@ -412,6 +420,25 @@ def run(args, out: Printer) -> int:
         write_json_atomic(args.json, payload)
         out.line(f"records written to {args.json}")
     return code
+
+
+def _perf(w, path, records, out: Printer) -> None:
+    """The performance reading of a passing answer, from a child in the interpreter."""
+    import subprocess
+
+    from checks import interpreter
+
+    if exit_code(records) != 0:
+        out.line("  (--perf reads a passing answer: fix the failing checks first)")
+        return
+    done = subprocess.run(
+        [sys.executable, "-m", "checks.performance", w.id, "--file", str(path)],
+        capture_output=True,
+        text=True,
+        env=interpreter.interpreter_env(True),
+    )
+    for line in (done.stdout + (done.stderr if done.returncode else "")).splitlines():
+        out.line("  " + line)
 
 
 def changed_text(changes: list, several: bool, shown: int = 4) -> str:

@@ -328,6 +328,29 @@ EXIT_MEANING = {
 }
 
 
+def read_performance(op: str, file: Path, timeout: float = 600) -> tuple:
+    """(the performance reading's payload or None, an error or ""): ``python -m
+    checks.performance`` on ``file`` in a child running Triton's interpreter (no GPU)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "reading.json"
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "checks.performance", op, "--file", str(file), "--json", str(out)],
+                capture_output=True,
+                text=True,
+                env=interpreter_env(True),
+                timeout=timeout,
+                cwd=REPO,
+            )
+        except subprocess.TimeoutExpired:
+            return None, f"the performance reading took over {timeout:.0f} s"
+        try:
+            return json.loads(out.read_text(encoding="utf-8")), ""
+        except (OSError, ValueError):
+            said = (done.stdout + done.stderr).strip().splitlines()
+            return None, said[-1] if said else "the performance reading failed"
+
+
 def _drain(stream: IO[bytes], output: _Output) -> None:
     for raw in iter(stream.readline, b""):
         output.add(raw.decode("utf-8", "replace"))

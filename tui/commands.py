@@ -29,6 +29,14 @@ class CourseCommands(Provider):
                         screen.action_toggle_bench,
                     )
                 )
+            elif screen.workshop.gpu:  # no GPU: the reading of a passing run instead
+                out.append(
+                    (
+                        "Read performance",
+                        "predict your kernel's speed on an H200 and name its biggest loss (b)",
+                        screen.action_toggle_bench,
+                    )
+                )
             if screen.passed and screen.next_up:
                 nxt = screen.next_up[0]
                 out.append(

@@ -44,6 +44,9 @@ WorkshopScreen.-compact TimingsPanel { max-height: 3; }
 WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { display: none; }
 /* nothing can be timed without a CUDA GPU: the banner's one line says so instead */
 WorkshopScreen.interpreted TimingsPanel { display: none; }
+/* ...but b reads a passing run's performance there (predicted, not timed) */
+WorkshopScreen.interpreted.-perf-read TimingsPanel { display: block; }
+WorkshopScreen.-compact.-perf-read TimingsPanel { max-height: 7; }
 WorkshopScreen.-compact ResultsPanel { min-height: 4; }
 WorkshopScreen.-normal TimingsPanel { max-height: 9; }
 /* the results table needs room for the check ids and their messages (tui.widgets.results) */

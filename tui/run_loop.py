@@ -279,6 +279,32 @@ class RunLoop(_Host):
                 self.controller.prime()
         self._post(BenchmarkFinished(generation, digest, rows, error, output))
 
+    def read_performance(self) -> None:
+        """Without a GPU (b): the performance reading of the last passing run, in the
+        timings panel; it runs the answer in the interpreter in a child (seconds)."""
+        if not (self.passed and self.last is not None and self.last.content_hash):
+            self.notify("b reads the performance of a passing run: make every check pass first.")
+            return
+        self.add_class("-perf-read")
+        self.query_one(TimingsPanel).set_status(
+            f"reading the performance of {self.last.content_hash[:8]}… (interpreter, sm_90 compile)",
+            "running",
+        )
+        self._reading_worker(self.last.content_hash)
+
+    @work(thread=True, exclusive=True, group="reading", exit_on_error=False)
+    def _reading_worker(self, digest: str) -> None:
+        payload, error = benchmark_child.read_performance(self.workshop.id, Path(self.path))
+        self.app.call_from_thread(self._show_reading, digest, payload, error)
+
+    def _show_reading(self, digest: str, payload: Optional[dict], error: str) -> None:
+        t = self.query_one(TimingsPanel)
+        if payload is None:
+            t.set_status(f"no performance reading: {error}", "bad")
+            return
+        t.set_reading(payload)
+        t.set_status(f"performance of {digest[:8]} (no GPU: predicted for an H200, not timed)", "good")
+
     def _cancel_bench(self) -> None:
         if self._bench_run is not None:
             self._bench_run.cancel()

@@ -119,6 +119,12 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         help='write each row as soon as it is measured, one JSON line {"type": "bench_row", '
         '"row": {...}}: on stdout (the text report then goes to stderr), or appended to FILE',
     )
+    p.add_argument(
+        "--reading",
+        action="store_true",
+        help="after the timings, each op's performance reading (why a variant is slow; "
+        "without a GPU it is printed instead of timings)",
+    )
     p.add_argument("--list", action="store_true", help="list the ops, their shapes and dtypes")
     return p
 
@@ -407,14 +413,38 @@ def main(argv: Optional[list] = None) -> int:
             if problem:
                 print(f"python -m checks.benchmark: {problem}")
                 print("nothing was timed or written")
+                print_readings(args)
                 return EXIT_UNAVAILABLE
-            return run(args, argv, on_row)
+            code = run(args, argv, on_row)
+            if args.reading:
+                print_readings(args)
+            return code
     except UsageError as e:
         print(f"python -m checks.benchmark: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def print_readings(args) -> None:
+    """Without a GPU: each op's performance reading (python -m checks.performance, in a
+    child that runs the interpreter), predicted for the H200 instead of timed."""
+    import subprocess
+
+    from checks import interpreter
+
+    ops = specs.benchmarked_ops() if args.op == "all" else [args.op]
+    print("performance readings instead (interpreter accesses and an sm_90 compile, no GPU needed):")
+    for op in ops:
+        path = target_file(op, args)
+        done = subprocess.run(
+            [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--all-variants"],
+            capture_output=True,
+            text=True,
+            env=interpreter.interpreter_env(True),
+        )
+        print((done.stdout + (done.stderr[-600:] if done.returncode else "")).rstrip())
 
 
 def _refusals(rows: list) -> str:

@@ -111,6 +111,13 @@ class Access:
         """The (x, y, z) id of the program that makes this access."""
         return program_id()
 
+    def lanes(self) -> tuple:
+        """(every lane's uint64 address in the block's shape, its active mask or None)."""
+        import numpy as np
+
+        addrs = np.asarray(self._ptrs.data).astype(np.uint64, copy=False)
+        return addrs, None if self._active is None else self._active.reshape(addrs.shape)
+
     def stored_bytes(self) -> Any:
         """The bytes each active lane of a store wrote, one row per lane (None: not known)."""
         import numpy as np

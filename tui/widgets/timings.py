@@ -67,6 +67,28 @@ MARKS = (("ceiling", "|", "red"), ("baseline", "B", "yellow"), ("reference", "R"
 PAST = "last save"  # the Run cell of the rows of the last timed save, shown before a benchmark
 
 
+def reading_text(payload: dict) -> Text:
+    """The reading as the panel shows it: the performance step (met or not), then each
+    variant with its biggest loss (or 'no large loss') and how its traffic compares."""
+    text = Text()
+    met = bool(payload.get("step_met"))
+    text.append("met" if met else "not met", style="bold green" if met else "bold yellow")
+    text.append(f" · performance step: {payload.get('step', '')}\n")
+    if not met and payload.get("step_evidence"):
+        text.append(f"  {payload['step_evidence']}\n", style="dim")
+    for r in payload.get("readings") or []:
+        text.append(f"{r.get('variant', '')}", style="bold")
+        text.append(f" (predicted {r.get('predicted_us', 0):.1f} µs on an H200): {r.get('headline', '')}\n")
+        if r.get("traffic"):
+            text.append(f"  {r['traffic']}\n", style="dim")
+    text.append(
+        f"read in the interpreter on {payload.get('shape', '')} {payload.get('dtype', '')}, "
+        "compiled for the H200: predicted, not timed",
+        style="dim",
+    )
+    return text
+
+
 def _cell_len(cell) -> int:
     return BAR_WIDTH if isinstance(cell, MarkedBar) else len(str(cell))
 
@@ -120,6 +142,10 @@ class TimingsPanel(Vertical):
     TimingsPanel.charted #timings-chart {{ display: block; }}
     TimingsPanel.charted #timings {{ max-height: {MAX_LINES - 3}; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
+    TimingsPanel #timings-reading {{ display: none; height: auto; max-height: {MAX_LINES - 1}; }}
+    TimingsPanel #timings-reading {{ padding: 0 1; }}
+    TimingsPanel.read #timings-reading {{ display: block; overflow-y: auto; }}
+    TimingsPanel.read #timings, TimingsPanel.read #timings-legend {{ display: none; }}
     """
 
     def __init__(self, **kwargs) -> None:
@@ -131,12 +157,14 @@ class TimingsPanel(Vertical):
         self.saves_hash: Optional[str] = None  # the content the results are a save of
         self.results_run: object = None  # which run the streamed rows in results belong to
         self.past: Optional[history.Save] = None  # the last timed save, shown until results come
+        self.reading: Optional[dict] = None  # without a GPU: the last performance reading shown
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
         yield Static("", id="timings-chart")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="timings-reading")
 
     def on_mount(self) -> None:
         self._render_rows()
@@ -161,6 +189,13 @@ class TimingsPanel(Vertical):
     def set_status(self, text: str, look: str = "") -> None:
         line = self.query_one("#timings-status", StatusLine)
         line.text, line.look = text, look
+
+    def set_reading(self, payload: dict) -> None:
+        """Without a GPU: the performance reading of a passing run in place of the table,
+        the lesson's step first, then a row per variant with its biggest loss under it."""
+        self.reading = payload
+        self.query_one("#timings-reading", Static).update(reading_text(payload))
+        self.add_class("read")
 
     def set_reference(self, rows: list, source=None) -> None:
         self.reference, self.reference_source = list(rows), source

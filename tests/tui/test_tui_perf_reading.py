@@ -1,0 +1,78 @@
+"""Without a GPU, b reads the performance of a passing run into the timings panel: the
+lesson's performance step (met or not) and each variant's biggest loss, readable at
+80x24 and 120x40."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from workshops import catalog
+
+from tui_helpers import wait_for, wait_for_run
+
+I1 = catalog.get("strided_softmax")
+
+PAYLOAD = {
+    "workshop": I1.id,
+    "step_met": False,
+    "step": "bring the loads of x to the ideal sectors per request (4 for fp32)",
+    "step_evidence": "accesses to x touch 32 sectors of 32 bytes per warp-wide request, 4 is ideal",
+    "shape": "1024x1024-t",
+    "dtype": "fp32",
+    "readings": [
+        {
+            "variant": "num_warps=4",
+            "predicted_us": 9.4,
+            "headline": "biggest loss (78% of the predicted time): accesses to x touch 32 sectors",
+            "traffic": "moves each byte once (8.0 MiB, the minimum the problem needs)",
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_b_shows_the_reading_of_a_passing_run_without_a_gpu(make_app, size, monkeypatch):
+    from tui import benchmark_child
+    from tui.widgets.timings import TimingsPanel
+
+    asked = []
+
+    def fake_reading(op, file, timeout=600):
+        asked.append((op, file))
+        return PAYLOAD, ""
+
+    monkeypatch.setattr(benchmark_child, "read_performance", fake_reading)
+
+    async def body():
+        app = make_app(open_workshop=I1.id, gpu=False)
+        async with app.run_test(size=size) as pilot:
+            await wait_for_run(pilot, timeout=120)
+            screen = app.screen
+            screen.passed = True  # as after a passing run of this file
+            await pilot.press("b")
+            timings = screen.query_one(TimingsPanel)
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            await pilot.pause()
+            assert asked and asked[0][0] == I1.id
+            assert timings.display and timings.region.height >= 3
+            reading = screen.query_one("#timings-reading")
+            assert reading.region.height >= 4 and reading.region.width >= 60  # the step and a variant
+            shown = str(reading.render())
+            assert shown.startswith("not met · performance step: bring the loads of x")
+            assert "biggest loss" in shown
+            status = str(screen.query_one("#timings-status").render())
+            assert "predicted for an H200" in status
+
+    asyncio.run(body())
+
+
+def test_the_step_and_each_variant_are_in_the_reading_text():
+    from tui.widgets.timings import reading_text
+
+    text = reading_text(dict(PAYLOAD, step_met=True)).plain
+    lines = text.splitlines()
+    assert lines[0].startswith("met · performance step")
+    assert lines[1].startswith("num_warps=4 (predicted 9.4 µs on an H200): biggest loss")
+    assert "predicted, not timed" in lines[-1]
