@@ -60,7 +60,7 @@ def _hint_on_failure(run, hint):
     cost=2,
 )
 def fp32_accumulator(mod, ctx):
-    n, d = 64, 16
+    n, d = 65, 16  # not a multiple of 16: the variants of the other D=16 checks
     q, _, v = make_qkv(ctx, n, d, torch.float64)
     k = torch.zeros_like(q)  # every score 0: every weight exp(0 - m) = 1
     v = 3000.0 + 200.0 * v.clamp(-2.0, 2.0)  # 2600..3400, all one sign
