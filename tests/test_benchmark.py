@@ -530,7 +530,7 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
     monkeypatch.setattr(bench_cli, "cuda_problem", lambda: None)
     monkeypatch.setattr(bench_cli, "load_spec", lambda op: spec)
     monkeypatch.setattr(
-        timing, "make_timers", lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake")
+        timing, "make_timers", lambda timing, cache, quick, cap_s=None: ({"graph": fake_timer(spec)}, "fake")
     )
     monkeypatch.setattr(timing, "measure_ceilings", lambda quick: dict(CEILINGS))
     monkeypatch.setattr(timing, "environment", lambda: dict(ENV))

@@ -385,3 +385,41 @@ def test_a_torch_that_bumps_one_tensor_at_a_time_still_rotates(monkeypatch):
     for _ in range(3):
         timed()
     assert [id(t) for t in bumped] == [id(a), id(b), id(c), id(a), id(b)]
+
+
+def test_the_comparison_shapes_are_timed_before_the_roofline_shapes_whatever_the_spec_order():
+    clock, log = FakeClock(), []
+    spec = make_spec()
+    spec.SHAPES = [dict(name="64", role="roofline", n=64), dict(name="32", role="comparison", n=32)]
+    rows = runner.run_op(
+        "sampling_test",
+        spec,
+        None,
+        None,
+        dtypes=["fp32"],
+        timers={"graph": fake_round_timer(clock, draw, log)},
+        ceilings={"copy_gbps": 4000.0, "bf16_matmul_tflops": 700.0},
+        device="cpu",
+        warm_calls=1,
+        clock=clock,
+        shapes="all",
+    )
+    shapes = [r["shape"] for r in rows]
+    assert shapes == sorted(shapes, key=lambda s: s != "32") and set(shapes) == {"32", "64"}
+
+
+def test_a_shorter_cap_bounds_every_measurement_of_a_noisy_row():
+    clock, log = FakeClock(), []
+    rows = bench({"graph": fake_round_timer(clock, draw, log, cap_s=0.3)}, clock)
+    noisy = rows["noisy"]
+    assert noisy["converged"] is False and noisy["rounds"] == 1  # a second 0.25 s round would pass 0.3 s
+    assert rows["quiet"]["converged"] is True
+
+
+def test_make_timers_takes_the_cap_it_is_given():
+    from checks.benchmark import timing
+
+    timers, said = timing.make_timers("both", "warm", quick=False, cap_s=0.3)
+    assert {t.cap_s for t in timers.values()} == {0.3} and "or 0.3 s per measurement" in said
+    timers, _ = timing.make_timers("graph", "warm", quick=True)
+    assert timers["graph"].cap_s == 0.5

@@ -29,6 +29,13 @@ class CourseCommands(Provider):
                         screen.action_toggle_bench,
                     )
                 )
+                out.append(
+                    (
+                        "Time every shape and dtype",
+                        "the roofline shapes and every dtype too, not only the comparison shapes (B)",
+                        screen.action_bench_everything,
+                    )
+                )
             if screen.passed and screen.next_up:
                 nxt = screen.next_up[0]
                 out.append(

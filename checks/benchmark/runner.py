@@ -193,6 +193,7 @@ def run_op(
     timing = _Timing(timers, clock, l2_bytes, cache, aa)
     broken = None  # a sticky CUDA error: nothing after it can run in this process
     selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
+    selected.sort(key=lambda s: s.get("role") != "comparison")  # the comparison rows come first
     for shape in selected:
         for dname in dtypes:
             timing.harness_seen = {}  # a new shape and dtype: new input sets
