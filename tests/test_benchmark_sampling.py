@@ -423,3 +423,27 @@ def test_make_timers_takes_the_cap_it_is_given():
     assert {t.cap_s for t in timers.values()} == {0.3} and "or 0.3 s per measurement" in said
     timers, _ = timing.make_timers("graph", "warm", quick=True)
     assert timers["graph"].cap_s == 0.5
+
+
+def test_the_garbage_collector_is_paused_while_a_row_is_timed_and_put_back_after():
+    import gc
+
+    clock, seen = FakeClock(), []
+
+    def sampler(fn):
+        def next_round():
+            seen.append(gc.isenabled())
+            clock.t += 0.1
+            return [0.01] * 10
+
+        return next_round
+
+    assert gc.isenabled()
+    measuring.measure(RoundTimer(sampler, 0.01, 1.0), lambda: None, clock)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        measuring.measure(RoundTimer(sampler, 0.01, 1.0), lambda: None, clock)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
