@@ -12,17 +12,21 @@
 # (default warm,fresh).
 #
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
-# "checks" writes into $OUT (at most 8 files come back from a device call):
-#   self-check.json / .log  every GPU and CPU workshop: each folder complete, the reference
+# "checks" writes into $OUT (at most 8 files come back from a device call), its steps' output
+# in checks.log:
+#   self-check.json         every GPU and CPU workshop: each folder complete, the reference
 #                           answer passes every check, the starter is TODO, each kept wrong
 #                           answer is rejected by the checks its meta.json names
-#   bench-both.json / .log  benchmark, graph and events timing, every dtype, every shape:
+#   bench-both.json         benchmark, graph and events timing, every dtype, every shape:
 #                           the comparison rows (against cuBLAS, SDPA and the PyTorch
 #                           baselines) and the roofline rows
 #   bench-aa.json           A/A: every answer's comparison shapes timed twice in one run
 #                           (device and per-call disagreement, median, p90 and worst)
+#   resources-h200.json     GEMM 4096^3 and attention B4 H16 N2048 D64 configurations:
+#                           registers, spills, shared memory, and each kept one timed beside
+#                           cuBLAS / SDPA (python -m checks.running.kernel_resources --time)
 #   SUMMARY.md              results/summarize.py over the benchmark files
-# "latency" writes latency-h200.json / .log: the latency of record, python -m tui.latency over
+# "latency" writes latency-h200.json and latency.log: the latency of record, python -m tui.latency over
 #                           the five GPU workshops, the app's path and a fresh process side
 #                           by side, and the app's benchmark after the first passing run
 #                           (REPEATS=1 and two paths fit about 8 minutes).
@@ -38,13 +42,14 @@ PY=${PYTHON:-python3}
 cd "$(dirname "$0")/.." || exit 1
 
 status=0
-step() {   # step NAME COMMAND...: run, tee the log, remember the worst exit status
+LOG="$OUT/${1:-checks}.log"   # one log per part: $OUT brings back 8 files at most
+step() {   # step NAME COMMAND...: run, append to the part's log, remember the worst exit status
     local name=$1; shift
     local t0=$SECONDS
-    echo "=== $name: $*"
-    "$@" 2>&1 | tee "$OUT/$name.log"
-    local rc=$?
-    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    echo "=== $name: $*" | tee -a "$LOG"
+    "$@" 2>&1 | tee -a "$LOG"
+    local rc=${PIPESTATUS[0]}
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$LOG"
     if [ "$rc" -gt "$status" ]; then status=$rc; fi
     return 0
 }
@@ -61,6 +66,7 @@ checks)
         --output "$OUT/bench-both.json"
     step bench-aa $PY -m checks.benchmark --op all --solution --timing both --shapes comparison --aa \
         ${QUICK:+--quick} --output "$OUT/bench-aa.json"
+    step resources $PY -m checks.running.kernel_resources --study all --time --json "$OUT/resources-h200.json"
     # (charts are drawn again where the JSON is committed: $OUT brings back 8 files at most)
     $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
     ;;
