@@ -447,3 +447,23 @@ def test_the_garbage_collector_is_paused_while_a_row_is_timed_and_put_back_after
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_row_colder_than_its_label_is_also_timed_on_one_input_set():
+    clock, log = FakeClock(), []
+    timers = {"graph": fake_round_timer(clock, draw, log)}
+    rows = bench(timers, clock, l2_bytes=1)  # every working set passes a 1-byte L2
+    quiet = rows["quiet"]
+    assert quiet["colder_than_label"] is True
+    assert quiet["one_set_device_us"] == pytest.approx(10.0, rel=0.01)
+    rows = bench(timers, clock, l2_bytes=10**9)
+    assert rows["quiet"]["colder_than_label"] is False and rows["quiet"]["one_set_device_us"] is None
+
+
+def test_one_set_time_needs_a_device_timer_and_a_second_set():
+    clock = FakeClock()
+    timed = TimedCall([lambda: None, lambda: None], [(), ()])
+    assert measuring.one_set_device_us({}, timed, clock) is None
+    timer = RoundTimer(lambda fn: lambda: [0.002] * 10, 0.01, 1.0)
+    assert measuring.one_set_device_us({"graph": timer}, TimedCall([lambda: None], [()]), clock) is None
+    assert measuring.one_set_device_us({"graph": timer}, timed, clock) == pytest.approx(2.0)

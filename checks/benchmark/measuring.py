@@ -71,6 +71,17 @@ def harness_cost(timers: dict, timed: TimedCall, clock: Callable[[], float], see
     return seen[key]
 
 
+def one_set_device_us(timers: dict, timed: TimedCall, clock: Callable[[], float]) -> Optional[float]:
+    """Device time in us of the first input set alone (no rotation: its data stay in the L2
+    from one call to the next), as a harness that times one set measures it; None without
+    a device-time timer or a second set."""
+    timer = timers.get("graph")
+    if timer is None or len(timed.fns) < 2:
+        return None
+    samples, _ = measure(timer, TimedCall(timed.fns[:1], timed.tensors[:1]), clock)
+    return quantile(samples, 0.5) * 1e3
+
+
 def _flat(x) -> list:
     if isinstance(x, (list, tuple)):
         return [t for item in x for t in _flat(item)]
