@@ -78,11 +78,16 @@ def _target_words(row: dict) -> str:
     if not t.get("applies"):
         return "no target (no GPU)"
     parts = []
-    for key in ("last_s", "first_s", "ratio"):
+    for key in ("last_s", "first_s", "ratio", "bench_last_row_s"):
         if key in t:
             g = t[key]
             limit = g.get("limit")
-            name = {"last_s": "last <= ", "first_s": "first <= ", "ratio": ">= "}[key]
+            name = {
+                "last_s": "last <= ",
+                "first_s": "first <= ",
+                "ratio": ">= ",
+                "bench_last_row_s": "last row <= ",
+            }[key]
             name += f"{limit:g}x" if key == "ratio" else f"{limit:g} s"
             unit = "x" if key == "ratio" else " s"
             parts.append(f"{name}: " + ("met" if g["met"] else f"missed by {g['missed_by']:.2f}{unit}"))

@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
-# The reference answers' evidence on one NVIDIA H200, in two parts that each fit one
-# ten-minute device call:
+# The reference answers' evidence on one NVIDIA H200.  All the GPU evidence of a commit comes
+# from two parts that each fit one ten-minute device call:
 #
 #   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
 #   OUT=/some/folder bash results/run_h200.sh latency
 #   OUT=/some/folder bash results/run_h200.sh tests       # run `bash results/gpu_wheels.sh`
 #                                                          # first, where PyPI answers; carry .whl
 #
-# QUICK=1 takes fewer timing repetitions; REPEATS=N sets the latency repeats (default 2);
-# WORKSHOPS=a,b measures only those (default all) and PART=name names the latency file
-# latency-h200-<name>.json, so the six workshops can be split over two device calls.
+# QUICK=1 takes fewer timing repetitions (the checks part fits ten minutes with it: self-check
+# about 130 s, bench-both about 90 s, bench-aa about a minute on the H200); REPEATS=N sets the latency repeats (default 1);
+# WORKSHOPS=a,b measures only those (default the five GPU workshops) and PART=name names the
+# latency file latency-h200-<name>.json; PATHS=warm,sharded,fresh sets the latency paths
+# (default warm,fresh).
 #
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
-# "checks" writes into $OUT:
-#   self-check.json / .log  every GPU and CPU workshop: each folder complete, the reference
+# "checks" writes into $OUT (at most 8 files come back from a device call), its steps' output
+# in checks.log:
+#   self-check.json         every GPU and CPU workshop: each folder complete, the reference
 #                           answer passes every check, the starter is TODO, each kept wrong
 #                           answer is rejected by the checks its meta.json names
-#   bench-both.json / .log  benchmark, graph and events timing, every dtype
-#   SUMMARY.md              results/summarize.py over the benchmark file
-# "latency" writes latency-h200.json / .log: python -m tui.latency over all six workshops,
-#                           the app's path, the sharded path and a fresh process side by
-#                           side, and the app's benchmark after the first passing run.
+#   bench-both.json         benchmark, graph and events timing, every dtype, every shape:
+#                           the comparison rows (against cuBLAS, SDPA and the PyTorch
+#                           baselines) and the roofline rows
+#   bench-aa.json           A/A: every answer's comparison shapes timed twice in one run
+#                           (device and per-call disagreement, median, p90 and worst)
+#   resources-h200.json     GEMM 4096^3 and attention B4 H16 N2048 D64 configurations:
+#                           registers, spills, shared memory, and each kept one timed beside
+#                           cuBLAS / SDPA (python -m checks.running.kernel_resources --time)
+#   SUMMARY.md              results/summarize.py over the benchmark files
+# "latency" writes latency-h200.json and latency.log: the latency of record, python -m tui.latency over
+#                           the five GPU workshops, the app's path and a fresh process side
+#                           by side, and the app's benchmark after the first passing run
+#                           (REPEATS=1 and two paths fit about 8 minutes).
 # Each step runs even if an earlier one failed; the exit status is the worst of them.
 # To keep the evidence, copy the JSON into results/ under new names (date and commit,
 # e.g. results/2026-12-03-<commit>-h200-self-check.json) and run
@@ -33,13 +44,14 @@ PY=${PYTHON:-python3}
 cd "$(dirname "$0")/.." || exit 1
 
 status=0
-step() {   # step NAME COMMAND...: run, tee the log, remember the worst exit status
+LOG="$OUT/${1:-checks}.log"   # one log per part: $OUT brings back 8 files at most
+step() {   # step NAME COMMAND...: run, append to the part's log, remember the worst exit status
     local name=$1; shift
     local t0=$SECONDS
-    echo "=== $name: $*"
-    "$@" 2>&1 | tee "$OUT/$name.log"
-    local rc=$?
-    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    echo "=== $name: $*" | tee -a "$LOG"
+    "$@" 2>&1 | tee -a "$LOG"
+    local rc=${PIPESTATUS[0]}
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$LOG"
     if [ "$rc" -gt "$status" ]; then status=$rc; fi
     return 0
 }
@@ -47,18 +59,23 @@ step() {   # step NAME COMMAND...: run, tee the log, remember the worst exit sta
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
 $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"
 
+GPU_WORKSHOPS=strided_softmax,softmax_backward,fused_gemm,split_softmax,streaming_attention
+
 case "${1:-checks}" in
 checks)
     step self-check $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
     step bench-both $PY -m checks.benchmark --op all --solution --timing both --dtype all ${QUICK:+--quick} \
         --output "$OUT/bench-both.json"
+    step bench-aa $PY -m checks.benchmark --op all --solution --timing both --shapes comparison --aa \
+        ${QUICK:+--quick} --output "$OUT/bench-aa.json"
+    step resources $PY -m checks.running.kernel_resources --study all --time --json "$OUT/resources-h200.json"
     # (charts are drawn again where the JSON is committed: $OUT brings back 8 files at most)
     $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
     ;;
 latency)
     name=latency-h200${PART:+-$PART}
-    step "$name" $PY -m tui.latency --workshops "${WORKSHOPS:-all}" --repeats "${REPEATS:-2}" \
-        --paths warm,sharded,fresh --benchmarks --json "$OUT/$name.json"
+    step "$name" $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" --repeats "${REPEATS:-1}" \
+        --paths "${PATHS:-warm,fresh}" --benchmarks --json "$OUT/$name.json"
     $PY results/latency_table.py --label H200 "$OUT/$name.json" || status=1
     ;;
 tests)

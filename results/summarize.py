@@ -140,6 +140,46 @@ def draw_charts(evidence: list, folder: Path) -> dict:
     return written
 
 
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * float(x):.1f} %"
+
+
+def aa_section(evidence: list) -> list:
+    """The A/A disagreement (``--aa``: every variant timed twice) and the timing loop's own
+    cost per call of each file that recorded them; [] when none did."""
+    rows = []
+    for name, d in evidence:
+        aa, harness = d.get("aa"), d.get("harness")
+        if not isinstance(aa, dict) and not isinstance(harness, dict):
+            continue
+        cells = [f"`{name}`"]
+        for kind in ("device", "per_call"):
+            got = (aa or {}).get(kind) or {}
+            cells += [
+                str(got.get("n", "-")),
+                _pct(got.get("median")),
+                _pct(got.get("p90")),
+                _pct(got.get("worst")),
+            ]
+        h = harness if isinstance(harness, dict) else {}
+        cells.append(row_text.num(h.get("median_us"), ".3g"))
+        rows.append(cells)
+    if not rows:
+        return []
+    header = ["file", "device n", "device median", "device p90", "device worst"]
+    header += ["per-call n", "per-call median", "per-call p90", "per-call worst", "harness us/call"]
+    return [
+        "## A/A and harness cost",
+        "",
+        "Each variant timed twice in one run: how far the two medians disagree. The harness "
+        "cost is the per-call timing loop's own cost per call (an empty candidate's), taken "
+        "off every per-call row.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
+
+
 def render(evidence: list, notes: list, chart_links: Optional[dict] = None) -> str:
     chart_links = chart_links or {}
     lines = [
@@ -235,6 +275,8 @@ def render(evidence: list, notes: list, chart_links: Optional[dict] = None) -> s
         else:
             lines.append("No targets in these files (targets are judged on `--solution` runs).")
         lines.append("")
+
+        lines += aa_section(evidence)
 
         order = op_order()
         ops = sorted(

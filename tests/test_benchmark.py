@@ -530,7 +530,7 @@ def test_whole_command_with_a_fake_spec_and_timer(tmp_path, learner, monkeypatch
     monkeypatch.setattr(bench_cli, "cuda_problem", lambda: None)
     monkeypatch.setattr(bench_cli, "load_spec", lambda op: spec)
     monkeypatch.setattr(
-        timing, "make_timers", lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake")
+        timing, "make_timers", lambda timing, cache, quick, cap_s=None: ({"graph": fake_timer(spec)}, "fake")
     )
     monkeypatch.setattr(timing, "measure_ceilings", lambda quick: dict(CEILINGS))
     monkeypatch.setattr(timing, "environment", lambda: dict(ENV))
@@ -886,3 +886,29 @@ def test_gpu_illegal_address_stops_the_rest_with_a_reason(tmp_path):
     assert after["status"] == "failed" and "earlier CUDA error" in after["message"], after
     rest = rows[("8192x8192", "(variants)")]  # the next shape is not even set up
     assert rest["status"] == "failed" and "earlier CUDA error" in rest["message"], rest
+
+
+def test_a_missed_time_colder_than_its_label_says_why_with_the_one_set_time():
+    def backward(variant, role, median, one_set=None):
+        r = _row("softmax_backward", "1024x4097", "fp16", variant, role, median, role_name="comparison")
+        r.update(working_set_bytes=58 * 2**20, l2_bytes=50 * 2**20, colder_than_label=True)
+        r["one_set_device_us"] = one_set
+        return r
+
+    rows = [backward("w8", "candidate", 12.1, one_set=9.5), backward("torch", "baseline", 80.0)]
+    t = targets.evaluate_targets(rows, "graph", real_definitions("softmax_backward"))
+    (course,) = [x for x in t if x["what"].startswith("1024x4097")]
+    assert not course["met"] and course["measured"] == pytest.approx(12.1)  # judged as measured
+    assert course["measured_one_set"] == pytest.approx(9.5)
+    assert (
+        "58 MiB, more than the 50 MiB L2" in course["note"] and "9.5 us, within the target" in course["note"]
+    )
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(course, {"$defs": SCHEMA["$defs"], "$ref": "#/$defs/target"})
+    rows[0]["colder_than_label"] = False  # fits the L2: no such note
+    (course,) = [
+        x
+        for x in targets.evaluate_targets(rows, "graph", real_definitions("softmax_backward"))
+        if x["what"].startswith("1024x4097")
+    ]
+    assert "note" not in course and "measured_one_set" not in course

@@ -150,7 +150,7 @@ def _fake_command(monkeypatch, spec_samples):
         dict(name="torch.softmax", role="baseline", config={}, fn=lambda: torch.softmax(inputs["x"], -1)),
     ]
 
-    def timers(timing_mode, cache, quick):
+    def timers(timing_mode, cache, quick, cap_s=None):
         rng = random.Random(0)
 
         def sampler(kind):

@@ -24,6 +24,7 @@ def timed(**kw) -> dict:
         p80_us=5.93,
         device_us=5.8512,
         per_call_us=60.0,
+        harness_us=0.42,
         host_us=54.15,
         launch_bound=True,
         speedup=2.2222,
@@ -58,6 +59,7 @@ def test_each_column_of_a_timed_row():
         "median": "5.85",
         "spread": "5.80-5.93",
         "per_call": "60.00",
+        "harness": "0.42",
         "host": "54.15 launch-bound",
         "speedup": "2.22x",
         "throughput": "1422 GB/s",
@@ -192,3 +194,9 @@ def test_the_printed_table_explains_the_interval_only_when_it_shows_one(capsys, 
     assert "5.85 ±0.05" in out and row_text.INTERVAL_NOTE in out
     tables.print_table("empty", [])
     assert "median us" in capsys.readouterr().out
+
+
+def test_the_harness_cost_shows_only_beside_a_per_call_time():
+    assert row_text.harness(timed()) == "0.42"
+    assert row_text.harness(timed(per_call_us=None)) == "-"
+    assert row_text.harness(timed(harness_us=None)) == "-"

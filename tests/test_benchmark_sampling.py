@@ -385,3 +385,85 @@ def test_a_torch_that_bumps_one_tensor_at_a_time_still_rotates(monkeypatch):
     for _ in range(3):
         timed()
     assert [id(t) for t in bumped] == [id(a), id(b), id(c), id(a), id(b)]
+
+
+def test_the_comparison_shapes_are_timed_before_the_roofline_shapes_whatever_the_spec_order():
+    clock, log = FakeClock(), []
+    spec = make_spec()
+    spec.SHAPES = [dict(name="64", role="roofline", n=64), dict(name="32", role="comparison", n=32)]
+    rows = runner.run_op(
+        "sampling_test",
+        spec,
+        None,
+        None,
+        dtypes=["fp32"],
+        timers={"graph": fake_round_timer(clock, draw, log)},
+        ceilings={"copy_gbps": 4000.0, "bf16_matmul_tflops": 700.0},
+        device="cpu",
+        warm_calls=1,
+        clock=clock,
+        shapes="all",
+    )
+    shapes = [r["shape"] for r in rows]
+    assert shapes == sorted(shapes, key=lambda s: s != "32") and set(shapes) == {"32", "64"}
+
+
+def test_a_shorter_cap_bounds_every_measurement_of_a_noisy_row():
+    clock, log = FakeClock(), []
+    rows = bench({"graph": fake_round_timer(clock, draw, log, cap_s=0.3)}, clock)
+    noisy = rows["noisy"]
+    assert noisy["converged"] is False and noisy["rounds"] == 1  # a second 0.25 s round would pass 0.3 s
+    assert rows["quiet"]["converged"] is True
+
+
+def test_make_timers_takes_the_cap_it_is_given():
+    from checks.benchmark import timing
+
+    timers, said = timing.make_timers("both", "warm", quick=False, cap_s=0.3)
+    assert {t.cap_s for t in timers.values()} == {0.3} and "or 0.3 s per measurement" in said
+    timers, _ = timing.make_timers("graph", "warm", quick=True)
+    assert timers["graph"].cap_s == 0.5
+
+
+def test_the_garbage_collector_is_paused_while_a_row_is_timed_and_put_back_after():
+    import gc
+
+    clock, seen = FakeClock(), []
+
+    def sampler(fn):
+        def next_round():
+            seen.append(gc.isenabled())
+            clock.t += 0.1
+            return [0.01] * 10
+
+        return next_round
+
+    assert gc.isenabled()
+    measuring.measure(RoundTimer(sampler, 0.01, 1.0), lambda: None, clock)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        measuring.measure(RoundTimer(sampler, 0.01, 1.0), lambda: None, clock)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_row_colder_than_its_label_is_also_timed_on_one_input_set():
+    clock, log = FakeClock(), []
+    timers = {"graph": fake_round_timer(clock, draw, log)}
+    rows = bench(timers, clock, l2_bytes=1)  # every working set passes a 1-byte L2
+    quiet = rows["quiet"]
+    assert quiet["colder_than_label"] is True
+    assert quiet["one_set_device_us"] == pytest.approx(10.0, rel=0.01)
+    rows = bench(timers, clock, l2_bytes=10**9)
+    assert rows["quiet"]["colder_than_label"] is False and rows["quiet"]["one_set_device_us"] is None
+
+
+def test_one_set_time_needs_a_device_timer_and_a_second_set():
+    clock = FakeClock()
+    timed = TimedCall([lambda: None, lambda: None], [(), ()])
+    assert measuring.one_set_device_us({}, timed, clock) is None
+    timer = RoundTimer(lambda fn: lambda: [0.002] * 10, 0.01, 1.0)
+    assert measuring.one_set_device_us({"graph": timer}, TimedCall([lambda: None], [()]), clock) is None
+    assert measuring.one_set_device_us({"graph": timer}, timed, clock) == pytest.approx(2.0)

@@ -36,7 +36,7 @@ def fake_command(monkeypatch):
     monkeypatch.setattr(bench_cli, "cuda_problem", lambda: None)
     monkeypatch.setattr(bench_cli, "load_spec", lambda op: spec)
     monkeypatch.setattr(
-        timing, "make_timers", lambda timing, cache, quick: ({"graph": fake_timer(spec)}, "fake")
+        timing, "make_timers", lambda timing, cache, quick, cap_s=None: ({"graph": fake_timer(spec)}, "fake")
     )
     monkeypatch.setattr(timing, "measure_ceilings", lambda quick: dict(CEILINGS))
     monkeypatch.setattr(timing, "environment", lambda: dict(ENV))
@@ -337,3 +337,21 @@ def test_the_panel_appends_streamed_rows_and_a_new_run_starts_afresh():
             assert table.row_count == 1 and panel.results[0]["variant"] == "again"
 
     asyncio.run(body())
+
+
+def test_after_a_pass_the_app_times_the_comparison_shapes_with_a_short_cap_and_everything_on_request(
+    monkeypatch, tmp_path
+):
+    _stand_in(monkeypatch, delay=0)
+    said = tmp_path / "args.jsonl"
+    monkeypatch.setenv("FAKE_BENCH_ARGS", str(said))
+    benchmark_child.BenchmarkRun("strided_softmax", tmp_path).run()
+    benchmark_child.BenchmarkRun("strided_softmax", tmp_path, shapes=benchmark_child.EVERYTHING).run()
+    after_pass, asked = (json.loads(line) for line in said.read_text().splitlines())
+    assert after_pass[after_pass.index("--shapes") + 1] == "comparison"
+    assert f"--cap-s={benchmark_child.APP_CAP_S:g}" in after_pass and "--dtype" not in after_pass
+    assert "--quick" in after_pass and "--quick" not in asked
+    assert asked[asked.index("--shapes") + 1] == "all" and asked[asked.index("--dtype") + 1] == "all"
+    assert not any(a.startswith("--cap-s") for a in asked)  # every row sampled as long as the command's own
+    with pytest.raises(ValueError, match="shapes: 'roofline'"):
+        benchmark_child.BenchmarkRun("strided_softmax", tmp_path, shapes="roofline")

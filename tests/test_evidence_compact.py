@@ -79,3 +79,20 @@ def test_summarize_reads_an_indented_and_a_compact_file_alike(tmp_path):
         assert r.returncode == 0, r.stdout + r.stderr
         outputs.append(out.read_text(encoding="utf-8"))
     assert outputs[0] == outputs[1] and "strided_softmax" in outputs[0]
+
+
+def test_summarize_tables_the_aa_disagreement_and_the_harness_cost_a_file_recorded():
+    sys.path.insert(0, str(RESULTS))
+    import summarize
+
+    aa = {
+        "device": {"n": 4, "median": 0.001, "p90": 0.003, "worst": 0.004},
+        "per_call": {"n": 4, "median": 0.02, "p90": 0.139, "worst": 0.359},
+    }
+    evidence = [("with-aa.json", {"aa": aa, "harness": {"n": 3, "median_us": 1.25}}), ("plain.json", {})]
+    lines = summarize.aa_section(evidence)
+    table = "\n".join(lines)
+    assert "## A/A and harness cost" in table
+    assert "| `with-aa.json` | 4 | 0.1 % | 0.3 % | 0.4 % | 4 | 2.0 % | 13.9 % | 35.9 % | 1.25 |" in table
+    assert "plain.json" not in table
+    assert summarize.aa_section([("plain.json", {})]) == []

@@ -208,6 +208,10 @@ def test_the_row_times_are_summarized_and_tabled(tmp_path: Path) -> None:
     payload = {"machine": {"gpu": True, "cpus": 16}, "summary": summary}
     cell = table.rows(payload, "H200")[0][table.HEADER.index("app: benchmark table after")]
     assert cell == "first row 2.00 s (1.50-2.50); last row 4.50 s (4.00-5.00); table 4.65 s (4.20-5.10)"
+    assert warm["targets"]["bench_last_row_s"] == {"limit": 3.0, "value": 4.5, "met": False, "missed_by": 1.5}
+    assert warm["targets"]["last_s"]["limit"] == 2.0 and warm["targets"]["last_s"]["met"]  # 2.0 s
+    said = table.rows(payload, "H200")[0][table.HEADER.index("targets")]
+    assert "last row <= 3 s: missed by 1.50 s" in said
     for r in rows:  # JSON from before the row times: the table's cell as it was
         del r["bench_first_row_s"], r["bench_last_row_s"]
     payload["summary"] = latency.summarize(rows, gpu=True)

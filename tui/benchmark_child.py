@@ -37,6 +37,12 @@ from checks.running import RECORD_VARIANTS, benchmark_variants_file
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
 BENCH_MODULE = "checks.benchmark"
+# What the app times after a pass: the comparison shapes in the first dtype, with the quick
+# settings, each measurement stopped after APP_CAP_S seconds if its interval is not narrow
+# enough by then (so every row comes within a few seconds); every shape and dtype, sampled
+# as long as the command's defaults, only when asked (EVERYTHING).
+COMPARISON, EVERYTHING = "comparison", "all"
+APP_CAP_S = 0.3
 MISSING = "—"
 
 
@@ -161,8 +167,12 @@ class BenchmarkRun:
         timeout: float = 900.0,
         worker: Any = None,
         on_row: Optional[Callable[[dict], None]] = None,
+        shapes: str = COMPARISON,
     ) -> None:
+        if shapes not in (COMPARISON, EVERYTHING):
+            raise ValueError(f"shapes: {shapes!r} is not {COMPARISON!r} or {EVERYTHING!r}")
         self.op, self.workspace, self.file, self.timeout = op, Path(workspace), file, timeout
+        self.shapes = shapes
         self.worker = worker
         self.on_row = on_row
         self.proc: Optional[subprocess.Popen] = None
@@ -235,6 +245,10 @@ class BenchmarkRun:
         """The benchmark's command line; its rows stream to stdout ("-") or to ``rows_to``."""
         cmd = [sys.executable, "-m", BENCH_MODULE, "--op", self.op, "--output", output]
         cmd.append("--stream-rows" if rows_to == "-" else f"--stream-rows={rows_to}")
+        if self.shapes == COMPARISON:  # shorter warm-ups and rounds (--quick), each row capped
+            cmd += ["--shapes", COMPARISON, "--quick", f"--cap-s={APP_CAP_S:g}"]
+        else:
+            cmd += ["--shapes", EVERYTHING, "--dtype", "all"]
         if self.file is not None:
             cmd += ["--file", str(self.file)]
         return cmd

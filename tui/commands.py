@@ -29,6 +29,13 @@ class CourseCommands(Provider):
                         screen.action_toggle_bench,
                     )
                 )
+                out.append(
+                    (
+                        "Time every shape and dtype",
+                        "the roofline shapes and every dtype too, not only the comparison shapes (B)",
+                        screen.action_bench_everything,
+                    )
+                )
             elif screen.workshop.gpu:  # no GPU: the reading of a passing run instead
                 out.append(
                     (

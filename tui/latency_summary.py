@@ -9,7 +9,9 @@ import statistics
 
 from workshops import catalog
 
-TARGETS = {"last_s": 2.5, "first_s": 0.7, "ratio": 5.0}  # on a GPU, after a kernel edit
+# On a GPU, after a kernel edit: the last verdict, the first, the speed-up over a fresh process,
+# and the last timing row the app shows after the pass (with --benchmarks).
+TARGETS = {"last_s": 2.0, "first_s": 0.7, "ratio": 5.0, "bench_last_row_s": 3.0}
 # Without a GPU, after a kernel edit: the interpreter's first verdict, and its last with the
 # checks spread over every core (set for a 2-core laptop; more cores end sooner).
 TARGETS_INTERPRETED = {"first_s": 1.0, "last_s": 3.0}
@@ -117,6 +119,10 @@ def summarize(rows: list, gpu: bool) -> list:
                 }
                 if fresh:
                     t["ratio"] = _target(row["ratio_fresh_over_warm"]["last"], TARGETS["ratio"], True)
+                if "bench_last_row_s" in row:
+                    t["bench_last_row_s"] = _target(
+                        row["bench_last_row_s"]["median"], TARGETS["bench_last_row_s"]
+                    )
             else:
                 t = {
                     "applies": True,

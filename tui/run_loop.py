@@ -250,19 +250,21 @@ class RunLoop(_Host):
         if not self.query_one(TimingsPanel).results:
             self._timings_idle()
 
-    def _maybe_bench(self, generation: int, digest: str) -> bool:
-        """Start the benchmark if it can and should run; whether it started."""
+    def _maybe_bench(self, generation: int, digest: str, shapes: str = benchmark_child.COMPARISON) -> bool:
+        """Start the benchmark if it can and should run; whether it started.  ``shapes``:
+        the comparison shapes (after every pass) or every shape and dtype (when asked)."""
         if self.interpret or not course_app(self).bench_enabled or not benchmark_child.available():
             self._timings_idle()
             return False
-        self.query_one(TimingsPanel).set_status(
-            f"timing {digest[:8]}… (python -m checks.benchmark)", "running"
+        what = (
+            "every shape and dtype" if shapes == benchmark_child.EVERYTHING else "python -m checks.benchmark"
         )
-        self._bench_worker(generation, digest)
+        self.query_one(TimingsPanel).set_status(f"timing {digest[:8]}… ({what})", "running")
+        self._bench_worker(generation, digest, shapes)
         return True
 
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False)
-    def _bench_worker(self, generation: int, digest: str) -> None:
+    def _bench_worker(self, generation: int, digest: str, shapes: str = benchmark_child.COMPARISON) -> None:
         warm = self.controller.benchmark_worker() if self.controller is not None else None
         run = benchmark_child.BenchmarkRun(
             self.workshop.id,
@@ -270,6 +272,7 @@ class RunLoop(_Host):
             file=self.path,
             worker=warm,
             on_row=lambda row: self._post(BenchmarkRow(generation, digest, row)),
+            shapes=shapes,
         )
         self._bench_run = run
         try:

@@ -94,6 +94,13 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument(
+        "--cap-s",
+        type=float,
+        metavar="SECONDS",
+        help="the most seconds one measurement samples for before it stops short of its interval "
+        "target (default 2, 0.5 with --quick; the app passes less so every row comes quickly)",
+    )
+    p.add_argument(
         "--aa",
         action="store_true",
         help="A/A: time every variant twice, one right after the other, and report how far "
@@ -173,6 +180,8 @@ def validate(args) -> None:
         raise UsageError(f"--output: {args.output} is a folder; give a file path")
     if args.ceilings is not None and args.ceilings.is_dir():
         raise UsageError(f"--ceilings: {args.ceilings} is a folder; give a file path")
+    if args.cap_s is not None and not (0 < args.cap_s <= 600):
+        raise UsageError(f"--cap-s: {args.cap_s:g} is not a number of seconds in (0, 600]")
 
 
 def cuda_problem() -> Optional[str]:
@@ -316,7 +325,7 @@ def run(args, argv: list, on_row: Optional[Callable[[dict], None]] = None) -> in
 
     output = args.output or default_output(args.op, args.timing, args.cache)
     target = "file" if args.file else ("solution" if args.solution else "learner")
-    timers, method = timing.make_timers(args.timing, args.cache, args.quick)
+    timers, method = timing.make_timers(args.timing, args.cache, args.quick, cap_s=args.cap_s)
     env = timing.environment()
     print(
         f"{env['gpu_name']} ({env['sm_count']} SMs), torch {env['torch']}, triton "

@@ -8,25 +8,44 @@ No torch import: tensors are only asked for their storage.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+import contextlib
+import gc
+from typing import Callable, Iterator, Optional
 
 from checks.benchmark.statistics import RoundTimer, quantile, until_sure
 from checks.benchmark.timed_calls import TimedCall
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while timing (collected once before): a
+    collection inside a timed loop of Python calls adds milliseconds to one sample and
+    widens the per-call interval; put back as it was."""
+    was_on = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def measure(timer: Callable, fn: Callable, clock: Callable[[], float]) -> tuple:
-    """(samples in ms, {"rounds", "converged"}) of one timer on ``fn``; a plain timer
-    (``timer(fn) -> samples``) is one round with no target (converged None)."""
-    if isinstance(timer, RoundTimer):
-        got = until_sure(
-            timer.sampler(fn),
-            rel_target=timer.rel_target,
-            cap_s=timer.cap_s,
-            clock=clock,
-            max_samples=timer.max_samples,
-        )
-        return got["samples"], {"rounds": got["rounds"], "converged": got["converged"]}
-    return list(timer(fn)), {"rounds": 1, "converged": None}
+    """(samples in ms, {"rounds", "converged"}) of one timer on ``fn``, the garbage
+    collector paused; a plain timer (``timer(fn) -> samples``) is one round with no
+    target (converged None)."""
+    with collector_paused():
+        if isinstance(timer, RoundTimer):
+            got = until_sure(
+                timer.sampler(fn),
+                rel_target=timer.rel_target,
+                cap_s=timer.cap_s,
+                clock=clock,
+                max_samples=timer.max_samples,
+            )
+            return got["samples"], {"rounds": got["rounds"], "converged": got["converged"]}
+        return list(timer(fn)), {"rounds": 1, "converged": None}
 
 
 def measure_all(timers: dict, fn: Callable, clock: Callable[[], float]) -> tuple:
@@ -50,6 +69,17 @@ def harness_cost(timers: dict, timed: TimedCall, clock: Callable[[], float], see
         samples, _ = measure(timer, timed.empty(), clock)
         seen[key] = quantile(samples, 0.5) * 1e3
     return seen[key]
+
+
+def one_set_device_us(timers: dict, timed: TimedCall, clock: Callable[[], float]) -> Optional[float]:
+    """Device time in us of the first input set alone (no rotation: its data stay in the L2
+    from one call to the next), as a harness that times one set measures it; None without
+    a device-time timer or a second set."""
+    timer = timers.get("graph")
+    if timer is None or len(timed.fns) < 2:
+        return None
+    samples, _ = measure(timer, TimedCall(timed.fns[:1], timed.tensors[:1]), clock)
+    return quantile(samples, 0.5) * 1e3
 
 
 def _flat(x) -> list:

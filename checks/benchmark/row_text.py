@@ -74,6 +74,13 @@ def per_call(row: Row, missing: str = MISSING) -> str:
     return num(row.get("per_call_us"), missing=missing)
 
 
+def harness(row: Row, missing: str = MISSING) -> str:
+    """The per-call timing loop's own cost per call (already taken off the per-call time),
+    shown beside a per-call time so a reader sees how much of it the harness could blur."""
+    x = number(row.get("harness_us"))
+    return missing if x is None or number(row.get("per_call_us")) is None else f"{x:.2f}"
+
+
 def host(row: Row, missing: str = MISSING) -> str:
     """Host overhead (per-call minus device time), marked when it is most of the call."""
     x = number(row.get("host_us"))
@@ -158,6 +165,7 @@ COLUMNS: dict[str, tuple[str, Callable[[Row, str], str]]] = {
     "median": ("median us", median),
     "spread": ("p20-p80 us", spread),
     "per_call": ("per call us", per_call),
+    "harness": ("loop us", harness),
     "host": ("host us", host),
     "speedup": ("speedup", speedup),
     "throughput": ("achieved", throughput),
@@ -166,7 +174,17 @@ COLUMNS: dict[str, tuple[str, Callable[[Row, str], str]]] = {
     "rel_error": ("rel err", rel_error),
     "status": ("status", status),
 }
-NUMERIC = {"median", "spread", "per_call", "host", "speedup", "throughput", "fraction", "rel_error"}
+NUMERIC = {
+    "median",
+    "spread",
+    "per_call",
+    "harness",
+    "host",
+    "speedup",
+    "throughput",
+    "fraction",
+    "rel_error",
+}
 
 # What each reader shows, in order.  The app has no status column: its median says why a
 # row has no time (median_or_status); it draws the run, the bar and its own labels itself.
@@ -178,6 +196,7 @@ CLI_COLUMNS = (
     "median",
     "spread",
     "per_call",
+    "harness",
     "host",
     "speedup",
     "throughput",
@@ -193,6 +212,7 @@ SUMMARY_COLUMNS = (
     "median",
     "spread",
     "per_call",
+    "harness",
     "host",
     "speedup",
     "throughput",

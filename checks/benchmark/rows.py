@@ -104,6 +104,7 @@ class BenchRow(RowIdentity, total=False):
     working_set_bytes: Optional[int]  # bytes the timed calls rotate through (inputs, outputs)
     l2_bytes: Optional[int]  # the card's L2 size, to compare the working set with
     colder_than_label: Optional[bool]  # the working set passes the L2: colder than "warm" says
+    one_set_device_us: Optional[float]  # such a row's device time on one input set (warm L2)
     aa: Optional[dict]  # --aa: the two timings of this row and how far they disagree
     kernels: Optional[list]  # the Triton kernels one call launched ([]: none; None: not recorded)
     bytes: Optional[int]  # bytes the op must move at this shape
@@ -165,6 +166,7 @@ def new_row(
         working_set_bytes=None,
         l2_bytes=None,
         colder_than_label=None,
+        one_set_device_us=None,
         aa=None,
         kernels=None,
         bytes=None,

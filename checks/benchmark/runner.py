@@ -38,7 +38,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from checks.benchmark.measuring import harness_cost, measure_all, working_set_bytes
+from checks.benchmark.measuring import harness_cost, measure_all, one_set_device_us, working_set_bytes
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
 from checks.benchmark.statistics import (
@@ -193,6 +193,7 @@ def run_op(
     timing = _Timing(timers, clock, l2_bytes, cache, aa)
     broken = None  # a sticky CUDA error: nothing after it can run in this process
     selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
+    selected.sort(key=lambda s: s.get("role") != "comparison")  # the comparison rows come first
     for shape in selected:
         for dname in dtypes:
             timing.harness_seen = {}  # a new shape and dtype: new input sets
@@ -304,6 +305,8 @@ class _Timing:
             row, samples.get("graph"), samples.get("events"), harness_us=harness_us, sampling=sampling
         )
         row.update(cache_state(working_set_bytes(timed), self.l2_bytes, self.cache))
+        if row.get("colder_than_label"):  # measured both ways: the rotation's L2 and one set's
+            row["one_set_device_us"] = one_set_device_us(self.timers, timed, self.clock)
         for samples2, sampling2 in again:
             second = add_timings(
                 {}, samples2.get("graph"), samples2.get("events"), harness_us=harness_us, sampling=sampling2

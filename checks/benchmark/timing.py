@@ -33,7 +33,7 @@ import os
 import platform
 import subprocess
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import torch
 import triton
@@ -183,11 +183,12 @@ def events_timed(fn, warmup: float, rep: float, max_samples: int = MAX_SAMPLES, 
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
-def make_timers(timing: str, cache: str, quick: bool) -> tuple:
+def make_timers(timing: str, cache: str, quick: bool, cap_s: Optional[float] = None) -> tuple:
     """({"graph": RoundTimer} and/or {"events": RoundTimer}, description).  Samples are
-    in milliseconds; "graph" samples are device time, "events" per-call time."""
+    in milliseconds; "graph" samples are device time, "events" per-call time.  ``cap_s``:
+    the seconds one measurement may take (default the settings')."""
     s = SETTINGS[bool(quick)]
-    cap = s["cap_s"]
+    cap = s["cap_s"] if cap_s is None else float(cap_s)
     timers, said = {}, []
     if timing in ("graph", "both"):
         rep, replays = s["graph_rep"], int(s["graph_replays"])

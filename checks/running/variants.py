@@ -157,10 +157,10 @@ def jit_function(mod, qualname: str):
     raise LookupError(f"{qualname} is not a @triton.jit function")
 
 
-def compile_variant(fn, data: str, target) -> None:
+def compile_variant(fn, data: str, target) -> Any:
     """Compile the variant described by ``data`` (a ``specialization_data`` string) of
     ``fn`` for ``target`` (backend, arch, warp_size) into Triton's cache, the way
-    ``JITFunction.preload`` reads it, without a GPU."""
+    ``JITFunction.preload`` reads it, without a GPU; the compiled kernel."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, make_backend
@@ -172,4 +172,4 @@ def compile_variant(fn, data: str, target) -> None:
     options = {k: _as_tuple(v) for k, v in spec["options"].items()}
     gpu = GPUTarget(*target)
     parsed = make_backend(gpu).parse_options(options)
-    triton.compile(ASTSource(fn, signature, constexprs, attrs), target=gpu, options=parsed.__dict__)
+    return triton.compile(ASTSource(fn, signature, constexprs, attrs), target=gpu, options=parsed.__dict__)

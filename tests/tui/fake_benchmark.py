@@ -15,7 +15,14 @@ p.add_argument("--op", required=True)
 p.add_argument("--output", required=True)
 p.add_argument("--file")
 p.add_argument("--stream-rows", nargs="?", const="-")
+p.add_argument("--shapes", choices=("comparison", "roofline", "all"), default="all")
+p.add_argument("--dtype")
+p.add_argument("--cap-s", type=float)
+p.add_argument("--quick", action="store_true")
 args = p.parse_args()
+if os.environ.get("FAKE_BENCH_ARGS"):  # where a test reads the arguments it was given
+    with open(os.environ["FAKE_BENCH_ARGS"], "a", encoding="utf-8") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\n")
 if args.op == "broken":
     print("kernel exploded", file=sys.stderr)
     sys.exit(1)

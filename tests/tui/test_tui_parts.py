@@ -163,6 +163,8 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
     monkeypatch.setattr(benchmark_child, "BENCH_MODULE", "fake_benchmark")
     monkeypatch.setenv("PYTHONPATH", str(HERE))
     monkeypatch.setenv("FAKE_BENCH_DELAY", "1.0")  # a pause after each row it prints
+    asked = tmp_path / "bench-args.jsonl"
+    monkeypatch.setenv("FAKE_BENCH_ARGS", str(asked))  # the stand-in writes its arguments here
     ref = tmp_path / "reference"
     ref.mkdir()
     (ref / f"{w.id}-2026-01-01.json").write_text(
@@ -223,5 +225,11 @@ def test_timings_panel_after_a_pass(make_app, monkeypatch, tmp_path):
             # export includes the benchmark rows of the same content
             payload = screen.export_payload()
             assert [r["variant"] for r in payload["benchmarks"]] == ["torch", "triton"]
+            # after the pass: the comparison shapes; B: every shape and dtype
+            await pilot.press("B")
+            await wait_for(pilot, lambda: len(asked.read_text().splitlines()) >= 2, 30, "timing everything")
+            after_pass, on_request = (json.loads(line) for line in asked.read_text().splitlines())
+            assert after_pass[after_pass.index("--shapes") + 1] == "comparison"
+            assert on_request[on_request.index("--shapes") + 1] == "all" and "--dtype" in on_request
 
     asyncio.run(body())

@@ -29,7 +29,7 @@ from textual.widgets import (
 from checks import workspace as ws
 from checks.judging import Outcome, outcome_line, outcome_of, plural
 from checks.running import RunRecords, RunSession
-from tui import export, layout
+from tui import benchmark_child, export, layout
 from tui.host import course_app
 from tui.run_loop import RunLoop
 from tui.screens.confirm import ConfirmScreen
@@ -110,6 +110,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space", priority=True),
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
+        Binding("B", "bench_everything", "Time all shapes", id="bench-all", show=False),
         Binding("o", "export", "Export", id="export"),
         Binding("x", "explain", "Explain", id="explain"),
         Binding("r", "reset", "Reset", id="reset"),
@@ -223,6 +224,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
             return self.timeable or self.workshop.gpu  # without a GPU, b reads the performance
+        if action == "bench_everything":
+            return self.timeable
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -416,6 +419,21 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             self._maybe_bench(self.controller.generation, self.last.content_hash)
         else:
             self._timings_idle()
+
+    def action_bench_everything(self) -> None:
+        """Time every shape and dtype of the passing file (the roofline rows too), not only the
+        comparison shapes the app times after each pass."""
+        if not self.timeable:
+            self.notify("Benchmarks do not apply here.")
+            return
+        if not (self.passed and self.last is not None and self.last.content_hash):
+            self.notify("Every shape is timed once every check passes.")
+            return
+        assert self.controller is not None  # a run passed: the screen is mounted
+        if not course_app(self).bench_enabled:
+            self.notify("Benchmarks are off (b turns them on).")
+            return
+        self._maybe_bench(self.controller.generation, self.last.content_hash, benchmark_child.EVERYTHING)
 
     def action_back(self) -> None:
         if self.query("HelpPanel"):

@@ -359,13 +359,13 @@ def long_k(mod, ctx):
     cost=2,
 )
 def large_values(mod, ctx):
-    M, N, K = 40, 50, 48
+    M, N, K = 40, 50, 47  # K not a multiple of 16: the variant of the ragged checks
     a, b, _ = gemm_operands(ctx, M, N, K, scale=8.0)
     a[3, 5] = 1000.0  # one row dominated by a single element
     signs = torch.tensor([1.0 if j % 2 == 0 else -1.0 for j in range(N)], dtype=torch.float64)
     bias = (1000.0 * signs).to(FP16).to(ctx.device)  # alternate columns: +1000, -1000
     got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (M, N), FP16)
-    expect_matmul(ctx, got, a, b, bias, "40x50x48, |A@B| ~ 450 with a 1000 in A[3, 5], bias +/-1000")
+    expect_matmul(ctx, got, a, b, bias, "40x50x47, |A@B| ~ 450 with a 1000 in A[3, 5], bias +/-1000")
 
 
 @check(

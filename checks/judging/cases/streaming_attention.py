@@ -208,9 +208,8 @@ def tiny_lengths(mod, ctx):
         for causal in (False, True):
             run_attention(mod, q, k, v, causal=causal, block_n=32)
     q, k, v = make_qkv(ctx, 1, 32)
-    for causal in (False, True):
-        for block_n in (32, 64):
-            run_attention(mod, q, k, v, causal=causal, block_n=block_n)
+    for causal, block_n in ((False, 32), (True, 64)):  # N=1 compiles its own variants: two suffice
+        run_attention(mod, q, k, v, causal=causal, block_n=block_n)
 
 
 # --- rejections (validation runs before any kernel) ---------------------------------
@@ -257,7 +256,8 @@ def head_dims(mod, ctx):
     cost=2,
 )
 def growing_maximum(mod, ctx):
-    q, k, v = growing_max_inputs(ctx, 160, 16, FP16)
+    # 161 keys (not a multiple of 16) share compiled variants with the other D=16 checks
+    q, k, v = growing_max_inputs(ctx, 161, 16, FP16)
     for causal in (False, True):
         for block_n in (32, 64):
             run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="rising scores: ")

@@ -60,7 +60,7 @@ def _hint_on_failure(run, hint):
     cost=2,
 )
 def fp32_accumulator(mod, ctx):
-    n, d = 64, 16
+    n, d = 65, 16  # not a multiple of 16: the variants of the other D=16 checks
     q, _, v = make_qkv(ctx, n, d, torch.float64)
     k = torch.zeros_like(q)  # every score 0: every weight exp(0 - m) = 1
     v = 3000.0 + 200.0 * v.clamp(-2.0, 2.0)  # 2600..3400, all one sign
@@ -83,7 +83,7 @@ FAINT_LOGIT = 11.140625  # exact in fp16
 
 @check(
     "fp32-denominator",
-    "one dominant key, then 1023 faint keys whose weights each tile sums to under 2^-11",
+    "one dominant key, then 1022 faint keys whose weights each tile sums to under 2^-11",
     why="l must be fp32: in fp16 it keeps 11 significant bits, so once l = 1 a tile whose weights "
     "add up to less than half of fp16's spacing adds nothing, and after 31 such tiles every "
     "output is 1.4% too large",
@@ -93,7 +93,7 @@ FAINT_LOGIT = 11.140625  # exact in fp16
 def fp32_denominator(mod, ctx):
     # Causal with block_n=32 (with 64 keys a tile's share is over half a spacing and rounds
     # up instead): the last rows see 32 tiles, and the loop stops at the diagonal.
-    n, d = 1024, 16
+    n, d = 1023, 16  # not a multiple of 16: the variant of the other causal D=16 checks
     _, _, v = make_qkv(ctx, n, d, torch.float64)
     q = torch.zeros(n, d, dtype=torch.float64)
     k = torch.zeros(n, d, dtype=torch.float64)
