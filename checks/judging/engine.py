@@ -285,6 +285,8 @@ def run_case(
     ctx = Context(case_id=case.id, device=device, interpret=interpret, base_seed=seed)
     if isinstance(mod, mistakes.Recorder):
         mod.forget()  # only this check's calls are evidence for its diagnosis
+        if "checks.judging.provenance" in sys.modules:
+            sys.modules["checks.judging.provenance"].forget_launches()  # and only its launches
     t0 = time.perf_counter()
     try:
         msg = case.fn(mod, ctx)
@@ -336,6 +338,12 @@ def run_case(
         found = mistakes.diagnose(workshop_id, mod.calls)
         if found is not None:
             mistakes.annotate(rec, found)  # the failure names the classic mistake it matches
+    if rec.status == "fail" and isinstance(mod, mistakes.Recorder):
+        from checks.judging.mistakes import relating
+
+        provenance = sys.modules.get("checks.judging.provenance")  # loaded by GPU workshops only
+        seen = provenance.last_launches() if provenance is not None else []
+        relating.explain(rec, workshop_id, list(mod.calls), seen)  # a relation, the launches
     return rec
 
 

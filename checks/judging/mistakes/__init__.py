@@ -22,6 +22,7 @@ workshop's module imports torch when it is first needed (only on a failing check
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -41,6 +42,7 @@ class Call:
     args: tuple
     kwargs: dict
     result: Any
+    names: tuple = field(default=(), compare=False)  # the function's parameter names, when known
 
     def argument(self, index: int, name: str, default: Any = None) -> Any:
         """The argument at position ``index`` or keyword ``name`` (else ``default``)."""
@@ -105,10 +107,11 @@ class Recorder:
         if name not in self.contract_functions or not callable(value):
             return value
         calls = self.calls
+        names = _parameter_names(value)
 
         def call(*args, **kwargs):
             result = value(*args, **kwargs)
-            calls.append(Call(name, args, dict(kwargs), result))
+            calls.append(Call(name, args, dict(kwargs), result, names))
             return result
 
         call.__name__ = name
@@ -118,6 +121,13 @@ class Recorder:
     def forget(self) -> None:
         """Start a new check: the calls of the previous one are not its evidence."""
         self.calls.clear()
+
+
+def _parameter_names(function: Any) -> tuple:
+    try:
+        return tuple(inspect.signature(inspect.unwrap(function)).parameters)
+    except (TypeError, ValueError):
+        return ()
 
 
 def oracles_of(workshop_id: str) -> Optional[Any]:

@@ -90,6 +90,9 @@ def right(call: Call):
     return None
 
 
+SOFTMAX_FUNCTIONS = ("streaming_softmax",)
+
+
 def agrees(call: Call, expected) -> bool:
     got = call.result
     if call.function == "streaming_softmax":

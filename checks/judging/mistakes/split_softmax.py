@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake, Variants
+from checks.judging.mistakes import Call, Mistake, Variants, quantities as named
 from checks.judging.mistakes.compare import F64, Partial, agrees as _agrees, as64, rounded
 
 KERNEL_1 = "Kernel 1: partial statistics"
@@ -63,6 +63,14 @@ def agrees(call: Call, expected) -> bool:
     if call.function == "scratch_bytes":
         return type(call.result) is int and call.result == expected
     return _agrees(call.result, expected)
+
+
+SOFTMAX_FUNCTIONS = ("softmax",)
+
+
+def quantities(call: Call) -> list:
+    found = _input(call)
+    return [] if found is None else named.softmax_rows(found[0])
 
 
 def _local_normalization(call: Call):

@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, quantities as named
 from checks.judging.mistakes.compare import (
     F64,
     Partial,
@@ -76,6 +76,11 @@ def right(call: Call):
 
 def agrees(call: Call, expected) -> bool:
     return _agrees(call.result, expected)
+
+
+def quantities(call: Call) -> list:
+    found = _inputs(call)
+    return [] if found is None else named.attention(found.q, found.k, found.causal)
 
 
 def _causal_excludes_diagonal(call: Call):

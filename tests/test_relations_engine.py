@@ -1,0 +1,102 @@
+"""Relations and launches on failing records, end to end: small wrong kernels written here,
+run through the engine in Triton's interpreter."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from checks.judging.engine import run_checks
+
+HEADER = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rows(x_ptr, out_ptr, n_cols, stride_row, stride_col, BLOCK_C: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_C)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + LOAD_ROW + cols * stride_col, mask=mask, other=-float("inf"))
+        x = x.to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0))
+        out = RESULT
+        tl.store(out_ptr + row * n_cols + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+    def softmax(x, *, num_warps=4):
+        if x.dim() != 2:
+            raise ValueError("x: expected a 2D tensor")
+        if num_warps not in (4, 8):
+            raise ValueError("num_warps: expected 4 or 8")
+        rows, cols = x.shape
+        if not 1 <= cols <= 8192:
+            raise ValueError("x: 1 to 8192 columns")
+        out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+        if rows:
+            _rows[(rows,)](x, out, cols, x.stride(0), x.stride(1), BLOCK_C=triton.next_power_of_2(cols))
+        return out
+    """
+)
+
+
+def _kernel(tmp_path, result: str, load_row: str = "row * stride_row"):
+    path = tmp_path / "softmax_wrong.py"
+    path.write_text(HEADER.replace("RESULT", result).replace("LOAD_ROW", load_row))
+    return path
+
+
+def _basic(path):
+    (rec,) = run_checks("strided_softmax", path, interpret=True, only=["basic"])
+    assert rec.status == "fail", rec.message
+    return rec
+
+
+def test_a_missing_division_is_a_factor_per_row_named_by_its_quantity(tmp_path):
+    rec = _basic(_kernel(tmp_path, "e"))
+    relation = rec.details["relation"]
+    assert relation["id"] == "factor-per-row"
+    assert "the row's sum of exp(x - max): the division by that sum is missing" in relation["sentence"]
+    assert rec.message.startswith(relation["sentence"])
+    assert "mistake" not in rec.details
+
+
+def test_a_negated_result_is_said_and_the_launches_are_named(tmp_path):
+    rec = _basic(_kernel(tmp_path, "-(e / tl.sum(e, axis=0))"))
+    assert rec.details["relation"]["id"] == "negated"
+    assert "Your launches: _rows on grid (4,) = 4 programs (BLOCK_C=64)" in rec.message
+    assert "x (4, 37) float32" in rec.message
+    assert rec.details["launches"][0]["tiles"] == {"BLOCK_C": 64}
+
+
+def test_only_row_zero_right_gets_a_relation(tmp_path):
+    # a per-row offset bug: every row after the first reads from the wrong place
+    rec = _basic(_kernel(tmp_path, "e / tl.sum(e, axis=0)", load_row="row"))
+    assert rec.details["relation"]["id"] == "only-first-rows"
+    assert rec.details["relation"]["sentence"].startswith("Only row 0 of your result is right")
+
+
+def test_a_right_kernel_has_no_relation(tmp_path):
+    (rec,) = run_checks(
+        "strided_softmax", _kernel(tmp_path, "e / tl.sum(e, axis=0)"), interpret=True, only=["basic"]
+    )
+    assert rec.status == "pass" and "relation" not in rec.details
+
+
+@pytest.mark.parametrize("workshop_id", ["strided_softmax"])
+def test_a_named_mistake_keeps_its_name_and_gets_no_relation(tmp_path, workshop_id):
+    # reading with a column stride of 1 is a classic mistake: its oracle names it
+    path = tmp_path / "softmax_wrong.py"
+    path.write_text(
+        HEADER.replace("RESULT", "e / tl.sum(e, axis=0)")
+        .replace("LOAD_ROW", "row * stride_row")
+        .replace("cols * stride_col", "cols")
+    )
+    (rec,) = run_checks(workshop_id, path, interpret=True, only=["transpose"])
+    assert rec.status == "fail"
+    assert rec.details["mistake"]["id"] == "unit-column-stride"
+    assert "relation" not in rec.details
