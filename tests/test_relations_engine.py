@@ -100,3 +100,36 @@ def test_a_named_mistake_keeps_its_name_and_gets_no_relation(tmp_path, workshop_
     assert rec.status == "fail"
     assert rec.details["mistake"]["id"] == "unit-column-stride"
     assert "relation" not in rec.details
+
+
+def _variant(tmp_path, old: str, new: str):
+    path = tmp_path / "softmax_wrong.py"
+    text = HEADER.replace("RESULT", "e / tl.sum(e, axis=0)").replace("LOAD_ROW", "row * stride_row")
+    assert old in text
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_interpreter_names_a_short_grid_in_the_gpu_words_then_shows_the_map(tmp_path):
+    path = _variant(tmp_path, "_rows[(rows,)]", "_rows[(min(rows, 2),)]")
+    rec = _basic(path)
+    assert rec.message.startswith(
+        "Your launch grid has fewer programs than the rows need, so the last rows are never written."
+    )
+    assert rec.details["verdict"] == "unwritten" and rec.details["cause"]["id"] == "grid"
+    assert rec.details["map"] and "launch triton.cdiv" in rec.why
+
+
+def test_interpreter_names_the_capped_grid_mistake_from_what_was_written(tmp_path):
+    path = _variant(tmp_path, "_rows[(rows,)]", "_rows[(min(rows, 64),)]")
+    (rec,) = run_checks("strided_softmax", path, interpret=True, only=["many-rows-transposed"])
+    assert rec.status == "fail"
+    assert rec.details["mistake"]["id"] == "capped-grid"  # the oracle of the GPU path
+    assert rec.details["map"]
+
+
+def test_interpreter_names_a_short_store_mask(tmp_path):
+    path = _variant(tmp_path, "mask=mask)", "mask=cols < n_cols - 3)")
+    rec = _basic(path)
+    assert rec.details["cause"]["id"] == "mask"
+    assert rec.message.startswith("Your stores stop before the end of each row")

@@ -66,7 +66,10 @@ class NotOwnKernel(CheckFailed):
 class Unwritten(CheckFailed):
     """The learner's kernels computed the answer but no program stored some of its
     elements, and nothing else wrote them: a grid, mask or stride bug, not someone
-    else's work (``details["verdict"]`` is ``"unwritten"``).  Interpreter only."""
+    else's work (``details["verdict"]`` is ``"unwritten"``).  Interpreter only.
+    ``returned``: what the call returned."""
+
+    returned: Any = None
 
 
 @dataclass
@@ -441,7 +444,9 @@ def witnessed_call(
     if w.stores is not None:
         missed = unwritten_problem(w, name, [t for t in _tensors_in(result, []) if t.numel() > 0])
         if missed is not None:
-            raise Unwritten(*missed)
+            unwritten = Unwritten(*missed)
+            unwritten.returned = result  # a mistake oracle may still recognise what was written
+            raise unwritten
     return result
 
 

@@ -110,7 +110,14 @@ class Recorder:
         names = _parameter_names(value)
 
         def call(*args, **kwargs):
-            result = value(*args, **kwargs)
+            try:
+                result = value(*args, **kwargs)
+            except Exception as e:
+                # A failure that still carries what the call returned (elements no program
+                # stored, in the interpreter): the oracles may name how the rest was written.
+                if getattr(e, "returned", None) is not None:
+                    calls.append(Call(name, args, dict(kwargs), e.returned, names))  # type: ignore[attr-defined]
+                raise
             calls.append(Call(name, args, dict(kwargs), result, names))
             return result
 
