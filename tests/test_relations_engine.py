@@ -133,3 +133,24 @@ def test_interpreter_names_a_short_store_mask(tmp_path):
     rec = _basic(path)
     assert rec.details["cause"]["id"] == "mask"
     assert rec.message.startswith("Your stores stop before the end of each row")
+
+
+@pytest.mark.parametrize(
+    "body, mistake_id",
+    [
+        ("8 * M * (N // chunk_size + 1)", "floor-chunk-count"),
+        ("8 * M * ((N + chunk_size - 1) // chunk_size)", "no-merged-pair"),
+    ],
+)
+def test_a_scratch_size_is_named_only_after_a_second_shape_tells_the_mistakes_apart(
+    tmp_path, body, mistake_id
+):
+    # 4 x 32769 in chunks of 1024: both mistakes give 1056; N = 32768 tells them apart
+    path = tmp_path / "split_wrong.py"
+    path.write_text(
+        "def softmax(x, chunk_size=1024):\n    raise NotImplementedError\n\n\n"
+        f"def scratch_bytes(M, N, chunk_size):\n    return {body}\n"
+    )
+    (rec,) = run_checks("split_softmax", path, interpret=True, only=["worked-scratch"])
+    assert rec.status == "fail" and "returned 1056" in rec.message
+    assert rec.details["mistake"]["id"] == mistake_id

@@ -232,7 +232,7 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
             + f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
             f"elements that no program of your kernels stored (they hold whatever the allocation "
             f"left there): {_where_unwritten(mask)}. {_size_said(shape)}; your launches: {launches}"
-            f"{repeats}." + ("" if cause else f" {ADDRESSING_HINT}")
+            f"{repeats}. {cause[3] if cause else ADDRESSING_HINT}"
         )
         if cause:
             details["cause"] = {"id": cause[0], "sentence": cause[1], "why": cause[2]}
@@ -241,18 +241,20 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
 
 
 # What the map of never-stored elements shows, in the words the GPU path's oracles use:
-# (id, sentence, why).
+# (id, sentence, why, what to do).
 SHORT_GRID = (
     "grid",
     "Your launch grid has fewer programs than the rows need, so the last rows are never written.",
     "a grid capped below the rows covers only the first rows; every row past the cap keeps whatever "
     "memory held (rows before it are right): launch triton.cdiv(rows, rows per program) programs",
+    "Give the grid a program for every row or tile (triton.cdiv(size, BLOCK), not a fixed cap)",
 )
 SHORT_MASK = (
     "mask",
     "Your stores stop before the end of each row, so the last columns are never written.",
     "the store's mask (or the column loop's bound) ends before the row does: bound it by the true "
     "number of columns, not by a tile size or a multiple of one",
+    "Let the store's mask through every in-bounds element (cols < n_cols)",
 )
 STORE_STRIDES = (
     "store-strides",
@@ -260,6 +262,7 @@ STORE_STRIDES = (
     "the output's own strides.",
     "each output element needs its own address, row * the output's row stride + col * its column "
     "stride (a fresh contiguous output: row * n_cols + col), whatever the input's strides were",
+    "Address the output with its own strides, not the input's",
 )
 
 

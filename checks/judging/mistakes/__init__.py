@@ -193,6 +193,38 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     return next(iter(found.values()))[0] if found else None
 
 
+def consistent(module: Any, mistake: Mistake, calls: list) -> bool:
+    """Whether ``mistake`` explains every call of its function: each result is what the
+    mistake's oracle predicts, or (where the oracle says the mistake changes nothing) the
+    right value.  Used to tell apart mistakes that explain one call equally well."""
+    for call in calls:
+        if call.function != mistake.function:
+            continue
+        predicted = candidates_of(mistake.oracle(call))
+        if predicted:
+            if not any(module.agrees(call, c) for c in predicted):
+                return False
+        else:
+            right = module.right(call)
+            if right is None or not module.agrees(call, right):
+                return False
+    return True
+
+
+def _told_apart(module: Any, call: Call, calls: list) -> Optional[Mistake]:
+    """The one mistake that explains ``call`` and is :func:`consistent` with all ``calls``."""
+    right = module.right(call)
+    if right is None or module.agrees(call, right):
+        return None
+    explaining = {
+        m.id: m
+        for m in module.MISTAKES
+        if m.function == call.function and any(module.agrees(call, c) for c in candidates_of(m.oracle(call)))
+    }
+    kept = [m for m in explaining.values() if consistent(module, m, calls)]
+    return kept[0] if len(explaining) > 1 and len(kept) == 1 else None
+
+
 def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
     """The classic mistake that explains the most recent of ``calls`` that one explains.
 
@@ -204,9 +236,12 @@ def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
         return None
     if module is None:
         return None
-    for call in reversed(list(calls)):
+    calls = list(calls)
+    for call in reversed(calls):
         try:
             found = matching(module, call)
+            if found is None and len(calls) > 1:
+                found = _told_apart(module, call, calls)  # two mistakes fit: another call may decide
         except Exception:  # noqa: BLE001 - see the docstring
             found = None
         if found is not None:

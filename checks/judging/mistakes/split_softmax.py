@@ -121,6 +121,15 @@ def _floor_scratch(call: Call):
     return Variants([8 * rows * (n // chunk + 1), 8 * rows * (n // chunk)])
 
 
+def _scratch_without_merged_pair(call: Call):
+    if call.function != "scratch_bytes":
+        return None
+    rows, n, chunk = (call.argument(i, name) for i, name in enumerate(("M", "N", "chunk_size")))
+    if not all(isinstance(v, int) and v >= 0 for v in (rows, n, chunk)) or not chunk or not rows:
+        return None
+    return 8 * rows * -(-n // chunk)
+
+
 def _half_through_fp16(call: Call):
     found = _input(call)
     x = call.argument(0, "x")
@@ -205,6 +214,18 @@ MISTAKES = [
         section=SCRATCH,
         why=FLOOR_WHY,
         oracle=_floor_scratch,
+    ),
+    Mistake(
+        id="no-merged-pair",
+        function="scratch_bytes",
+        sentence="Your scratch size leaves out the merged (m, l) pair: it counts only the T chunk pairs.",
+        where="scratch_bytes: 8 * M * (T + 1) bytes, T chunk pairs and one merged pair per row",
+        section=SCRATCH,
+        why=(
+            "kernel 2 writes each row's merged (m, l) into the scratch after the T chunk pairs, and "
+            "kernel 3 reads it from there: without its 8 bytes per row the scratch is too small"
+        ),
+        oracle=_scratch_without_merged_pair,
     ),
     Mistake(
         id="half-through-fp16",
