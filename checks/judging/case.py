@@ -24,6 +24,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from checks.judging.properties import check_properties
+
 
 class CheckFailed(AssertionError):
     """A wrong answer.  ``details`` is a JSON-able dict that goes into the record."""
@@ -50,6 +52,8 @@ class Case:
     interpreter_reason: str = ""
     # Rough cost, used only to order cases: cheap, informative ones first.
     cost: int = 1
+    # What its inputs exercise (checks.judging.properties): what failing checks share is said.
+    properties: tuple = ()
 
 
 def check(
@@ -61,6 +65,7 @@ def check(
     interpreter: bool = True,
     interpreter_reason: str = "",
     cost: int = 1,
+    properties: tuple = (),
 ) -> Callable:
     """Decorator: ``@check("empty-identity", "merging the empty state changes nothing")``.
 
@@ -78,6 +83,7 @@ def check(
             interpreter=interpreter,
             interpreter_reason=interpreter_reason,
             cost=cost,
+            properties=check_properties(properties, id),
         )
         return fn
 

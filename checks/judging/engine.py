@@ -333,6 +333,8 @@ def run_case(
             rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}"
             rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
+    if case.properties:  # what separates failing from passing checks is said after the run
+        rec.details = {**rec.details, "properties": list(case.properties)}
     failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
         found = mistakes.diagnose(workshop_id, mod.calls)
