@@ -70,9 +70,11 @@ PADDED_WITH_ZERO = textwrap.dedent(
         row = tl.program_id(0)
         cols = tl.arange(0, BLOCK_C)
         mask = cols < n_cols
-        x = tl.load(x_ptr + row * stride_row + cols * stride_col, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(x_ptr + row * stride_row + cols * stride_col, mask=mask, other=0.0)
+        x = x.to(tl.float32)
         e = tl.exp(x - tl.max(x, axis=0))
-        tl.store(out_ptr + row * n_cols + cols, (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty), mask=mask)
+        p = (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty)
+        tl.store(out_ptr + row * n_cols + cols, p, mask=mask)
 
 
     def softmax(x, *, num_warps=4):
