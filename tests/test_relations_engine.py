@@ -4,6 +4,7 @@ run through the engine in Triton's interpreter."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -154,3 +155,31 @@ def test_a_scratch_size_is_named_only_after_a_second_shape_tells_the_mistakes_ap
     (rec,) = run_checks("split_softmax", path, interpret=True, only=["worked-scratch"])
     assert rec.status == "fail" and "returned 1056" in rec.message
     assert rec.details["mistake"]["id"] == mistake_id
+
+
+SOLUTION_BACKWARD = Path(__file__).resolve().parents[1] / "workshops" / "softmax_backward" / "solution.py"
+
+
+@pytest.mark.parametrize(
+    "old, new, mistake_id, relation_id",
+    [
+        ("dot = tl.sum(y * g, axis=1)", "dot = tl.sum(g, axis=1)", "reduce-g-alone", None),
+        ("dx = y * (g - dot[:, None])", "dx = y * (dot[:, None] - g)", None, "negated"),
+    ],
+)
+def test_a_checks_why_speaks_of_its_property_unless_a_mistake_matched(
+    tmp_path, old, new, mistake_id, relation_id
+):
+    text = SOLUTION_BACKWARD.read_text()
+    assert old in text
+    path = tmp_path / "backward_wrong.py"
+    path.write_text(text.replace(old, new))
+    (rec,) = run_checks("softmax_backward", path, interpret=True, only=["worked-example"])
+    assert rec.status == "fail"
+    if mistake_id:
+        assert rec.details["mistake"]["id"] == mistake_id
+        assert rec.why == rec.details["mistake"]["why"]  # the mistake's own why
+    else:
+        assert "mistake" not in rec.details and rec.details["relation"]["id"] == relation_id
+        assert "reducing g alone" not in rec.why and "sum(g)" not in rec.why  # the check's property
+        assert rec.why.startswith("the lesson's worked example by hand")
