@@ -183,3 +183,18 @@ def test_a_checks_why_speaks_of_its_property_unless_a_mistake_matched(
         assert "mistake" not in rec.details and rec.details["relation"]["id"] == relation_id
         assert "reducing g alone" not in rec.why and "sum(g)" not in rec.why  # the check's property
         assert rec.why.startswith("the lesson's worked example by hand")
+
+
+SOLUTION_SPLIT = Path(__file__).resolve().parents[1] / "workshops" / "split_softmax" / "solution.py"
+
+
+def test_merge_padding_of_zero_is_sent_to_the_merge_not_to_kernel_1(tmp_path):
+    text = SOLUTION_SPLIT.read_text()
+    old = 'tile_max = tl.load(partial_ptr + slots, mask=valid, other=float("-inf"))'
+    assert old in text
+    path = tmp_path / "split_wrong.py"
+    path.write_text(text.replace(old, old.replace('float("-inf")', "0.0")))
+    (rec,) = run_checks("split_softmax", path, interpret=True, only=["large-logits"])
+    assert rec.status == "fail"
+    mistake = rec.details["mistake"]
+    assert mistake["id"] == "zero-padding-in-merge" and mistake["section"] == "Kernel 2: the rescaled merge"

@@ -101,6 +101,25 @@ def _zero_padding(call: Call):
     return torch.exp(x64 - row_max) / row_sum
 
 
+def _zero_padding_in_merge(call: Call):
+    """Kernel 2 loads the T chunk pairs into a power-of-two block with padding m = 0 (not
+    -inf): the row maximum is max(0, m), and with every chunk far below 0 the fp32 weights
+    exp(m_t - 0) underflow, so l = 0 and the row is 0 / 0."""
+    found = _input(call)
+    if found is None:
+        return None
+    x64, chunk = found
+    tiles = -(-x64.shape[1] // chunk)
+    if 1 << (tiles - 1).bit_length() == tiles:
+        return None  # no padding lanes
+    m, l = chunk_stats(x64, chunk)
+    row_max = m.amax(dim=1, keepdim=True).clamp_min(0.0)
+    f32 = torch.float32
+    weights = torch.exp((m - row_max).to(f32)).to(F64)
+    row_sum = (l * weights).sum(dim=1, keepdim=True)
+    return torch.exp((x64 - row_max).to(f32)).to(F64) / row_sum
+
+
 def _floor_chunk_count(call: Call):
     found = _input(call)
     if found is None or found[0].shape[1] % found[1] == 0 or found[0].shape[1] < found[1]:
@@ -194,6 +213,18 @@ MISTAKES = [
             "negative logits the padding 0.0 even becomes the maximum; exp(-inf) = 0 adds nothing"
         ),
         oracle=_zero_padding,
+    ),
+    Mistake(
+        id="zero-padding-in-merge",
+        function="softmax",
+        sentence="Your merge kernel pads the chunk maxima with 0.0 instead of -inf.",
+        where="kernel 2's load of the T chunk pairs: other=float('-inf') for m past the T-th lane",
+        section=KERNEL_2,
+        why=(
+            "the padding lanes take part in the row's max: for a row whose logits are all far below 0 "
+            "the maximum becomes 0, every weight exp(m_t - 0) underflows, and l is 0"
+        ),
+        oracle=_zero_padding_in_merge,
     ),
     Mistake(
         id="floor-chunk-count",
