@@ -11,13 +11,12 @@ or an infinity first appears; only the first rows right.
 
 Each relation function takes float64 arrays (``got``, ``want``: 2D, rows down) and
 returns a :class:`Relation` or None.  Standard library at import time: the CPU workshop
-runs under ``python -S`` without numpy and uses :func:`relate_lists` (flat lists of
+runs under ``python -S`` without numpy and uses checks.judging.relations_plain (flat lists of
 floats); numpy is imported by :func:`relate` when a GPU workshop's check first fails.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -51,79 +50,8 @@ class Quantity:
     extra: str = ""
 
 
-def _fmt(v: float) -> str:
+def fmt(v: float) -> str:
     return f"{v:.4g}"
-
-
-# -- the list-based subset (standard library: the CPU workshop) --------------------------
-
-
-def _close(a: float, b: float, atol: float, rtol: float) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    if math.isinf(b):
-        return a == b
-    return abs(a - b) <= atol + rtol * abs(b)
-
-
-def relate_lists(
-    got: Sequence[float],
-    want: Sequence[float],
-    *,
-    atol: float = ATOL,
-    rtol: float = RTOL,
-    sums_to_one: bool = False,
-) -> Optional[Relation]:
-    """The relations that hold between two flat lists of floats (None: none, or equal)."""
-    try:
-        g, w = [float(v) for v in got], [float(v) for v in want]
-    except (TypeError, ValueError):
-        return None
-    if len(g) != len(w) or not g or all(_close(a, b, atol, rtol) for a, b in zip(g, w)):
-        return None
-    bad = [i for i, (a, b) in enumerate(zip(g, w)) if not math.isfinite(a) and math.isfinite(b)]
-    if bad:
-        return Relation(
-            "not-finite",
-            f"Your result first holds {g[bad[0]]} at index {bad[0]} (of {len(g)}) where the right value is "
-            f"{_fmt(w[bad[0]])}: follow that element back to its first 0/0, inf - inf or exp "
-            f"of a large value",
-            {"first": [bad[0]], "count": len(bad)},
-        )
-    if all(_close(a, -b, atol, rtol) for a, b in zip(g, w)):
-        return Relation("negated", "Every value of your result is the right value with its sign flipped.", {})
-    scale = max(abs(b) for b in w)
-    if scale > 0:
-        pivot = max(range(len(w)), key=lambda i: abs(w[i]))
-        c = g[pivot] / w[pivot]
-        if (
-            math.isfinite(c)
-            and not _close(c, 1.0, 0, rtol)
-            and all(_close(a, c * b, atol, rtol) for a, b in zip(g, w))
-        ):
-            return Relation(
-                "factor",
-                f"Every value of your result is the right value times one constant, {_fmt(c)}: "
-                f"a scale or a normalization is applied one time too many or too few.",
-                {"factor": c},
-            )
-    d = g[0] - w[0]
-    if all(_close(a, b + d, atol, rtol) for a, b in zip(g, w)):
-        return Relation(
-            "offset",
-            f"Every value of your result is the right value plus one constant, {_fmt(d)}.",
-            {"offset": d},
-        )
-    if sums_to_one and all(math.isfinite(a) for a in g):
-        total = math.fsum(g)
-        if not _close(total, 1.0, atol * len(g), rtol):
-            return Relation(
-                "not-normalized",
-                f"Your probabilities sum to {_fmt(total)}, not 1: the division by the total is missing "
-                f"or uses a total of only part of the values.",
-                {"sum": total},
-            )
-    return None
 
 
 # -- arrays (numpy, float64) -------------------------------------------------------------
@@ -252,9 +180,9 @@ def constant_factor(
         what = {"all": "the right value", "row": "the right row", "column": "the right column"}[per]
         subject = {"all": "Every value", "row": "Every row", "column": "Every column"}[per]
         shown = (
-            _fmt(float(values[0]))
+            fmt(float(values[0]))
             if per == "all"
-            else f"{_fmt(float(values.min()))} to {_fmt(float(values.max()))}"
+            else f"{fmt(float(values.min()))} to {fmt(float(values.max()))}"
         )
         sentence = f"{subject} of your result is {what} times {said} ({shown}){_said_quantity(found)}"
         if found is None:
@@ -283,12 +211,12 @@ def constant_offset(got, want, atol: float = ATOL, rtol: float = RTOL) -> Option
         values = np.asarray(d, dtype=np.float64).reshape(-1)
         if per == "all":
             sentence = (
-                f"Every value of your result is the right value plus one constant, {_fmt(float(values[0]))}"
+                f"Every value of your result is the right value plus one constant, {fmt(float(values[0]))}"
             )
         else:
             sentence = (
                 f"Every row of your result is the right row plus one constant per row "
-                f"({_fmt(float(values.min()))} to {_fmt(float(values.max()))})"
+                f"({fmt(float(values.min()))} to {fmt(float(values.max()))})"
             )
         return Relation(
             "offset" if per == "all" else "offset-per-row",
@@ -476,7 +404,7 @@ def rows_not_normalized(got, want, atol: float = ATOL, rtol: float = RTOL) -> Op
     return Relation(
         "not-normalized",
         f"{int(off.sum())} of {got.shape[0]} rows of your result do not sum to 1 (they sum to "
-        f"{_fmt(float(sums[off].min()))} to {_fmt(float(sums[off].max()))}): every exp must be "
+        f"{fmt(float(sums[off].min()))} to {fmt(float(sums[off].max()))}): every exp must be "
         f"divided by the "
         f"sum over the whole row, each term taken against the same maximum.",
         {"rows": int(off.sum()), "sums": [float(s) for s in sums[off][:8]]},

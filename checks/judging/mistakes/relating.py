@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from checks.judging import relations
+from checks.judging import relations, relations_plain
 from checks.judging.mistakes import Call, oracles_of
 
 TOLERANCE_SCALE = 2.0  # a relation's values are recomputed in float64: allow a little more than the check
@@ -52,7 +52,9 @@ def relation_for(
                 continue
             softmax = call.function in getattr(module, "SOFTMAX_FUNCTIONS", ())
             if isinstance(right, list):
-                return relations.relate_lists(call.result, right, atol=1e-9, rtol=1e-6, sums_to_one=softmax)
+                return relations_plain.relate_lists(
+                    call.result, right, atol=1e-9, rtol=1e-6, sums_to_one=softmax
+                )
             if isinstance(right, (tuple, int, float)):
                 return None  # a state or a count: no tensor relation
             quantities = module.quantities(call) if hasattr(module, "quantities") else ()
