@@ -198,3 +198,18 @@ def test_merge_padding_of_zero_is_sent_to_the_merge_not_to_kernel_1(tmp_path):
     assert rec.status == "fail"
     mistake = rec.details["mistake"]
     assert mistake["id"] == "zero-padding-in-merge" and mistake["section"] == "Kernel 2: the rescaled merge"
+
+
+def test_the_cpu_workshop_relates_plain_lists(tmp_path):
+    solution = Path(__file__).resolve().parents[1] / "workshops" / "online_normalizer" / "solution.py"
+    text = solution.read_text()
+    old = "return [math.exp(v - m) / l for v in values]"
+    assert old in text
+    path = tmp_path / "normalizer_wrong.py"
+    path.write_text(text.replace(old, "return [math.exp(v - m) for v in values]"))
+    (rec,) = run_checks("online_normalizer", path, only=["partition-invariance"])
+    assert rec.status == "fail"
+    assert "mistake" not in rec.details
+    assert rec.details["relation"]["id"] == "factor"
+    assert rec.message.startswith("Every value of your result is the right value times one constant")
+    assert "equal to the sum l of exp(v - max) over all values: the division by l is missing" in rec.message

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from checks.judging.relations import ATOL, RTOL, Relation, fmt
+from checks.judging.relations import ATOL, RTOL, Quantity, Relation, fmt
 
 
 def _close(a: float, b: float, atol: float, rtol: float) -> bool:
@@ -24,8 +24,10 @@ def relate_lists(
     atol: float = ATOL,
     rtol: float = RTOL,
     sums_to_one: bool = False,
+    quantities: Sequence[Quantity] = (),
 ) -> Optional[Relation]:
-    """The relations that hold between two flat lists of floats (None: none, or equal)."""
+    """The relations that hold between two flat lists of floats (None: none, or equal);
+    a factor equal to one of ``quantities`` (those ``per`` "all") is named."""
     try:
         g, w = [float(v) for v in got], [float(v) for v in want]
     except (TypeError, ValueError):
@@ -52,11 +54,19 @@ def relate_lists(
             and not _close(c, 1.0, 0, rtol)
             and all(_close(a, c * b, atol, rtol) for a, b in zip(g, w))
         ):
+            named = next(
+                (q for q in quantities if q.per == "all" and _close(c, float(q.values), 0, max(rtol, 1e-3))),
+                None,
+            )
+            said = (
+                f"equal to {named.name}" + (f": {named.missing}" if named.missing else "")
+                if named
+                else "a scale or a normalization is applied one time too many or too few"
+            )
             return Relation(
                 "factor",
-                f"Every value of your result is the right value times one constant, {fmt(c)}: "
-                f"a scale or a normalization is applied one time too many or too few.",
-                {"factor": c},
+                f"Every value of your result is the right value times one constant, {fmt(c)}: {said}.",
+                {"factor": c, "quantity": named.name if named else None},
             )
     d = g[0] - w[0]
     if all(_close(a, b + d, atol, rtol) for a, b in zip(g, w)):

@@ -51,13 +51,13 @@ def relation_for(
             if right is None or module.agrees(call, right):
                 continue
             softmax = call.function in getattr(module, "SOFTMAX_FUNCTIONS", ())
+            quantities = module.quantities(call) if hasattr(module, "quantities") else ()
             if isinstance(right, list):
                 return relations_plain.relate_lists(
-                    call.result, right, atol=1e-9, rtol=1e-6, sums_to_one=softmax
+                    call.result, right, atol=1e-9, rtol=1e-6, sums_to_one=softmax, quantities=quantities
                 )
             if isinstance(right, (tuple, int, float)):
                 return None  # a state or a count: no tensor relation
-            quantities = module.quantities(call) if hasattr(module, "quantities") else ()
             atol, rtol = _tolerance(call.result)
             return relations.relate(
                 call.result, right, atol=atol, rtol=rtol, quantities=quantities, tiles=tiles, softmax=softmax
