@@ -126,6 +126,7 @@ def test_interpreter_names_the_capped_grid_mistake_from_what_was_written(tmp_pat
     (rec,) = run_checks("strided_softmax", path, interpret=True, only=["many-rows-transposed"])
     assert rec.status == "fail"
     assert rec.details["mistake"]["id"] == "capped-grid"  # the oracle of the GPU path
+    assert rec.message.count("Your launch grid has fewer programs than the rows need") == 1
     assert rec.details["map"]
 
 

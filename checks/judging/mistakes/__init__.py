@@ -251,7 +251,12 @@ def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
 
 def annotate(record: Any, mistake: Mistake) -> None:
     """Put ``mistake`` on a failing check's record: its sentence opens the message (the
-    numbers stay), its why and section replace the check's own."""
+    numbers stay), its why and section replace the check's own (and a cause the map
+    showed: checks.judging.stored.unwritten_cause)."""
+    cause = record.details.get("cause") if isinstance(record.details, dict) else None
+    opening = f"{cause.get('sentence')} — " if isinstance(cause, dict) else None
+    if opening and record.message.startswith(opening):
+        record.message = record.message[len(opening) :]
     record.message = f"{mistake.sentence} — {record.message}" if record.message else mistake.sentence
     record.why = mistake.why
     record.section = mistake.section
