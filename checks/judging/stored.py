@@ -270,12 +270,12 @@ def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
     """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK` and :data:`STORE_STRIDES` the
     never-stored elements (``mask``, True where never stored) show, or None."""
     if mask.ndim >= 2 and mask.shape[-2] > 1:
-        rows = mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2))
+        rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
         first = int(np.argmax(rows)) if rows.any() else 0
         if first > 0 and rows[first:].all() and mask[..., first:, :].all():
             return SHORT_GRID
     if mask.ndim >= 1 and mask.shape[-1] > 1:
-        cols = mask.reshape(-1, mask.shape[-1]).any(axis=0)
+        cols = np.asarray(mask.reshape(-1, mask.shape[-1]).any(axis=0))
         first = int(np.argmax(cols)) if cols.any() else 0
         if first > 0 and cols[first:].all() and mask[..., first:].all():
             return SHORT_MASK
