@@ -214,3 +214,16 @@ def test_the_cpu_workshop_relates_plain_lists(tmp_path):
     assert rec.details["relation"]["id"] == "factor"
     assert rec.message.startswith("Every value of your result is the right value times one constant")
     assert "equal to the sum l of exp(v - max) over all values: the division by l is missing" in rec.message
+
+
+def test_a_refusal_missed_gets_no_relation(tmp_path):
+    # the wrapper accepts float64 (the contract refuses it): the failure is the missing
+    # refusal, whatever numbers the call returned
+    (rec,) = run_checks(
+        "strided_softmax",
+        _kernel(tmp_path, "-(e / tl.sum(e, axis=0))"),
+        interpret=True,
+        only=["rejects-type"],
+    )
+    assert rec.status == "fail"
+    assert "relation" not in rec.details and "launches" not in rec.details

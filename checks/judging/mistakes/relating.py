@@ -19,6 +19,9 @@ from typing import Any, Iterable, Optional, Sequence
 from checks.judging import relations, relations_plain
 from checks.judging.mistakes import Call, oracles_of
 
+# A failure of wrong values carries one of these facts (checks.judging.tensors.mismatch_report,
+# the CPU workshop's list comparison): only then is a relation looked for.
+NUMERIC_FACTS = ("mismatched", "wrong_probabilities")
 TOLERANCE_SCALE = 2.0  # a relation's values are recomputed in float64: allow a little more than the check
 
 
@@ -125,7 +128,8 @@ def explain(record: Any, workshop_id: str, calls: list, launches: list) -> None:
     learner's launches beside the call's shapes."""
     details = record.details if isinstance(record.details, dict) else {}
     verdict = details.get("verdict")
-    if "mistake" not in details and verdict is None:
+    numeric = any(key in details for key in NUMERIC_FACTS)  # not a refusal missed, an alias, ...
+    if "mistake" not in details and verdict is None and numeric:
         tiles = sorted({v for launch in launches for v in (launch.get("tiles") or {}).values()})
         found = relation_for(workshop_id, calls, tiles)
         if found is not None:
