@@ -216,14 +216,31 @@ def test_the_cpu_workshop_relates_plain_lists(tmp_path):
     assert "equal to the sum l of exp(v - max) over all values: the division by l is missing" in rec.message
 
 
-def test_a_refusal_missed_gets_no_relation(tmp_path):
-    # the wrapper accepts float64 (the contract refuses it): the failure is the missing
-    # refusal, whatever numbers the call returned
-    (rec,) = run_checks(
-        "strided_softmax",
-        _kernel(tmp_path, "-(e / tl.sum(e, axis=0))"),
-        interpret=True,
-        only=["rejects-type"],
+def test_a_relation_is_looked_for_only_on_a_failure_of_wrong_values():
+    from checks.judging.mistakes import Call
+    from checks.judging.mistakes.relating import explain
+    from checks.judging.records import Record
+
+    values = [1.0, 2.0, 3.0]
+    call = Call("streaming_softmax", (values, 1), {}, [-p for p in _softmax_list(values)])
+    refused = Record(workshop="online_normalizer", id="r", label="r", status="fail", message="accepted")
+    explain(refused, "online_normalizer", [call], [])
+    assert "relation" not in refused.details and refused.message == "accepted"
+    wrong = Record(
+        workshop="online_normalizer",
+        id="w",
+        label="w",
+        status="fail",
+        message="3 of 3 probabilities wrong",
+        details={"wrong_probabilities": 3},
     )
-    assert rec.status == "fail"
-    assert "relation" not in rec.details and "launches" not in rec.details
+    explain(wrong, "online_normalizer", [call], [])
+    assert wrong.details["relation"]["id"] == "negated"
+
+
+def _softmax_list(values):
+    import math
+
+    m = max(values)
+    e = [math.exp(v - m) for v in values]
+    return [x / sum(e) for x in e]
