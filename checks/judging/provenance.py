@@ -180,6 +180,21 @@ def last_launches() -> list:
     return list(getattr(_state, "last_launches", []))
 
 
+def _grouped(own: list, most: int = 8) -> list:
+    """The launches as a failure names them (:meth:`Launch.said`), consecutive equal ones
+    as one with a ``count``: a design of one launch per head makes thousands."""
+    groups: list = []
+    for launch in own:
+        said = launch.said()
+        if groups and {k: v for k, v in groups[-1].items() if k != "count"} == said:
+            groups[-1]["count"] += 1
+        elif len(groups) < most:
+            groups.append({**said, "count": 1})
+        else:
+            break
+    return groups
+
+
 def forget_launches() -> None:
     """A new check starts: the launches of earlier calls are not its evidence."""
     _state.last_launches = []
@@ -214,7 +229,7 @@ class _LaunchWatcher(launches.Listener):
         try:
             # Only where stores are seen; a launch made inside another (an autotuner's) gives its grid.
             outer = recorded or _state.launch
-            if outer is not None:
+            if outer is not None and (launch.depth or not outer.tiles):
                 try:  # an autotuner's config reaches only the launch it makes inside
                     outer.tiles.update(_tile_arguments(launch))
                 except Exception:  # noqa: BLE001 - read only to report the tile sizes
@@ -429,7 +444,7 @@ def witnessed_call(
         try:
             result = fn(*args, **kwargs)
         finally:
-            _state.last_launches = [l.said() for l in w.own_launches()]
+            _state.last_launches = _grouped(w.own_launches())
     name = fn_name or str(getattr(fn, "__name__", "your function"))
     problem = verdict(w, name, result)
     if problem:

@@ -87,10 +87,11 @@ def launches_text(launches: list) -> str:
             f"grid {tuple(grid)} = {_count_programs(grid)}" if grid else "a grid that could not be read"
         )
         text += f" ({tiles})" if tiles else ""
+        count = int(launch.get("count", 1))
         if said and said[-1][0] == text:
-            said[-1][1] += 1
+            said[-1][1] += count
         else:
-            said.append([text, 1])
+            said.append([text, count])
     parts = [text + (f" ({n} launches)" if n > 1 else "") for text, n in said[:6]]
     return "; ".join(parts) + (f" and {len(said) - 6} more" if len(said) > 6 else "")
 
