@@ -351,7 +351,7 @@ def options_sweep(mod: Any, ctx: Context) -> str:
 @check(
     "long-k",
     "K=700: many K steps and a tail, fp32 accumulation",
-    why="accumulating in 16 bits, or dropping a K step, shows up as error growing with K",
+    why=("many K steps and a tail: the sum must include every step and keep fp32 precision over all of them"),
     section="Tolerances",
     cost=2,
     properties=("ragged",),

@@ -159,7 +159,7 @@ def central_difference(mod, ctx):
 @check(
     "rows-sum-to-zero",
     "every row of dx sums to ~0 when y is normalized (fp32, 8x300)",
-    why="sum_j dx_j = dot * (1 - sum_j y_j) = 0; a wrong dot leaves -sum(g) or similar behind",
+    why="sum_j dx_j = dot * (1 - sum_j y_j), which is 0 when y's rows sum to 1",
     section="Deriving the vector-Jacobian product",
     cost=2,
     properties=("ragged",),
@@ -181,7 +181,7 @@ def rows_sum_to_zero(mod, ctx):
 @check(
     "supplied-y",
     "uses the y it is given, even when its rows do not sum to 1",
-    why="recomputing softmax(y) or assuming sum(y) = 1 gives a different (wrong) product",
+    why=("the formula uses y as given: rows that do not sum to 1 show whether anything assumes they do"),
     section="Deriving the vector-Jacobian product",
     cost=2,
 )

@@ -203,7 +203,7 @@ def width_chunk_minus_1(mod, ctx):
 @check(
     "width-chunk",
     "exactly 1024 columns at chunk_size 1024 (one full chunk, T = 1)",
-    why="an off-by-one in T launches an empty chunk whose (m, l) must not poison the merge",
+    why="exactly one full chunk: T = 1, no padding lane, and nothing past it in the merge",
     section="Tile ownership and masks",
     cost=1,
     properties=("tile-multiple",),

@@ -444,7 +444,9 @@ def every_element_written(mod, ctx):
 @check(
     "input-unchanged",
     "the input (and the storage it views) is unchanged; the output is fresh",
-    why="a store with the input's strides writes into the wrong tensor",
+    why=(
+        "the input and the storage it views belong to the caller: every store must land in the fresh output"
+    ),
     section=SECTION_CONTRACT,
     cost=2,
 )
