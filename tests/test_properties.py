@@ -101,3 +101,25 @@ def test_the_command_line_says_what_the_failing_checks_share(tmp_path, capsys, m
         "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
         in out
     )
+
+
+@pytest.mark.parametrize(
+    "workshop_id",
+    [
+        "strided_softmax",
+        "split_softmax",
+        "softmax_backward",
+        "streaming_attention",
+        "fused_gemm",
+        "online_normalizer",
+    ],
+)
+def test_no_checks_why_blames_one_mistake(workshop_id):
+    # a sentence about one mistake is the mistake's why, shown only when its oracle matched
+    from checks.judging.mistakes import mistakes_of
+
+    blamed = ("a kernel that converts", "reducing g alone", "a floor division would", "a strict mask (j < i)")
+    mistake_whys = {m.why for m in mistakes_of(workshop_id)}
+    for case in cases_for(workshop_id):
+        assert case.why not in mistake_whys, case.id
+        assert not any(phrase in case.why for phrase in blamed), (case.id, case.why)
