@@ -244,3 +244,13 @@ def _softmax_list(values):
     m = max(values)
     e = [math.exp(v - m) for v in values]
     return [x / sum(e) for x in e]
+
+
+def test_an_access_out_of_bounds_names_the_launches_beside_the_shapes(tmp_path):
+    path = _variant(
+        tmp_path, "out.to(out_ptr.dtype.element_ty), mask=mask)", "out.to(out_ptr.dtype.element_ty))"
+    )
+    rec = _basic(path)
+    assert rec.details["verdict"] == "out-of-bounds"
+    assert rec.details["launches"][0]["kernel"] == "_rows"
+    assert "Your launches: _rows on grid (4,) = 4 programs (BLOCK_C=64); for x (4, 37) float32" in rec.message

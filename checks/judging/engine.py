@@ -345,7 +345,7 @@ def run_case(
 
         provenance = sys.modules.get("checks.judging.provenance")  # loaded by GPU workshops only
         seen = provenance.last_launches() if provenance is not None else []
-        relating.explain(rec, workshop_id, list(mod.calls), seen)  # a relation, the launches
+        relating.explain(rec, workshop_id, list(mod.calls), seen, mod.attempted)  # a relation, the launches
     return rec
 
 

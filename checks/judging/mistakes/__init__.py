@@ -96,6 +96,7 @@ class Recorder:
         self.recorded_module = module
         self.contract_functions = frozenset(functions)
         self.calls: deque = deque(maxlen=RECENT_CALLS)
+        self.attempted: Optional[Call] = None  # the last call begun (its result None): one that raised
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -108,8 +109,10 @@ class Recorder:
             return value
         calls = self.calls
         names = _parameter_names(value)
+        recorder = self
 
         def call(*args, **kwargs):
+            recorder.attempted = Call(name, args, dict(kwargs), None, names)
             try:
                 result = value(*args, **kwargs)
             except Exception as e:
@@ -128,6 +131,7 @@ class Recorder:
     def forget(self) -> None:
         """Start a new check: the calls of the previous one are not its evidence."""
         self.calls.clear()
+        self.attempted = None
 
 
 def _parameter_names(function: Any) -> tuple:

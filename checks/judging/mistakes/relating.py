@@ -123,7 +123,9 @@ def shapes_text(call: Optional[Call]) -> str:
     return ", ".join(parts[:6])
 
 
-def explain(record: Any, workshop_id: str, calls: list, launches: list) -> None:
+def explain(
+    record: Any, workshop_id: str, calls: list, launches: list, attempted: Optional[Call] = None
+) -> None:
     """Give a failing ``record`` what no classic mistake said: the relation its numbers
     hold to the right ones, and (for a wrong value or an access out of bounds) the
     learner's launches beside the call's shapes."""
@@ -140,5 +142,6 @@ def explain(record: Any, workshop_id: str, calls: list, launches: list) -> None:
     if not launches or "launches" in details or not (wrong_value or verdict == "out-of-bounds"):
         return
     record.details = {**details, "launches": launches}
-    shapes = shapes_text(calls[-1]) if calls and verdict != "out-of-bounds" else ""
+    # the call that made the access out of bounds never returned: the one begun last
+    shapes = shapes_text(attempted if verdict == "out-of-bounds" else (calls[-1] if calls else None))
     record.message += f"\nYour launches: {launches_text(launches)}" + (f"; for {shapes}" if shapes else "")
