@@ -113,16 +113,24 @@ def _grid() -> tuple:
     return tuple(int(i) for i in (getattr(interpreter_builder, "grid_dim", None) or ()))
 
 
-def _masked_advice(pid: tuple) -> str:
-    """What an access the mask let through says: the offsets and the mask disagree about
-    which elements this program owns (the grid, or the program_id axis)."""
+def _masked_advice(pid: tuple, partly_masked: bool) -> str:
+    """What an access the mask let through says.  Some lanes masked off, or the first
+    program already outside: the mask's bound is past the end.  Every lane of a later
+    program let through: that program owns nothing here (the grid, or the program_id axis
+    the offsets use)."""
     grid = _grid()
-    on = f" (program {pid} of grid {grid})" if grid else ""
+    on = f"program {pid} of grid {grid}" if grid else f"program {pid}"
+    if partly_masked or not any(pid):
+        return (
+            f"the access is masked, yet lanes the mask lets through fall outside ({on}): compare the "
+            f"mask's bound with the size these offsets index, and check that the grid gives this "
+            f"program elements to work on"
+        )
     return (
-        f"the access is masked, yet lanes the mask lets through fall outside{on}: the mask's bound "
-        f"does not match this program's offsets. Check the grid (one program per row or tile of "
-        f"this tensor, not of another size) and that the tl.program_id axis the offsets use is the "
-        f"one the grid gives the rows"
+        f"the access is masked, yet the mask lets every lane of {on} through and the access lies "
+        f"outside: this program owns no elements here. Check the grid (one program per row or tile "
+        f"of this tensor, not of another size) and that the tl.program_id axis the offsets use is "
+        f"the one the grid gives the rows"
     )
 
 
@@ -183,7 +191,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
         else:
             where += ", past the memory of the tensor"
             if partly_masked or masked:
-                advice = _masked_advice(pid)
+                advice = _masked_advice(pid, partly_masked)
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
