@@ -150,3 +150,7 @@ def test_list_subset_without_numpy():
 def test_relation_details_have_the_shape_others_read(want):
     d = rel.relate(-want, want).details()
     assert set(d) == {"id", "sentence", "evidence"}
+
+
+def test_all_zero(want):
+    assert rel.relate(np.zeros_like(want), want).id == "zero"

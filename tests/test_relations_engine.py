@@ -254,3 +254,11 @@ def test_an_access_out_of_bounds_names_the_launches_beside_the_shapes(tmp_path):
     assert rec.details["verdict"] == "out-of-bounds"
     assert rec.details["launches"][0]["kernel"] == "_rows"
     assert "Your launches: _rows on grid (4,) = 4 programs (BLOCK_C=64); for x (4, 37) float32" in rec.message
+
+
+def test_stores_that_land_twice_are_not_called_a_short_grid(tmp_path):
+    # row // 2: rows 0-1 land on row 0, ..., and the last rows stay empty
+    path = _variant(tmp_path, "out_ptr + row * n_cols + cols", "out_ptr + (row // 2) * n_cols + cols")
+    rec = _basic(path)
+    assert rec.details["cause"]["id"] == "store-strides"
+    assert "fewer programs" not in rec.message

@@ -102,6 +102,20 @@ def not_finite(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Re
     )
 
 
+def all_zero(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
+    """Every value 0 where the right values are not."""
+    import numpy as np
+
+    if not np.isfinite(got).all() or (np.abs(got) > atol).any() or not (np.abs(want) > atol).any():
+        return None
+    return Relation(
+        "zero",
+        "Every value of your result is 0: the values never reach the store, or each is divided by an "
+        "infinite or huge sum (an exp of a padding lane or of a value taken the wrong way round).",
+        {},
+    )
+
+
 def negated(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
     if not (abs(want) > atol).any() or not _ok(got, -want, atol, rtol).all():
         return None
@@ -443,6 +457,7 @@ def relate(
         return None
     order = [
         lambda: not_finite(got, want, atol, rtol),
+        lambda: all_zero(got, want, atol, rtol),
         lambda: negated(got, want, atol, rtol),
         lambda: tile_pattern(got, want, tiles, atol, rtol),  # confined to tiles: before a per-column factor
         lambda: constant_factor(got, want, atol, rtol, quantities),

@@ -268,7 +268,10 @@ STORE_STRIDES = (
 
 def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
     """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK` and :data:`STORE_STRIDES` the
-    never-stored elements (``mask``, True where never stored) show, or None."""
+    never-stored elements (``mask``, True where never stored) show, or None.  Stores that
+    land twice come first: a store address that skips rows also leaves the last ones empty."""
+    if repeated:
+        return STORE_STRIDES
     if mask.ndim >= 2 and mask.shape[-2] > 1:
         rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
         first = int(np.argmax(rows)) if rows.any() else 0
@@ -279,8 +282,6 @@ def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
         first = int(np.argmax(cols)) if cols.any() else 0
         if first > 0 and cols[first:].all() and mask[..., first:].all():
             return SHORT_MASK
-    if repeated:
-        return STORE_STRIDES
     return None
 
 
