@@ -14,6 +14,10 @@ The body reports through exceptions, so a check reads like a test:
 * raise :class:`Unavailable` -> skipped, with the reason
 * ``NotImplementedError`` raised from the learner's own file -> todo
 
+A case may declare the properties its inputs exercise (``properties=("ragged",
+"strided")``, names from checks.judging.properties): after a run, the one every failing
+check shares and no passing check has is said once.
+
 This module is standard library only: the CPU workshop runs under ``python -S``.
 """
 
