@@ -262,3 +262,23 @@ def test_stores_that_land_twice_are_not_called_a_short_grid(tmp_path):
     rec = _basic(path)
     assert rec.details["cause"]["id"] == "store-strides"
     assert "fewer programs" not in rec.message
+
+
+@pytest.mark.parametrize(
+    "old, new, mistake_id",
+    [
+        ("biased = acc + bias[None, :]", "biased = acc - bias[None, :]", "bias-subtracted"),
+        (
+            "bias = tl.load(bias_ptr + offs_n, mask=col_ok, other=0.0)",
+            "bias = tl.load(bias_ptr + offs_n * 0, mask=col_ok, other=0.0)",
+            "one-bias-element",
+        ),
+    ],
+)
+def test_gemm_bias_mistakes_are_named(tmp_path, old, new, mistake_id):
+    text = (Path(__file__).resolve().parents[1] / "workshops" / "fused_gemm" / "solution.py").read_text()
+    assert old in text
+    path = tmp_path / "gemm_wrong.py"
+    path.write_text(text.replace(old, new))
+    (rec,) = run_checks("fused_gemm", path, interpret=True, only=["ragged-tails"])
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id

@@ -110,8 +110,9 @@ def all_zero(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Rela
         return None
     return Relation(
         "zero",
-        "Every value of your result is 0: the values never reach the store, or each is divided by an "
-        "infinite or huge sum (an exp of a padding lane or of a value taken the wrong way round).",
+        "Every value of your result is 0 where the right values are not: follow one element back to "
+        "where it becomes 0 (a value that never reaches the store, a factor of 0, a division by an "
+        "infinite sum).",
         {},
     )
 
