@@ -154,3 +154,11 @@ def test_relation_details_have_the_shape_others_read(want):
 
 def test_all_zero(want):
     assert rel.relate(np.zeros_like(want), want).id == "zero"
+
+
+def test_a_constant_per_row_or_column_needs_more_than_one_element_each():
+    w = np.array([[0.25, 0.75]])
+    got = np.array([[0.3, -1.0]])
+    assert rel.relate(got, w) is None  # one row: "a factor per column" would fit anything
+    one_column = np.array([[0.5], [0.2], [0.9]])
+    assert rel.relate(one_column + np.array([[1.0], [2.0], [3.0]]), one_column) is None

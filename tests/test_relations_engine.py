@@ -282,3 +282,17 @@ def test_gemm_bias_mistakes_are_named(tmp_path, old, new, mistake_id):
     path.write_text(text.replace(old, new))
     (rec,) = run_checks("fused_gemm", path, interpret=True, only=["ragged-tails"])
     assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id
+
+
+@pytest.mark.parametrize(
+    "new, mistake_id",
+    [("dx = y * g - dot[:, None]", "dot-not-weighted"), ("dx = g - dot[:, None]", "y-factor-left-out")],
+)
+def test_backward_missing_factors_of_y_are_named(tmp_path, new, mistake_id):
+    text = SOLUTION_BACKWARD.read_text()
+    old = "dx = y * (g - dot[:, None])"
+    assert old in text
+    path = tmp_path / "backward_wrong.py"
+    path.write_text(text.replace(old, new))
+    (rec,) = run_checks("softmax_backward", path, interpret=True, only=["matches-autograd"])
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id

@@ -169,6 +169,16 @@ def _said_quantity(found: Optional[tuple]) -> str:
     return f", equal to 1 / ({q.name})" + (f": {q.extra}" if q.extra else "")
 
 
+MIN_EVIDENCE = 3  # elements per fitted constant: fewer and any result fits
+
+
+def _enough(shape: tuple, per: str) -> bool:
+    """Whether one constant per ``per`` ("all", "row", "column") is fitted to enough elements
+    to say anything (a one-column result is always "one constant per row")."""
+    rows, cols = shape
+    return {"all": rows * cols, "row": cols, "column": rows}[per] >= MIN_EVIDENCE
+
+
 def constant_factor(
     got, want, atol: float = ATOL, rtol: float = RTOL, quantities: Sequence[Quantity] = ()
 ) -> Optional[Relation]:
@@ -182,6 +192,8 @@ def constant_factor(
         (1, "row", "one constant per row"),
         (0, "column", "one constant per column"),
     ):
+        if not _enough(got.shape, per):
+            continue
         c = _factor_of(got, want, axis)
         filled = np.where(np.isnan(c), 1.0, c)
         if not _ok(got, filled * want, atol, rtol).all():
@@ -221,7 +233,7 @@ def constant_offset(got, want, atol: float = ATOL, rtol: float = RTOL) -> Option
     if not np.isfinite(got).all() or not np.isfinite(want).all():
         return None
     for per, d in (("all", np.median(got - want)), ("row", np.median(got - want, axis=1, keepdims=True))):
-        if not _ok(got, want + d, atol, rtol).all():
+        if not _enough(got.shape, per) or not _ok(got, want + d, atol, rtol).all():
             continue
         values = np.asarray(d, dtype=np.float64).reshape(-1)
         if per == "all":
