@@ -162,3 +162,11 @@ def test_a_constant_per_row_or_column_needs_more_than_one_element_each():
     assert rel.relate(got, w) is None  # one row: "a factor per column" would fit anything
     one_column = np.array([[0.5], [0.2], [0.9]])
     assert rel.relate(one_column + np.array([[1.0], [2.0], [3.0]]), one_column) is None
+
+
+def test_only_first_rows_is_not_said_of_rows_any_mistake_leaves_right(want):
+    got = want.copy()
+    got[1:] += 1.0 + np.random.default_rng(6).random(got[1:].shape)
+    assert rel.relate(got, want, trivially_right=1) is None
+    got[1] = want[1]
+    assert rel.relate(got, want, trivially_right=1).evidence["right_rows"] == 2

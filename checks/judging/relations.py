@@ -335,8 +335,11 @@ def columns_moved(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional
     return Relation(found.id.replace("rows", "columns"), sentence, found.evidence)
 
 
-def only_first_rows(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
-    """Rows 0..R-1 right (R the first program's rows), every later row wrong."""
+def only_first_rows(
+    got, want, atol: float = ATOL, rtol: float = RTOL, trivially_right: int = 0
+) -> Optional[Relation]:
+    """Rows 0..R-1 right (R the first program's rows), every later row wrong; not when R is
+    at most ``trivially_right`` (causal row 0 sees one key: almost any mistake leaves it right)."""
     import numpy as np
 
     if got.shape[0] < 2:
@@ -345,7 +348,7 @@ def only_first_rows(got, want, atol: float = ATOL, rtol: float = RTOL) -> Option
     if not wrong.any() or wrong[0]:
         return None
     first = int(np.argmax(wrong))
-    if not wrong[first:].all():
+    if not wrong[first:].all() or first <= trivially_right:
         return None
     head = (
         "Only row 0 of your result is right"
@@ -447,6 +450,7 @@ def relate(
     quantities: Sequence[Quantity] = (),
     tiles: Sequence[int] = (),
     softmax: bool = False,
+    trivially_right: int = 0,
 ) -> Optional[Relation]:
     """The first relation that holds between ``result`` and ``expected`` (None when none
     does, or they agree): a NaN first, then the value relations, then the layout ones."""
@@ -477,7 +481,7 @@ def relate(
         lambda: constant_offset(got, want, atol, rtol),
         lambda: rows_moved(got, want, atol, rtol),
         lambda: columns_moved(got, want, atol, rtol),
-        lambda: only_first_rows(got, want, atol, rtol),
+        lambda: only_first_rows(got, want, atol, rtol, trivially_right),
         lambda: rows_not_normalized(got, want, atol, rtol) if softmax else None,
     ]
     with np.errstate(all="ignore"):

@@ -6,7 +6,9 @@ the two with checks.judging.relations.  A workshop's mistakes module may declare
 
 * ``quantities(call)``: the named quantities of the problem on that call (a list of
   checks.judging.relations.Quantity), so a factor that equals one is named;
-* ``SOFTMAX_FUNCTIONS``: the contract functions whose result's rows must sum to 1.
+* ``SOFTMAX_FUNCTIONS``: the contract functions whose result's rows must sum to 1;
+* ``trivially_right_rows(call)``: how many first rows almost any mistake leaves right
+  (causal attention's row 0), so "only the first rows are right" is not said of them.
 
 :func:`annotate_relation` puts the relation on the record (``details["relation"]``).
 Standard library at import time (the CPU workshop relates plain lists).
@@ -62,8 +64,16 @@ def relation_for(
             if isinstance(right, (tuple, int, float)):
                 return None  # a state or a count: no tensor relation
             atol, rtol = _tolerance(call.result)
+            trivial = module.trivially_right_rows(call) if hasattr(module, "trivially_right_rows") else 0
             return relations.relate(
-                call.result, right, atol=atol, rtol=rtol, quantities=quantities, tiles=tiles, softmax=softmax
+                call.result,
+                right,
+                atol=atol,
+                rtol=rtol,
+                quantities=quantities,
+                tiles=tiles,
+                softmax=softmax,
+                trivially_right=trivial,
             )
         except Exception:  # noqa: BLE001 - a relation is extra evidence; a failure to find one says nothing
             return None

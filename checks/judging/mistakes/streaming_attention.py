@@ -78,6 +78,12 @@ def agrees(call: Call, expected) -> bool:
     return _agrees(call.result, expected)
 
 
+def trivially_right_rows(call: Call) -> int:
+    """Causal row 0 attends to key 0 alone (out[0] = v[0]): a wrong scale leaves it right."""
+    found = _inputs(call)
+    return 1 if found is not None and found.causal else 0
+
+
 def quantities(call: Call) -> list:
     found = _inputs(call)
     return [] if found is None else named.attention(found.q, found.k, found.causal)
