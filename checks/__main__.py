@@ -26,6 +26,7 @@ from checks.command_line import (
     exit_quietly_on_broken_pipe,
 )
 from checks.json_files import run_header, write_json_atomic
+from checks.judging.properties import separating as separating_property
 from checks.judging.records import (
     STATUSES,
     Record,
@@ -381,6 +382,9 @@ def run(args, out: Printer) -> int:
 
         records = _run_one(w, path, args, show)
         out.finish()
+        separated = separating_property(records)
+        if separated:  # what the failing checks share and the passing ones lack
+            out.line(f"  {separated}", "bold")
         if records_progress:
             if not ran_any(records):
                 out.line("  (no check could run here: your progress is left as it was)")

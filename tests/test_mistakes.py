@@ -193,13 +193,9 @@ ORACLE_CASES = [
         "softmax",
         lambda: ((_randn(2, 300),), {"chunk_size": 256}),
     ),
-    (
-        "split_softmax",
-        "floor_tile_count",
-        "floor-chunk-count",
-        "scratch_bytes",
-        lambda: ((4, 32769, 1024), {}),
-    ),
+    # scratch_bytes rounding down is not here: on every ragged N one call of it gives what
+    # leaving out the merged pair gives, so only a second shape names it (worked-scratch's
+    # record below, and tests/test_relations_engine.py).
     (
         "split_softmax",
         "half_through_fp16",

@@ -13,12 +13,15 @@
                    place (the only module that hooks into Triton)
     engine.py      load an exercise, run its workshop's checks, one record per check
     records.py     the record of one check; what a run's records come to (outcome, progress)
+    relations.py   what a wrong result's numbers hold to the right ones (negated, a factor...)
+    properties.py  what a check's inputs exercise; what the failing checks share
     report.py      the printout of a run
 
 Standard library at import time: torch and triton are imported by the checks that
 need them, so the CPU workshop runs with the standard library alone.
 """
 
+from checks.judging.properties import separating as separating_property
 from checks.judging.records import (
     STATUSES,
     Outcome,
@@ -45,4 +48,5 @@ __all__ = [
     "map_scale_text",
     "plural",
     "progress_of",
+    "separating_property",
 ]

@@ -14,6 +14,10 @@ The body reports through exceptions, so a check reads like a test:
 * raise :class:`Unavailable` -> skipped, with the reason
 * ``NotImplementedError`` raised from the learner's own file -> todo
 
+A case may declare the properties its inputs exercise (``properties=("ragged",
+"strided")``, names from checks.judging.properties): after a run, the one every failing
+check shares and no passing check has is said once.
+
 This module is standard library only: the CPU workshop runs under ``python -S``.
 """
 
@@ -23,6 +27,8 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
+
+from checks.judging.properties import check_properties
 
 
 class CheckFailed(AssertionError):
@@ -50,6 +56,8 @@ class Case:
     interpreter_reason: str = ""
     # Rough cost, used only to order cases: cheap, informative ones first.
     cost: int = 1
+    # What its inputs exercise (checks.judging.properties): what failing checks share is said.
+    properties: tuple = ()
 
 
 def check(
@@ -61,6 +69,7 @@ def check(
     interpreter: bool = True,
     interpreter_reason: str = "",
     cost: int = 1,
+    properties: tuple = (),
 ) -> Callable:
     """Decorator: ``@check("empty-identity", "merging the empty state changes nothing")``.
 
@@ -78,6 +87,7 @@ def check(
             interpreter=interpreter,
             interpreter_reason=interpreter_reason,
             cost=cost,
+            properties=check_properties(properties, id),
         )
         return fn
 

@@ -285,6 +285,8 @@ def run_case(
     ctx = Context(case_id=case.id, device=device, interpret=interpret, base_seed=seed)
     if isinstance(mod, mistakes.Recorder):
         mod.forget()  # only this check's calls are evidence for its diagnosis
+        if "checks.judging.provenance" in sys.modules:
+            sys.modules["checks.judging.provenance"].forget_launches()  # and only its launches
     t0 = time.perf_counter()
     try:
         msg = case.fn(mod, ctx)
@@ -331,11 +333,19 @@ def run_case(
             rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}"
             rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
     rec.seconds = round(time.perf_counter() - t0, 4)
+    if case.properties:  # what separates failing from passing checks is said after the run
+        rec.details = {**rec.details, "properties": list(case.properties)}
     failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
         found = mistakes.diagnose(workshop_id, mod.calls)
         if found is not None:
             mistakes.annotate(rec, found)  # the failure names the classic mistake it matches
+    if rec.status == "fail" and isinstance(mod, mistakes.Recorder):
+        from checks.judging.mistakes import relating
+
+        provenance = sys.modules.get("checks.judging.provenance")  # loaded by GPU workshops only
+        seen = provenance.last_launches() if provenance is not None else []
+        relating.explain(rec, workshop_id, list(mod.calls), seen, mod.attempted)  # a relation, the launches
     return rec
 
 

@@ -56,6 +56,7 @@ def explained(record) -> None:
     if record.status != "fail" or kind is None:
         return
     why, section = kind
-    record.why = why
+    cause = record.details.get("cause")  # the pattern the evidence shows: its why, not the kind's
+    record.why = cause["why"] if isinstance(cause, dict) and cause.get("why") else why
     if section is not None:
         record.section = section

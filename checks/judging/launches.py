@@ -98,11 +98,12 @@ class Access:
     :meth:`Listener.stored`): the bytes each active lane wrote, one row per lane, or None
     (an atomic, whose written value the store does not show)."""
 
-    __slots__ = ("kind", "addrs", "elem", "partly_masked", "values", "_active", "_value", "_ptrs")
+    __slots__ = ("kind", "addrs", "elem", "partly_masked", "masked", "values", "_active", "_value", "_ptrs")
 
     def __init__(self, kind: str, addrs: Any, elem: int, active: Any, value: Any = None, ptrs: Any = None):
         self.kind, self.addrs, self.elem = kind, addrs, elem
         self.partly_masked = active is not None
+        self.masked = self.partly_masked  # a mask was given (it may let every lane through): see _heard
         self.values: Any = None
         self._active, self._value, self._ptrs = active, value, ptrs
 
@@ -417,7 +418,9 @@ def _heard(kind: str, ptrs: Any, mask: Any, value: Any = None) -> Optional[Acces
     addrs, active = _lanes(ptrs, mask)
     if addrs.size == 0:
         return None  # every lane masked off: no memory touched
-    return Access(kind, addrs, _elem_bytes(ptrs), active, value, ptrs)
+    access = Access(kind, addrs, _elem_bytes(ptrs), active, value, ptrs)
+    access.masked = mask is not None and not getattr(_local, "unmasked", False)
+    return access
 
 
 def _install_memory() -> list:
@@ -461,7 +464,21 @@ def _install_memory() -> list:
                 listener.access(acc)
         return cas(self, ptr, cmp, val, *rest)
 
+    def without_mask(method: str) -> Callable:  # tl.load/tl.store without mask= pass one of all True
+        plain = getattr(builder, method)
+
+        def call(self: Any, *args: Any) -> Any:
+            _local.unmasked = True
+            try:
+                return plain(self, *args)
+            finally:
+                _local.unmasked = False
+
+        return call
+
     saved: list = []
+    _put(saved, builder, "create_load", without_mask("create_load"))
+    _put(saved, builder, "create_store", without_mask("create_store"))
     _put(saved, builder, "create_masked_load", masked_load)
     _put(saved, builder, "create_masked_store", masked_store)
     _put(saved, builder, "create_atomic_rmw", atomic_rmw)

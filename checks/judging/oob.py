@@ -106,7 +106,35 @@ def _as_if_unit_column_stride(bad_addrs, best) -> bool:
     return bool(np.isin(rel // elem, (rows * strides[0] + cols).ravel()).all())
 
 
-def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
+def _grid() -> tuple:
+    """The (x, y, z) grid of the interpreted launch running now."""
+    from triton.runtime.interpreter import interpreter_builder
+
+    return tuple(int(i) for i in (getattr(interpreter_builder, "grid_dim", None) or ()))
+
+
+def _masked_advice(pid: tuple, partly_masked: bool) -> str:
+    """What an access the mask let through says.  Some lanes masked off, or the first
+    program already outside: the mask's bound is past the end.  Every lane of a later
+    program let through: that program owns nothing here (the grid, or the program_id axis
+    the offsets use)."""
+    grid = _grid()
+    on = f"program {pid} of grid {grid}" if grid else f"program {pid}"
+    if partly_masked or not any(pid):
+        return (
+            f"the access is masked, yet lanes the mask lets through fall outside ({on}): compare the "
+            f"mask's bound with the size these offsets index, and check that the grid gives this "
+            f"program elements to work on"
+        )
+    return (
+        f"the access is masked, yet the mask lets every lane of {on} through and the access lies "
+        f"outside: this program owns no elements here. Check the grid (one program per row or tile "
+        f"of this tensor, not of another size) and that the tl.program_id axis the offsets use is "
+        f"the one the grid gives the rows"
+    )
+
+
+def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = False) -> None:
     launch = getattr(_state, "launch", None)
     if launch is None or addrs.size == 0:
         return
@@ -131,8 +159,9 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
         else:
             side = "past the end" if past else "before the start"
             where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
-        unit_columns = _as_if_unit_column_stride(bad_addrs, best)
-        other = None if unit_columns else _strides_of_another(bad_addrs, best, ranges)
+        several = np.unique(bad_addrs).size > 1  # one address shows no stride
+        unit_columns = several and _as_if_unit_column_stride(bad_addrs, best)
+        other = None if unit_columns or not several else _strides_of_another(bad_addrs, best, ranges)
         if unit_columns:
             where += f" (strides {strides})"
             advice = (
@@ -161,11 +190,8 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool) -> None:
             )
         else:
             where += ", past the memory of the tensor"
-            if partly_masked:
-                advice = (
-                    "the access is masked, yet lanes the mask lets through fall outside: check "
-                    "the mask's bound and the address arithmetic, not only whether a mask exists"
-                )
+            if partly_masked or masked:
+                advice = _masked_advice(pid, partly_masked)
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
@@ -197,7 +223,7 @@ class _BoundsCheck(launches.Listener):
             _state.launch = prev
 
     def access(self, access: launches.Access) -> None:
-        _check(access.kind, access.addrs, access.elem, access.partly_masked)
+        _check(access.kind, access.addrs, access.elem, access.partly_masked, access.masked)
 
 
 class _LoadListener(launches.Listener):

@@ -66,7 +66,10 @@ class NotOwnKernel(CheckFailed):
 class Unwritten(CheckFailed):
     """The learner's kernels computed the answer but no program stored some of its
     elements, and nothing else wrote them: a grid, mask or stride bug, not someone
-    else's work (``details["verdict"]`` is ``"unwritten"``).  Interpreter only."""
+    else's work (``details["verdict"]`` is ``"unwritten"``).  Interpreter only.
+    ``returned``: what the call returned."""
+
+    returned: Any = None
 
 
 @dataclass
@@ -76,6 +79,12 @@ class Launch:
     storages: set
     grid: object = None  # as given to the launch (a tuple, or a callable of the meta)
     programs: Optional[tuple] = None  # the grid the launch ran, when it could be read
+    tiles: dict = field(default_factory=dict)  # its upper-case integer arguments (BLOCK=128, ...)
+
+    def said(self) -> dict:
+        """The launch as a failure's details name it."""
+        grid = self.programs or (self.grid if isinstance(self.grid, tuple) else None)
+        return {"kernel": self.kernel, "grid": list(grid) if grid else None, "tiles": dict(self.tiles)}
 
 
 @dataclass
@@ -154,6 +163,43 @@ def _programs(launch: launches.Launch) -> Optional[tuple]:
         return None
 
 
+def _tile_arguments(launch: launches.Launch) -> dict:
+    """The launch's integer arguments named in capitals (BLOCK, BLOCK_N, CHUNK: the
+    constexprs a tile size is given as), by name."""
+    names = launch.arg_names()
+    values = dict(zip(names, launch.args))
+    values.update(launch.kwargs)
+    return {
+        k: int(v) for k, v in values.items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)
+    }
+
+
+def last_launches() -> list:
+    """The learner's launches of the last witnessed call of this thread (each
+    :meth:`Launch.said`), [] before any."""
+    return list(getattr(_state, "last_launches", []))
+
+
+def _grouped(own: list, most: int = 8) -> list:
+    """The launches as a failure names them (:meth:`Launch.said`), consecutive equal ones
+    as one with a ``count``: a design of one launch per head makes thousands."""
+    groups: list = []
+    for launch in own:
+        said = launch.said()
+        if groups and {k: v for k, v in groups[-1].items() if k != "count"} == said:
+            groups[-1]["count"] += 1
+        elif len(groups) < most:
+            groups.append({**said, "count": 1})
+        else:
+            break
+    return groups
+
+
+def forget_launches() -> None:
+    """A new check starts: the launches of earlier calls are not its evidence."""
+    _state.last_launches = []
+
+
 class _LaunchWatcher(launches.Listener):
     """Records the calling thread's outermost launches into the witness; what happens
     inside one (the interpreter moving tensors, an autotuner timing its configs with
@@ -183,6 +229,11 @@ class _LaunchWatcher(launches.Listener):
         try:
             # Only where stores are seen; a launch made inside another (an autotuner's) gives its grid.
             outer = recorded or _state.launch
+            if outer is not None and (launch.depth or not outer.tiles):
+                try:  # an autotuner's config reaches only the launch it makes inside
+                    outer.tiles.update(_tile_arguments(launch))
+                except Exception:  # noqa: BLE001 - read only to report the tile sizes
+                    pass
             if outer is not None and w.stores is not None and launch.kind != launches.HANDLE:
                 outer.programs = _programs(launch) or outer.programs
             return proceed()
@@ -390,7 +441,10 @@ def witnessed_call(
         return fn(*args, **kwargs)
     with witnessing(path, allowed, interpret) as w:
         _storage_ptrs(list(args) + list(kwargs.values()), w.inputs)
-        result = fn(*args, **kwargs)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _state.last_launches = _grouped(w.own_launches())
     name = fn_name or str(getattr(fn, "__name__", "your function"))
     problem = verdict(w, name, result)
     if problem:
@@ -405,7 +459,9 @@ def witnessed_call(
     if w.stores is not None:
         missed = unwritten_problem(w, name, [t for t in _tensors_in(result, []) if t.numel() > 0])
         if missed is not None:
-            raise Unwritten(*missed)
+            unwritten = Unwritten(*missed)
+            unwritten.returned = result  # a mistake oracle may still recognise what was written
+            raise unwritten
     return result
 
 

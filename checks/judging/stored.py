@@ -226,13 +226,62 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
             if gaps.repeated
             else ""
         )
+        cause = unwritten_cause(mask, gaps.repeated)
         message = (
-            f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
+            (f"{cause[1]} — " if cause else "")
+            + f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
             f"elements that no program of your kernels stored (they hold whatever the allocation "
             f"left there): {_where_unwritten(mask)}. {_size_said(shape)}; your launches: {launches}"
-            f"{repeats}. {ADDRESSING_HINT}"
+            f"{repeats}. {cause[3] if cause else ADDRESSING_HINT}"
         )
+        if cause:
+            details["cause"] = {"id": cause[0], "sentence": cause[1], "why": cause[2]}
         return message, details
+    return None
+
+
+# What the map of never-stored elements shows, in the words the GPU path's oracles use:
+# (id, sentence, why, what to do).
+SHORT_GRID = (
+    "grid",
+    "Your launch grid has fewer programs than the rows need, so the last rows are never written.",
+    "a grid capped below the rows covers only the first rows; every row past the cap keeps whatever "
+    "memory held (rows before it are right): launch triton.cdiv(rows, rows per program) programs",
+    "Give the grid a program for every row or tile (triton.cdiv(size, BLOCK), not a fixed cap)",
+)
+SHORT_MASK = (
+    "mask",
+    "Your stores stop before the end of each row, so the last columns are never written.",
+    "the store's mask (or the column loop's bound) ends before the row does: bound it by the true "
+    "number of columns, not by a tile size or a multiple of one",
+    "Let the store's mask through every in-bounds element (cols < n_cols)",
+)
+STORE_STRIDES = (
+    "store-strides",
+    "Your stores land on some elements twice and on others never: the store address does not follow "
+    "the output's own strides.",
+    "each output element needs its own address, row * the output's row stride + col * its column "
+    "stride (a fresh contiguous output: row * n_cols + col), whatever the input's strides were",
+    "Address the output with its own strides, not the input's",
+)
+
+
+def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
+    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK` and :data:`STORE_STRIDES` the
+    never-stored elements (``mask``, True where never stored) show, or None.  Stores that
+    land twice come first: a store address that skips rows also leaves the last ones empty."""
+    if repeated:
+        return STORE_STRIDES
+    if mask.ndim >= 2 and mask.shape[-2] > 1:
+        rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
+        first = int(np.argmax(rows)) if rows.any() else 0
+        if first > 0 and rows[first:].all() and mask[..., first:, :].all():
+            return SHORT_GRID
+    if mask.ndim >= 1 and mask.shape[-1] > 1:
+        cols = np.asarray(mask.reshape(-1, mask.shape[-1]).any(axis=0))
+        first = int(np.argmax(cols)) if cols.any() else 0
+        if first > 0 and cols[first:].all() and mask[..., first:].all():
+            return SHORT_MASK
     return None
 
 

@@ -19,7 +19,7 @@ from textual.coordinate import Coordinate
 from textual.reactive import reactive
 from textual.widgets import DataTable, ProgressBar, Static
 
-from checks.judging import Record, change_since
+from checks.judging import Record, change_since, separating_property
 from tui.widgets.record_text import (
     CHANGE_MARK,
     STATUS_STYLE,
@@ -358,7 +358,8 @@ class ResultsPanel(Vertical):
         cls = "good" if statuses <= {"pass", "skipped"} and "pass" in statuses else "todo"
         cls = "bad" if statuses & {"fail", "error"} else cls
         tail = "  Enter on a row: the whole story" if cls == "bad" else ""
-        self._status(f"{digest[:8]} {line}{extra}", cls, tail)
+        separated = separating_property(list(self.records.values()))  # what the failing checks share
+        self._status(f"{digest[:8]} {line}{extra}" + (f" — {separated}" if separated else ""), cls, tail)
 
     # --- the status line names Enter only while Enter works: the table has the focus ---
     def on_descendant_focus(self, event) -> None:

@@ -135,6 +135,7 @@ def half_tensor(ctx, *shape, dtype=FP16):
     why="the first end-to-end answer: tile loads, one tl.dot, bias along columns, ReLU, store",
     section="The operation and its contract",
     cost=1,
+    properties=("ragged",),
 )
 def basic_fp16(mod, ctx):
     run_gemm(ctx, mod, 20, 24, 16)
@@ -143,7 +144,10 @@ def basic_fp16(mod, ctx):
 @check(
     "worked-tile-map",
     "tile_of: with 3x2 tiles and GROUP=2, pids 4 and 5 own tiles (2,0) and (2,1)",
-    why="a fixed group height for the last, short super-row maps pids to tiles that do not exist",
+    why=(
+        "the lesson's worked map: the last super-row holds fewer tile rows than GROUP, and its "
+        "pids must still land on tiles that exist"
+    ),
     section="Who owns which tile",
     cost=1,
 )
@@ -206,7 +210,10 @@ def worked_tile_map(mod, ctx):
 @check(
     "epilogue-one-rounding",
     "fp16: bias added to the fp32 accumulator, ONE cast at the end (exact)",
-    why="casting the accumulator to fp16 before the bias rounds twice: 2049 - 2048 becomes 0",
+    why=(
+        "the answer here is exact only with one rounding: the bias added to the fp32 accumulator, "
+        "the sum cast once"
+    ),
     section="The epilogue: one rounding",
     cost=1,
 )
@@ -249,6 +256,7 @@ def empty_m_n(mod, ctx):
     why="a block far larger than the problem must be masked in every direction",
     section="The K loop and its masks",
     cost=1,
+    properties=("ragged",),
 )
 def tiny_shapes(mod, ctx):
     for M, N, K in ((1, 1, 1), (1, 17, 3), (17, 1, 5), (2, 3, 1)):
@@ -261,6 +269,7 @@ def tiny_shapes(mod, ctx):
     why="an unmasked tail in M, N or K reads past the end and adds garbage into the accumulator",
     section="The K loop and its masks",
     cost=2,
+    properties=("ragged",),
 )
 def ragged_tails(mod, ctx):
     for M, N, K in ((127, 65, 33), (33, 17, 70), (65, 129, 17)):
@@ -270,7 +279,7 @@ def ragged_tails(mod, ctx):
 @check(
     "partial-group",
     "tile-row counts that are not a multiple of group_m: every tile written",
-    why="using GROUP_M as the height of the last, short super-row leaves some of its tiles unwritten",
+    why=("the last super-row is shorter than group_m: every one of its tiles must still get a program"),
     section="Who owns which tile",
     cost=3,
 )
@@ -342,9 +351,10 @@ def options_sweep(mod: Any, ctx: Context) -> str:
 @check(
     "long-k",
     "K=700: many K steps and a tail, fp32 accumulation",
-    why="accumulating in 16 bits, or dropping a K step, shows up as error growing with K",
+    why=("many K steps and a tail: the sum must include every step and keep fp32 precision over all of them"),
     section="Tolerances",
     cost=2,
+    properties=("ragged",),
 )
 def long_k(mod, ctx):
     run_gemm(ctx, mod, 9, 20, 700)
@@ -354,9 +364,13 @@ def long_k(mod, ctx):
 @check(
     "large-values",
     "bias of +/-1000 and one isolated large element of A",
-    why="a wrong epilogue order (ReLU before bias) or a 16-bit accumulator is exposed by large magnitudes",
+    why=(
+        "large magnitudes: a bias of +/-1000 decides the sign of every output, and the "
+        "accumulator must hold large sums"
+    ),
     section="The epilogue: one rounding",
     cost=2,
+    properties=("large-magnitudes",),
 )
 def large_values(mod, ctx):
     M, N, K = 40, 50, 47  # K not a multiple of 16: the variant of the ragged checks

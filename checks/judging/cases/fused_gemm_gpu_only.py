@@ -26,6 +26,7 @@ from checks.judging.tensors import keep_stream_busy
     cost=3,
     interpreter=False,
     interpreter_reason=BF16_REASON,
+    properties=("bf16", "ragged"),
 )
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
@@ -39,11 +40,15 @@ def bf16_basic(mod, ctx):
 @check(
     "bf16-epilogue-one-rounding",
     "bf16: bias added in fp32, ONE cast at the end (exact)",
-    why="casting a bf16 accumulator early loses 256 + 1 = 257 to 256 before the bias",
+    why=(
+        "the answer here is exact only with one rounding: the bias added to the fp32 accumulator, "
+        "the sum cast once to bf16"
+    ),
     section="The epilogue: one rounding",
     cost=1,
     interpreter=False,
     interpreter_reason=BF16_REASON,
+    properties=("bf16",),
 )
 def bf16_epilogue_one_rounding(mod, ctx):
     ctx.require_gpu(BF16_REASON)
@@ -58,6 +63,7 @@ def bf16_epilogue_one_rounding(mod, ctx):
     cost=4,
     interpreter=False,
     interpreter_reason=BF16_REASON,
+    properties=("bf16",),
 )
 def bf16_wide_tiles(mod, ctx):
     ctx.require_gpu(BF16_REASON)

@@ -31,6 +31,7 @@ def own_kernel(mod, ctx):
     "missing from any one of them",
     section=SECTION_TILES,
     cost=4,
+    properties=("many-rows", "ragged"),
 )
 def many_tiles(mod: Any, ctx: Context) -> None:
     for M, N, K, options in many_tiles_shapes(ctx.interpret):
@@ -53,11 +54,13 @@ def many_tiles_shapes(interpret: bool) -> list[tuple[int, int, int, dict]]:
 @check(
     "fp16-partial-sums",
     "fp16 partial sums past 65,504 that cancel to a small answer",
-    why="products of 250 x 250 summed over 32 steps reach 2,000,000 before the second half "
-    "of K cancels them: an fp32 accumulator gets the exact answer, an fp16 one (or an "
-    "fp16 dot) overflows to inf and returns NaN",
+    why=(
+        "products of 250 x 250 summed over 32 steps reach 2,000,000 before the second half of K "
+        "cancels them: only an fp32 accumulator holds the partial sums"
+    ),
     section=SECTION_K,
     cost=2,
+    properties=("large-magnitudes",),
 )
 def fp16_partial_sums(mod, ctx):
     M, N, K = 24, 20, 64
@@ -74,13 +77,15 @@ def fp16_partial_sums(mod, ctx):
 @check(
     "bf16-beyond-fp16",
     "bf16 outputs past fp16's largest value, and outputs below 6e-5",
-    why="bf16 reaches 3e38 and keeps 8 bits far below 6.1e-5, fp16 does neither: a kernel "
-    "that rounds its result through fp16 before the store returns inf for the large "
-    "outputs and coarse or zero values for the small ones",
+    why=(
+        "bf16 reaches 3e38 and keeps 8 bits far below 6.1e-5, fp16 does neither: every step up to "
+        "the store must keep bf16's range"
+    ),
     section=SECTION_EPILOGUE,
     interpreter=False,
     interpreter_reason=BF16_REASON,
     cost=2,
+    properties=("bf16", "large-magnitudes"),
 )
 def bf16_beyond_fp16(mod, ctx):
     M, N, K = 40, 48, 32

@@ -73,7 +73,10 @@ def _logits(rng, n, lo=-1000.0, hi=1000.0):
 @check(
     "worked-merge",
     "merge((2, 2), (4, 1)) is (4, 1 + 2*exp(-2))",
-    why="adding raw denominators combines sums taken relative to different maxima",
+    why=(
+        "the lesson's worked merge: each sum is rescaled to the larger maximum before they are "
+        "added, 1 + 2*exp(2 - 4)"
+    ),
     section="Deriving the merge",
 )
 def worked_merge(mod, ctx):
@@ -144,7 +147,7 @@ def empty_empty(mod, ctx):
 @check(
     "growing-maximum",
     "a newer, larger maximum shrinks old contributions",
-    why="without rescaling, the old sum is counted at the wrong scale or overflows",
+    why="a newer, larger maximum: every earlier sum must be rescaled to it",
     section="Deriving the merge",
 )
 def growing_maximum(mod, ctx):

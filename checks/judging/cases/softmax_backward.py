@@ -78,7 +78,7 @@ def dtype_name(dtype):
 @check(
     "worked-example",
     "y=[.25,.75], g=[2,-1] gives dx=[.5625,-.5625]",
-    why="reducing g alone (dot = sum(g) = 1) gives [.25, -1.5]: the probabilities must weight the sum",
+    why=("the lesson's worked example by hand: dot = sum_k y_k g_k = -.25, and dx_j = y_j * (g_j - dot)"),
     section="Worked example",
     cost=1,
 )
@@ -115,6 +115,7 @@ def constant_gradient(mod, ctx):
     why="an independent oracle: the formula, the sign and which sum is subtracted all show here",
     section="Deriving the vector-Jacobian product",
     cost=2,
+    properties=("ragged",),
 )
 def matches_autograd(mod, ctx):
     draws = randn((2, 6, 77), ctx=ctx, dtype=torch.float64).cpu()
@@ -158,9 +159,10 @@ def central_difference(mod, ctx):
 @check(
     "rows-sum-to-zero",
     "every row of dx sums to ~0 when y is normalized (fp32, 8x300)",
-    why="sum_j dx_j = dot * (1 - sum_j y_j) = 0; a wrong dot leaves -sum(g) or similar behind",
+    why="sum_j dx_j = dot * (1 - sum_j y_j), which is 0 when y's rows sum to 1",
     section="Deriving the vector-Jacobian product",
     cost=2,
+    properties=("ragged",),
 )
 def rows_sum_to_zero(mod, ctx):
     y, g = backward_inputs(ctx, (8, 300), torch.float32)
@@ -179,7 +181,7 @@ def rows_sum_to_zero(mod, ctx):
 @check(
     "supplied-y",
     "uses the y it is given, even when its rows do not sum to 1",
-    why="recomputing softmax(y) or assuming sum(y) = 1 gives a different (wrong) product",
+    why=("the formula uses y as given: rows that do not sum to 1 show whether anything assumes they do"),
     section="Deriving the vector-Jacobian product",
     cost=2,
 )
@@ -241,6 +243,7 @@ def zero_rows(mod, ctx):
     why="the last lanes of a block lie past the row: they must be masked on load and store",
     section="Tile ownership and addresses",
     cost=3,
+    properties=("ragged",),
 )
 def ragged_tails(mod, ctx):
     for shape in ((3, 1), (3, 3), (5, 17), (7, 129), (3, 1023), (2, 1025)):
@@ -284,6 +287,7 @@ def every_element_written(mod, ctx):
     why="the whole row must fit one program; BLOCK = 8192 exactly, no tail",
     section="Edge cases and the contract",
     cost=4,
+    properties=("tile-multiple",),
 )
 def widest(mod, ctx):
     for rows, dtype in ((2, torch.float32), (1, torch.bfloat16)):
@@ -300,6 +304,7 @@ def widest(mod, ctx):
     why="the output must be fp16, within one fp16 rounding of the exact product",
     section="Precision: one fp32 reduction, one cast",
     cost=3,
+    properties=("fp16", "ragged"),
 )
 def dtype_fp16(mod, ctx):
     y, g = backward_inputs(ctx, (6, 200), torch.float16)
@@ -312,6 +317,7 @@ def dtype_fp16(mod, ctx):
     why="bf16 keeps 8 significant bits; anything but one final rounding shows up here",
     section="Precision: one fp32 reduction, one cast",
     cost=3,
+    properties=("bf16", "ragged"),
 )
 def dtype_bf16(mod, ctx):
     y, g = backward_inputs(ctx, (6, 200), torch.bfloat16)
@@ -345,9 +351,13 @@ def num_warps(mod, ctx):
 @check(
     "large-gradient-offset",
     "g = +/-1000 + noise: the common offset cancels in g - dot",
-    why="a dot summed in fp16/bf16 is off by ~0.5 near 1000, which is the whole answer here",
+    why=(
+        "the common offset of 1000 cancels in g - dot: the small remainder survives only if the "
+        "dot is summed in fp32"
+    ),
     section="Precision: one fp32 reduction, one cast",
     cost=3,
+    properties=("large-magnitudes",),
 )
 def large_gradient_offset(mod, ctx):
     for shape, dtype, offset in (
@@ -384,8 +394,9 @@ def _fp32_dot_rounding(y, g) -> float:
 @check(
     "peaked-probabilities",
     "one isolated maximum (one-hot y) and mass that grows toward the row's end",
-    why="with y one-hot, dx = 0 exactly; with the mass in the last columns, a dot over the first "
-    "tile only is wrong",
+    why=(
+        "with y one-hot, dx = 0 exactly; with the mass in the last columns, the dot must cover the whole row"
+    ),
     section="Tile ownership and addresses",
     cost=3,
 )

@@ -28,9 +28,10 @@ def _parked(values, rows, cols, *, row_step, col_step, pad, device):
 @check(
     "transposed-inputs",
     "y transposed with g contiguous, g transposed with y contiguous, both",
-    why="assuming column stride 1 reads the wrong elements of a transpose",
+    why="a transpose's column stride is not 1: each load must use its own tensor's strides",
     section="Tile ownership and addresses",
     cost=3,
+    properties=("strided",),
 )
 def transposed_inputs(mod, ctx):
     rows, cols = 6, 45
@@ -53,6 +54,7 @@ def transposed_inputs(mod, ctx):
     why="a view starts inside its storage and may skip columns: both strides and the offset pointer matter",
     section="Tile ownership and addresses",
     cost=3,
+    properties=("strided",),
 )
 def strided_slices(mod, ctx):
     rows, cols = 5, 70
@@ -75,6 +77,7 @@ def strided_slices(mod, ctx):
     why="a stride of 0 is legal: every row reads the same memory, and nothing may be written there",
     section="Tile ownership and addresses",
     cost=3,
+    properties=("strided",),
 )
 def broadcast_inputs(mod, ctx):
     rows, cols = 7, 33

@@ -44,6 +44,7 @@ def own_kernel(mod, ctx):
     "grid's second and third axes",
     section=SECTION_TILES,
     cost=3,
+    properties=("many-rows",),
 )
 def many_rows(mod, ctx):
     # Narrow rows (a kernel may pack several per program) and wider rows (fewer per
@@ -60,12 +61,13 @@ def many_rows(mod, ctx):
 @check(
     "bf16-beyond-fp16",
     "bf16 gradients near 70,000 and probabilities below 6e-5",
-    why="bf16 reaches 3e38 and keeps 8 bits down to 1e-38, while fp16 stops at 65,504 and "
-    "loses bits below 6.1e-5: a kernel that converts bf16 through fp16 returns inf/NaN "
-    "for these gradients and coarse values for these probabilities; so does one that does "
-    "its arithmetic in bf16 instead of converting the loaded values to fp32 first",
+    why=(
+        "bf16 reaches 3e38 and keeps 8 bits down to 1e-38, while fp16 stops at 65,504 and loses "
+        "bits below 6.1e-5: every step must keep bf16's range, the arithmetic in fp32"
+    ),
     section=SECTION_PRECISION,
     cost=2,
+    properties=("bf16", "large-magnitudes"),
 )
 def bf16_beyond_fp16(mod, ctx):
     g = beyond_fp16((6, 40), ctx=ctx)
@@ -89,10 +91,13 @@ def bf16_beyond_fp16(mod, ctx):
 @check(
     "fp16-fine-steps",
     "fp16 gradients near 1,500 one apart (bf16 cannot tell them apart)",
-    why="fp16 keeps 11 bits of mantissa, bf16 8: a kernel that converts fp16 through bf16 "
-    "merges neighbouring gradients and gets g - dot wrong",
+    why=(
+        "fp16 keeps 11 bits of mantissa, bf16 8: gradients one apart stay apart only if every "
+        "intermediate keeps at least fp16's precision"
+    ),
     section=SECTION_PRECISION,
     cost=2,
+    properties=("fp16", "large-magnitudes"),
 )
 def fp16_fine(mod, ctx):
     y, _ = backward_inputs(ctx, (5, 48), torch.float16)

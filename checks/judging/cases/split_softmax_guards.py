@@ -31,6 +31,7 @@ def own_kernel(mod, ctx):
     "65,535, the limit of a CUDA grid's second and third axes",
     section=SECTION_TILES,
     cost=4,
+    properties=("many-rows",),
 )
 def many_programs(mod: Any, ctx: Context) -> None:
     for rows, cols, chunk in many_programs_shapes(ctx.interpret):
@@ -51,10 +52,13 @@ def many_programs_shapes(interpret: bool) -> list[tuple[int, int, int]]:
 @check(
     "bf16-beyond-fp16",
     "bf16 logits near +/-70,000, past fp16's largest value (65,504)",
-    why="bf16 reaches 3e38 while fp16 stops at 65,504: a kernel that converts bf16 through "
-    "fp16 (in its scratch or its loads) turns these logits into inf and the row into NaN",
+    why=(
+        "bf16 reaches 3e38 while fp16 stops at 65,504: every intermediate (the loads, the "
+        "scratch) must hold these logits, or the row becomes NaN"
+    ),
     section=SECTION_NUMERICS,
     cost=2,
+    properties=("bf16", "large-magnitudes"),
 )
 def bf16_beyond_fp16(mod, ctx):
     x = beyond_fp16((3, 1300), ctx=ctx)
@@ -65,10 +69,13 @@ def bf16_beyond_fp16(mod, ctx):
 @check(
     "fp16-fine-steps",
     "fp16 logits near 1,500 one apart (bf16 cannot tell them apart)",
-    why="fp16 keeps 11 bits of mantissa, bf16 8: a kernel that converts fp16 through bf16 "
-    "merges neighbouring logits and gets the probabilities wrong",
+    why=(
+        "fp16 keeps 11 bits of mantissa, bf16 8: logits one apart stay apart only if every "
+        "intermediate keeps at least fp16's precision"
+    ),
     section=SECTION_NUMERICS,
     cost=2,
+    properties=("fp16", "large-magnitudes"),
 )
 def fp16_fine(mod, ctx):
     expect_split_softmax(mod, fp16_fine_steps((3, 1300), ctx=ctx), ctx, chunk_size=256)
@@ -82,6 +89,7 @@ def fp16_fine(mod, ctx):
     "wrongly, and an m past 65,504 becomes inf",
     section=SECTION_STATS,
     cost=2,
+    properties=("large-magnitudes",),
 )
 def fp32_statistics(mod, ctx):
     # Each 256-column chunk's logits sit a different fraction above 1000: between fp16's

@@ -116,6 +116,7 @@ def extreme_inputs(ctx, n, d, dtype):
     why="the first thing to get right: one query block, two key tiles, the recurrence across them",
     section="The recurrence: (m, l, acc) across key tiles",
     cost=1,
+    properties=("ragged",),
 )
 def basic(mod, ctx):
     q, k, v = make_qkv(ctx, 40, 32)
@@ -125,7 +126,10 @@ def basic(mod, ctx):
 @check(
     "worked-answer",
     "logits [0, 0, log 2] on values [1, 3, 10] in three key tiles give 6, not 7",
-    why="rescaling l but not acc when the running maximum rises: the lesson's worked answer",
+    why=(
+        "the lesson's worked answer: when the running maximum rises, the numerator and the "
+        "denominator both shrink by exp(m_old - m_new)"
+    ),
     section="Worked example: logits [0, 0, log 2]",
     cost=1,
 )
@@ -172,6 +176,7 @@ def worked_answer(mod, ctx):
     why="the causal mask: row i sees keys 0..i, the diagonal included",
     section="Causal attention and the diagonal",
     cost=1,
+    properties=("causal", "ragged"),
 )
 def causal_basic(mod, ctx):
     q, k, v = make_qkv(ctx, 40, 32)
@@ -182,9 +187,10 @@ def causal_basic(mod, ctx):
 @check(
     "causal-row-zero",
     "causal row 0 sees only key 0, so out[0] = v[0]",
-    why="a strict mask (j < i) leaves row 0 with no keys: exp(-inf - -inf) is NaN",
+    why="row 0 of a causal attention sees exactly one key, its own: the mask keeps the diagonal",
     section="Causal attention and the diagonal",
     cost=1,
+    properties=("causal",),
 )
 def causal_row_zero(mod, ctx):
     q, k, v = make_qkv(ctx, 20, 16, scale=3.0)
@@ -224,6 +230,7 @@ def tiny_lengths(mod, ctx):
     why="the last key tile hangs past N: keys loaded as zeros must score -inf, not 0",
     section="Ragged lengths and masks",
     cost=2,
+    properties=("ragged",),
 )
 def ragged_lengths(mod, ctx):
     for n in (33, 63, 65, 100):
@@ -239,6 +246,7 @@ def ragged_lengths(mod, ctx):
     why="every supported head dimension, and scale = 1/sqrt(D) for each",
     section="The contract",
     cost=2,
+    properties=("ragged",),
 )
 def head_dims(mod, ctx):
     for d in (16, 32, 64):
@@ -293,6 +301,7 @@ def isolated_maximum(mod, ctx):
     why="exp of a raw score overflows fp32 past ~88; scores must be shifted by the running max",
     section="The recurrence: (m, l, acc) across key tiles",
     cost=2,
+    properties=("large-magnitudes",),
 )
 def extreme_logits(mod, ctx):
     q, k, v = extreme_inputs(ctx, 130, 32, FP16)
@@ -337,6 +346,7 @@ def uniform_causal(mod, ctx):
     why="a causal row must not read the future: not even a tiny leak through a masked tile",
     section="Causal attention and the diagonal",
     cost=2,
+    properties=("causal",),
 )
 def causal_future_independence(mod, ctx):
     n, d, cut = 150, 32, 70  # 70 is mid-tile for block_n 32 and 64
@@ -415,6 +425,7 @@ def fresh_output(mod, ctx):
     why="a grid that misses the last partial query block leaves rows unwritten",
     section="Who owns what: programs, tiles and the state",
     cost=2,
+    properties=("ragged",),
 )
 def poisoned_allocator(mod, ctx):
     for n in (100, 129):
@@ -434,6 +445,7 @@ def poisoned_allocator(mod, ctx):
     why="the loop bounds and masks must hold at the contract's limit",
     section="The contract",
     cost=8,
+    properties=("tile-multiple", "causal"),
 )
 def widest_length(mod, ctx):
     # The interpreter runs the programs one at a time, at a cost per key tile visited: 32

@@ -27,6 +27,7 @@ from checks.judging.tensors import assert_close
     cost=3,
     interpreter=False,
     interpreter_reason=BF16_REASON,
+    properties=("bf16", "ragged"),
 )
 def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
@@ -45,6 +46,7 @@ def bf16_basic(mod, ctx):
     cost=3,
     interpreter=False,
     interpreter_reason=BF16_REASON,
+    properties=("bf16", "large-magnitudes"),
 )
 def bf16_hazards(mod, ctx):
     ctx.require_gpu(BF16_REASON)

@@ -23,11 +23,13 @@ def own_kernel(mod, ctx):
 @check(
     "fp16-large-scores",
     "fp16 q.k products past 65,504 (logits near 31,000 after the 1/sqrt(D) scale)",
-    why="the scores of fp16 inputs must be accumulated and kept in fp32: q.k here reaches "
-    "125,000, which an fp16 dot or an fp16 copy of the scores turns into inf and the "
-    "output into NaN",
+    why=(
+        "q.k here reaches 125,000, past fp16's 65,504: the scores of fp16 inputs must be "
+        "accumulated and kept in fp32"
+    ),
     section=SECTION_RECURRENCE,
     cost=2,
+    properties=("large-magnitudes",),
 )
 def fp16_large_scores(mod, ctx):
     n, d = 70, 16
@@ -54,10 +56,13 @@ def _hint_on_failure(run, hint):
 @check(
     "fp32-accumulator",
     "equal scores and values near 3000: acc sums 32 x 3000 = 96,000 per tile",
-    why="acc holds a sum of weighted values, not their average: with equal scores it grows "
-    "by |v| per key, and past 65,504 an fp16 acc is inf where the answer is about 3000",
+    why=(
+        "acc holds a sum of weighted values, not their average: with equal scores it grows by |v| "
+        "per key, to 96,000 per tile here, past fp16's 65,504"
+    ),
     section=SECTION_RECURRENCE,
     cost=2,
+    properties=("large-magnitudes",),
 )
 def fp32_accumulator(mod, ctx):
     n, d = 65, 16  # not a multiple of 16: the variants of the other D=16 checks
@@ -115,12 +120,15 @@ def fp32_denominator(mod, ctx):
 @check(
     "bf16-beyond-fp16",
     "bf16 values near +/-70,000, past fp16's largest value (65,504)",
-    why="bf16 reaches 3e38 while fp16 stops at 65,504: a kernel that converts bf16 through "
-    "fp16 (the P@V product, its accumulator or the store) returns inf",
+    why=(
+        "bf16 reaches 3e38 while fp16 stops at 65,504: every intermediate (the P@V product, its "
+        "accumulator, the store) must hold these values"
+    ),
     section=SECTION_PRECISION,
     interpreter=False,
     interpreter_reason=BF16_REASON,
     cost=2,
+    properties=("bf16", "large-magnitudes"),
 )
 def bf16_beyond_fp16(mod, ctx):
     n, d = 100, 64

@@ -76,6 +76,7 @@ def heads_contiguous(mod, ctx):
     why="a view's strides are not those of a contiguous tensor: rows of one head are H*D apart",
     section=SECTION,
     cost=2,
+    properties=("strided",),
 )
 def heads_transposed_view(mod, ctx):
     q, k, v = (_bnhd_view(ctx, 2, 3, 33, 16) for _ in range(3))
@@ -89,6 +90,7 @@ def heads_transposed_view(mod, ctx):
     why="each tensor has its own strides; one set of strides for all three is a bug",
     section=SECTION,
     cost=2,
+    properties=("strided",),
 )
 def heads_mixed_strides(mod, ctx):
     q = _bhnd(ctx, 1, 4, 24, 16)
@@ -129,6 +131,7 @@ def heads_independent(mod, ctx):
     why="the causal mask and the future-tile skip apply within a head, at every head",
     section=SECTION,
     cost=3,
+    properties=("causal", "ragged"),
 )
 def heads_causal_per_head(mod, ctx):
     q, k, v = (_bnhd_view(ctx, 1, 2, 65, 16) for _ in range(3))

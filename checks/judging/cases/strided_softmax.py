@@ -74,6 +74,7 @@ def transposed_input(rows, cols, *, ctx, dtype=torch.float32, scale=1.0, offset=
     why="the plain softmax must be right before any layout question matters",
     section=SECTION_ROW,
     cost=1,
+    properties=("ragged",),
 )
 def basic(mod, ctx):
     expect_softmax(mod, randn((4, 37), ctx=ctx), "x")
@@ -129,12 +130,12 @@ def worked_transpose(mod, ctx):
     "transpose",
     "a transposed view (strides (1, rows)) of fp32",
     why=(
-        "both sides are tested: loads must use x.t()'s strides (1, rows), and stores the "
-        "fresh output's (n_cols, 1); a unit column stride assumed on the load, or the "
-        "input's strides reused on the store, puts values in the wrong places"
+        "both sides are tested: loads must use x.t()'s strides (1, rows), and stores the fresh "
+        "output's (n_cols, 1)"
     ),
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def transpose(mod, ctx):
     expect_softmax(mod, transposed_input(48, 300, ctx=ctx), "x.t()")
@@ -147,6 +148,7 @@ def transpose(mod, ctx):
     why="the output's row stride is n_cols, not the input's row stride; the offset lives in the pointer",
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def column_slice(mod, ctx):
     base = randn((12, 70), ctx=ctx)
@@ -160,6 +162,7 @@ def column_slice(mod, ctx):
     why="a column stride other than 1 on a row-major tensor; only both strides address it",
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def column_step(mod, ctx):
     base = randn((10, 90), ctx=ctx)
@@ -172,6 +175,7 @@ def column_step(mod, ctx):
     why="offset, transposed strides and a ragged width together",
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def transpose_slice(mod, ctx):
     base = randn((200, 40), ctx=ctx)
@@ -184,6 +188,7 @@ def transpose_slice(mod, ctx):
     why="stride 0 is legal; every output row must be written, each equal to softmax(v)",
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def broadcast_row(mod, ctx):
     v = randn((1, 77), ctx=ctx)
@@ -201,6 +206,7 @@ def broadcast_row(mod, ctx):
     why="invariant: a row whose elements all alias one value is uniform",
     section=SECTION_IDEA,
     cost=2,
+    properties=("strided", "ragged"),
 )
 def broadcast_column(mod, ctx):
     c = randn((6, 1), ctx=ctx, scale=50.0)
@@ -259,6 +265,7 @@ def single_column(mod, ctx):
     why="masking the tail of a row, and of the last column tile of a transpose",
     section=SECTION_EDGES,
     cost=3,
+    properties=("ragged",),
 )
 def ragged_widths(mod, ctx):
     for n in (2, 3, 31, 33, 127, 129, 1000):
@@ -272,6 +279,7 @@ def ragged_widths(mod, ctx):
     why="a program owning several rows must mask the rows past the end on store",
     section=SECTION_TILES,
     cost=3,
+    properties=("strided", "many-rows", "ragged", "ragged-rows"),
 )
 def many_rows_transposed(mod, ctx):
     expect_softmax(mod, transposed_input(70, 1100, ctx=ctx), "x.t()")
@@ -284,6 +292,7 @@ def many_rows_transposed(mod, ctx):
     why="BLOCK_C = next_power_of_2(8192) must still fit one program",
     section=SECTION_EDGES,
     cost=4,
+    properties=("tile-multiple",),
 )
 def widest(mod, ctx):
     expect_softmax(mod, randn((2, 8192), ctx=ctx), "x")
@@ -299,6 +308,7 @@ def widest(mod, ctx):
     why="load 16-bit, compute in fp32, cast once when storing",
     section=SECTION_CONTRACT,
     cost=3,
+    properties=("fp16", "ragged"),
 )
 def fp16(mod, ctx):
     expect_softmax(mod, randn((5, 129), ctx=ctx, dtype=torch.float16, scale=4.0), "x")
@@ -312,6 +322,7 @@ def fp16(mod, ctx):
     why="bf16 has 8 significant bits: fp32 math inside, one rounding on the way out",
     section=SECTION_CONTRACT,
     cost=3,
+    properties=("bf16", "ragged"),
 )
 def bf16(mod, ctx):
     expect_softmax(mod, randn((5, 129), ctx=ctx, dtype=torch.bfloat16, scale=4.0), "x")
@@ -341,6 +352,7 @@ def num_warps(mod, ctx):
     why="exp(1000) is inf in fp32; the row maximum must be subtracted first",
     section=SECTION_NUMERICS,
     cost=2,
+    properties=("large-magnitudes", "ragged"),
 )
 def large_logits(mod, ctx):
     for offset in (1000.0, -1000.0):
@@ -370,9 +382,13 @@ def isolated_max(mod, ctx):
 @check(
     "growing-max",
     "a row maximum that grows tile after tile (transposed 4x3000)",
-    why="a running sum not rescaled when the running maximum grows is counted at the wrong scale",
+    why=(
+        "the row maximum rises from tile to tile: every partial sum taken against an older "
+        "maximum must be rescaled to the newest"
+    ),
     section=SECTION_TILES,
     cost=3,
+    properties=("strided", "ragged"),
 )
 def growing_max(mod, ctx):
     ramp = torch.arange(3000, dtype=torch.float64) * 0.01  # 0 .. 30, rising
@@ -428,7 +444,9 @@ def every_element_written(mod, ctx):
 @check(
     "input-unchanged",
     "the input (and the storage it views) is unchanged; the output is fresh",
-    why="a store with the input's strides writes into the wrong tensor",
+    why=(
+        "the input and the storage it views belong to the caller: every store must land in the fresh output"
+    ),
     section=SECTION_CONTRACT,
     cost=2,
 )
@@ -480,6 +498,7 @@ def non_default_stream(mod, ctx):
     interpreter_reason="~42,000 rows: minutes in the interpreter for a one-row-per-program "
     "kernel (one program at a time); the tests run those tile shapes on "
     "small inputs",
+    properties=("many-rows", "ragged-rows", "ragged"),
 )
 def large_row_blocks(mod, ctx):
     ctx.require_gpu("large row counts are checked on a GPU")

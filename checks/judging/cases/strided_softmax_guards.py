@@ -32,6 +32,7 @@ def own_kernel(mod, ctx):
     "the limit of a CUDA grid's second and third axes",
     section=SECTION_EDGES,
     cost=3,
+    properties=("many-rows", "ragged"),
 )
 def many_rows(mod, ctx):
     rows = many(ctx)
@@ -42,10 +43,13 @@ def many_rows(mod, ctx):
 @check(
     "bf16-beyond-fp16",
     "bf16 logits near +/-70,000, past fp16's largest value (65,504)",
-    why="bf16 reaches 3e38 while fp16 stops at 65,504: a kernel that converts bf16 through "
-    "fp16 turns these logits into inf and the row into NaN",
+    why=(
+        "bf16 reaches 3e38 while fp16 stops at 65,504: every intermediate must hold these logits "
+        "(fp32), or the row becomes NaN"
+    ),
     section=SECTION_NUMERICS,
     cost=2,
+    properties=("bf16", "large-magnitudes", "ragged"),
 )
 def bf16_beyond_fp16(mod, ctx):
     x = beyond_fp16((6, 40), ctx=ctx)
@@ -57,10 +61,13 @@ def bf16_beyond_fp16(mod, ctx):
 @check(
     "fp16-fine-steps",
     "fp16 logits near 1,500 one apart (bf16 cannot tell them apart)",
-    why="fp16 keeps 11 bits of mantissa, bf16 8: a kernel that converts fp16 through bf16 "
-    "merges neighbouring logits and gets the probabilities wrong",
+    why=(
+        "fp16 keeps 11 bits of mantissa, bf16 8: logits one apart stay apart only if every "
+        "intermediate keeps at least fp16's precision"
+    ),
     section=SECTION_NUMERICS,
     cost=2,
+    properties=("fp16", "large-magnitudes", "ragged"),
 )
 def fp16_fine(mod, ctx):
     expect_softmax(mod, fp16_fine_steps((6, 50), ctx=ctx), "x")

@@ -22,6 +22,7 @@ workshop's module imports torch when it is first needed (only on a failing check
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -41,6 +42,7 @@ class Call:
     args: tuple
     kwargs: dict
     result: Any
+    names: tuple = field(default=(), compare=False)  # the function's parameter names, when known
 
     def argument(self, index: int, name: str, default: Any = None) -> Any:
         """The argument at position ``index`` or keyword ``name`` (else ``default``)."""
@@ -94,6 +96,7 @@ class Recorder:
         self.recorded_module = module
         self.contract_functions = frozenset(functions)
         self.calls: deque = deque(maxlen=RECENT_CALLS)
+        self.attempted: Optional[Call] = None  # the last call begun (its result None): one that raised
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -105,10 +108,20 @@ class Recorder:
         if name not in self.contract_functions or not callable(value):
             return value
         calls = self.calls
+        names = _parameter_names(value)
+        recorder = self
 
         def call(*args, **kwargs):
-            result = value(*args, **kwargs)
-            calls.append(Call(name, args, dict(kwargs), result))
+            recorder.attempted = Call(name, args, dict(kwargs), None, names)
+            try:
+                result = value(*args, **kwargs)
+            except Exception as e:
+                # A failure that still carries what the call returned (elements no program
+                # stored, in the interpreter): the oracles may name how the rest was written.
+                if getattr(e, "returned", None) is not None:
+                    calls.append(Call(name, args, dict(kwargs), e.returned, names))  # type: ignore[attr-defined]
+                raise
+            calls.append(Call(name, args, dict(kwargs), result, names))
             return result
 
         call.__name__ = name
@@ -118,6 +131,14 @@ class Recorder:
     def forget(self) -> None:
         """Start a new check: the calls of the previous one are not its evidence."""
         self.calls.clear()
+        self.attempted = None
+
+
+def _parameter_names(function: Any) -> tuple:
+    try:
+        return tuple(inspect.signature(inspect.unwrap(function)).parameters)
+    except (TypeError, ValueError):
+        return ()
 
 
 def oracles_of(workshop_id: str) -> Optional[Any]:
@@ -176,6 +197,38 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     return next(iter(found.values()))[0] if found else None
 
 
+def consistent(module: Any, mistake: Mistake, calls: list) -> bool:
+    """Whether ``mistake`` explains every call of its function: each result is what the
+    mistake's oracle predicts, or (where the oracle says the mistake changes nothing) the
+    right value.  Used to tell apart mistakes that explain one call equally well."""
+    for call in calls:
+        if call.function != mistake.function:
+            continue
+        predicted = candidates_of(mistake.oracle(call))
+        if predicted:
+            if not any(module.agrees(call, c) for c in predicted):
+                return False
+        else:
+            right = module.right(call)
+            if right is None or not module.agrees(call, right):
+                return False
+    return True
+
+
+def _told_apart(module: Any, call: Call, calls: list) -> Optional[Mistake]:
+    """The one mistake that explains ``call`` and is :func:`consistent` with all ``calls``."""
+    right = module.right(call)
+    if right is None or module.agrees(call, right):
+        return None
+    explaining = {
+        m.id: m
+        for m in module.MISTAKES
+        if m.function == call.function and any(module.agrees(call, c) for c in candidates_of(m.oracle(call)))
+    }
+    kept = [m for m in explaining.values() if consistent(module, m, calls)]
+    return kept[0] if len(explaining) > 1 and len(kept) == 1 else None
+
+
 def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
     """The classic mistake that explains the most recent of ``calls`` that one explains.
 
@@ -187,9 +240,12 @@ def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
         return None
     if module is None:
         return None
-    for call in reversed(list(calls)):
+    calls = list(calls)
+    for call in reversed(calls):
         try:
             found = matching(module, call)
+            if found is None and len(calls) > 1:
+                found = _told_apart(module, call, calls)  # two mistakes fit: another call may decide
         except Exception:  # noqa: BLE001 - see the docstring
             found = None
         if found is not None:
@@ -199,7 +255,12 @@ def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
 
 def annotate(record: Any, mistake: Mistake) -> None:
     """Put ``mistake`` on a failing check's record: its sentence opens the message (the
-    numbers stay), its why and section replace the check's own."""
+    numbers stay), its why and section replace the check's own (and a cause the map
+    showed: checks.judging.stored.unwritten_cause)."""
+    cause = record.details.get("cause") if isinstance(record.details, dict) else None
+    opening = f"{cause.get('sentence')} — " if isinstance(cause, dict) else None
+    if opening and record.message.startswith(opening):
+        record.message = record.message[len(opening) :]
     record.message = f"{mistake.sentence} — {record.message}" if record.message else mistake.sentence
     record.why = mistake.why
     record.section = mistake.section

@@ -104,6 +104,18 @@ def _bias_by_row(call: Call):
     return torch.relu(found.product() + by_row[:, None])
 
 
+def _bias_subtracted(call: Call):
+    found = _operands(call)
+    return None if found is None else torch.relu(found.product() - found.bias)
+
+
+def _one_bias_element(call: Call):
+    found = _operands(call)
+    if found is None or found.n < 2:
+        return None
+    return torch.relu(found.product() + found.bias[0])
+
+
 def _cast_before_epilogue(call: Call):
     found = _operands(call)
     if found is None:
@@ -202,6 +214,27 @@ MISTAKES = [
         section=EPILOGUE,
         why="bias has one value per output column; indexed by rows it adds the wrong value to every row",
         oracle=_bias_by_row,
+    ),
+    Mistake(
+        id="bias-subtracted",
+        function="matmul_bias_relu",
+        sentence="Your kernel subtracts the bias instead of adding it.",
+        where="the epilogue: acc + bias[None, :]",
+        section=EPILOGUE,
+        why="the contract is relu(a @ b + bias): with the sign flipped every output moves by twice the bias",
+        oracle=_bias_subtracted,
+    ),
+    Mistake(
+        id="one-bias-element",
+        function="matmul_bias_relu",
+        sentence="Your kernel adds the same bias element to every column.",
+        where="the epilogue's bias load: bias_ptr + offs_n, one element per output column",
+        section=EPILOGUE,
+        why=(
+            "bias has one value per output column; an offset that does not step with offs_n reads "
+            "one element for all"
+        ),
+        oracle=_one_bias_element,
     ),
     Mistake(
         id="cast-before-epilogue",

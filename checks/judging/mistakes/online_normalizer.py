@@ -7,6 +7,7 @@ import math
 from typing import Any, Optional
 
 from checks.judging.mistakes import Call, Mistake
+from checks.judging.relations import Quantity
 
 SUMMARY = "The summary (m, l)"
 MERGE = "Deriving the merge"
@@ -88,6 +89,23 @@ def right(call: Call):
         stream = _stream_args(call)
         return None if stream is None else softmax(stream[0])
     return None
+
+
+SOFTMAX_FUNCTIONS = ("streaming_softmax",)
+
+
+def quantities(call: Call) -> list:
+    """The sum l of exp(v - max) over the whole stream (a factor equal to it: no division)."""
+    stream = _stream_args(call) if call.function == "streaming_softmax" else None
+    if stream is None:
+        return []
+    m = max(stream[0])
+    l = math.fsum(math.exp(v - m) for v in stream[0])
+    return [
+        Quantity(
+            "the sum l of exp(v - max) over all values", "all", l, missing="the division by l is missing"
+        )
+    ]
 
 
 def agrees(call: Call, expected) -> bool:

@@ -56,6 +56,22 @@ def _reduce_g_alone(call: Call):
     return y64 * (g64 - g64.sum(dim=-1, keepdim=True))
 
 
+def _dot_not_weighted(call: Call):
+    found = _inputs(call)
+    if found is None:
+        return None
+    y64, g64 = as64(found[0]), as64(found[1])
+    return y64 * g64 - (y64 * g64).sum(dim=-1, keepdim=True)
+
+
+def _y_factor_left_out(call: Call):
+    found = _inputs(call)
+    if found is None:
+        return None
+    y64, g64 = as64(found[0]), as64(found[1])
+    return g64 - (y64 * g64).sum(dim=-1, keepdim=True)
+
+
 def _unit_column_stride(call: Call):
     found = _inputs(call)
     if found is None or found[0].shape[1] < 2 or (found[0].stride(1) == 1 and found[1].stride(1) == 1):
@@ -120,6 +136,24 @@ MISTAKES = [
             "longer sum to 0"
         ),
         oracle=_reduce_g_alone,
+    ),
+    Mistake(
+        id="dot-not-weighted",
+        function="backward",
+        sentence="Your kernel subtracts the dot without the factor y: dx = y * (g - dot), not y * g - dot.",
+        where="the result: dx = y * (g - dot[:, None]), the factor y on both terms",
+        section=DERIVING,
+        why="the Jacobian of softmax is diag(y) - y y^T: both terms of dx carry the factor y_j",
+        oracle=_dot_not_weighted,
+    ),
+    Mistake(
+        id="y-factor-left-out",
+        function="backward",
+        sentence="Your kernel leaves out the factor y: dx = y * (g - dot), not g - dot.",
+        where="the result: dx = y * (g - dot[:, None])",
+        section=DERIVING,
+        why="the Jacobian of softmax is diag(y) - y y^T: every element of dx is y_j times (g_j - dot)",
+        oracle=_y_factor_left_out,
     ),
     Mistake(
         id="unit-column-stride",

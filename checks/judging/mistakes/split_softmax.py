@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake, Variants
+from checks.judging.mistakes import Call, Mistake, Variants, quantities as named
 from checks.judging.mistakes.compare import F64, Partial, agrees as _agrees, as64, rounded
 
 KERNEL_1 = "Kernel 1: partial statistics"
@@ -65,6 +65,14 @@ def agrees(call: Call, expected) -> bool:
     return _agrees(call.result, expected)
 
 
+SOFTMAX_FUNCTIONS = ("softmax",)
+
+
+def quantities(call: Call) -> list:
+    found = _input(call)
+    return [] if found is None else named.softmax_rows(found[0])
+
+
 def _local_normalization(call: Call):
     found = _input(call)
     if found is None:
@@ -93,6 +101,25 @@ def _zero_padding(call: Call):
     return torch.exp(x64 - row_max) / row_sum
 
 
+def _zero_padding_in_merge(call: Call):
+    """Kernel 2 loads the T chunk pairs into a power-of-two block with padding m = 0 (not
+    -inf): the row maximum is max(0, m), and with every chunk far below 0 the fp32 weights
+    exp(m_t - 0) underflow, so l = 0 and the row is 0 / 0."""
+    found = _input(call)
+    if found is None:
+        return None
+    x64, chunk = found
+    tiles = -(-x64.shape[1] // chunk)
+    if 1 << (tiles - 1).bit_length() == tiles:
+        return None  # no padding lanes
+    m, l = chunk_stats(x64, chunk)
+    row_max = m.amax(dim=1, keepdim=True).clamp_min(0.0)
+    f32 = torch.float32
+    weights = torch.exp((m - row_max).to(f32)).to(F64)
+    row_sum = (l * weights).sum(dim=1, keepdim=True)
+    return torch.exp((x64 - row_max).to(f32)).to(F64) / row_sum
+
+
 def _floor_chunk_count(call: Call):
     found = _input(call)
     if found is None or found[0].shape[1] % found[1] == 0 or found[0].shape[1] < found[1]:
@@ -111,6 +138,15 @@ def _floor_scratch(call: Call):
     if not all(isinstance(v, int) and v >= 0 for v in (rows, n, chunk)) or not chunk or n % chunk == 0:
         return None
     return Variants([8 * rows * (n // chunk + 1), 8 * rows * (n // chunk)])
+
+
+def _scratch_without_merged_pair(call: Call):
+    if call.function != "scratch_bytes":
+        return None
+    rows, n, chunk = (call.argument(i, name) for i, name in enumerate(("M", "N", "chunk_size")))
+    if not all(isinstance(v, int) and v >= 0 for v in (rows, n, chunk)) or not chunk or not rows:
+        return None
+    return 8 * rows * -(-n // chunk)
 
 
 def _half_through_fp16(call: Call):
@@ -179,6 +215,18 @@ MISTAKES = [
         oracle=_zero_padding,
     ),
     Mistake(
+        id="zero-padding-in-merge",
+        function="softmax",
+        sentence="Your merge kernel pads the chunk maxima with 0.0 instead of -inf.",
+        where="kernel 2's load of the T chunk pairs: other=float('-inf') for m past the T-th lane",
+        section=KERNEL_2,
+        why=(
+            "the padding lanes take part in the row's max: for a row whose logits are all far below 0 "
+            "the maximum becomes 0, every weight exp(m_t - 0) underflows, and l is 0"
+        ),
+        oracle=_zero_padding_in_merge,
+    ),
+    Mistake(
         id="floor-chunk-count",
         function="softmax",
         sentence=(
@@ -197,6 +245,18 @@ MISTAKES = [
         section=SCRATCH,
         why=FLOOR_WHY,
         oracle=_floor_scratch,
+    ),
+    Mistake(
+        id="no-merged-pair",
+        function="scratch_bytes",
+        sentence="Your scratch size leaves out the merged (m, l) pair: it counts only the T chunk pairs.",
+        where="scratch_bytes: 8 * M * (T + 1) bytes, T chunk pairs and one merged pair per row",
+        section=SCRATCH,
+        why=(
+            "kernel 2 writes each row's merged (m, l) into the scratch after the T chunk pairs, and "
+            "kernel 3 reads it from there: without its 8 bytes per row the scratch is too small"
+        ),
+        oracle=_scratch_without_merged_pair,
     ),
     Mistake(
         id="half-through-fp16",

@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, quantities as named
 from checks.judging.mistakes.compare import (
     F64,
     Partial,
@@ -76,6 +76,17 @@ def right(call: Call):
 
 def agrees(call: Call, expected) -> bool:
     return _agrees(call.result, expected)
+
+
+def trivially_right_rows(call: Call) -> int:
+    """Causal row 0 attends to key 0 alone (out[0] = v[0]): a wrong scale leaves it right."""
+    found = _inputs(call)
+    return 1 if found is not None and found.causal else 0
+
+
+def quantities(call: Call) -> list:
+    found = _inputs(call)
+    return [] if found is None else named.attention(found.q, found.k, found.causal)
 
 
 def _causal_excludes_diagonal(call: Call):

@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake, Variants
+from checks.judging.mistakes import Call, Mistake, Variants, quantities as named
 from checks.judging.mistakes.compare import (
     F64,
     Partial,
@@ -41,6 +41,14 @@ def right(call: Call):
 
 def agrees(call: Call, expected) -> bool:
     return _agrees(call.result, expected)
+
+
+SOFTMAX_FUNCTIONS = ("softmax",)
+
+
+def quantities(call: Call) -> list:
+    x = _x(call)
+    return [] if x is None else named.softmax_rows(as64(x))
 
 
 def _unit_column_stride(call: Call):

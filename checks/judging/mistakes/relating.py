@@ -1,0 +1,157 @@
+"""A failing check that no classic mistake explains: what relation holds instead.
+
+:func:`relation_for` takes the check's recent contract calls (checks.judging.mistakes.Recorder),
+finds the most recent one whose result the right computation does not match, and relates
+the two with checks.judging.relations.  A workshop's mistakes module may declare
+
+* ``quantities(call)``: the named quantities of the problem on that call (a list of
+  checks.judging.relations.Quantity), so a factor that equals one is named;
+* ``SOFTMAX_FUNCTIONS``: the contract functions whose result's rows must sum to 1;
+* ``trivially_right_rows(call)``: how many first rows almost any mistake leaves right
+  (causal attention's row 0), so "only the first rows are right" is not said of them.
+
+:func:`annotate_relation` puts the relation on the record (``details["relation"]``).
+Standard library at import time (the CPU workshop relates plain lists).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+from checks.judging import relations, relations_plain
+from checks.judging.mistakes import Call, oracles_of
+
+# A failure of wrong values carries one of these facts (checks.judging.tensors.mismatch_report,
+# the CPU workshop's list comparison): only then is a relation looked for.
+NUMERIC_FACTS = ("mismatched", "wrong_probabilities")
+TOLERANCE_SCALE = 2.0  # a relation's values are recomputed in float64: allow a little more than the check
+
+
+def _tolerance(result: Any) -> tuple:
+    dtype = getattr(result, "dtype", None)
+    if dtype is None:
+        return relations.ATOL, relations.RTOL
+    from checks.judging.tensors import TOLERANCES, tolerance
+
+    if dtype not in TOLERANCES:
+        return relations.ATOL, relations.RTOL
+    tol = tolerance(dtype, TOLERANCE_SCALE)
+    return tol["atol"], tol["rtol"]
+
+
+def relation_for(
+    workshop_id: str, calls: Iterable[Call], tiles: Sequence[int] = ()
+) -> Optional[relations.Relation]:
+    """The relation between the most recent wrong result among ``calls`` and the right
+    one (None: no call is known wrong, or no relation holds).  Never raises."""
+    try:
+        module = oracles_of(workshop_id)
+    except Exception:  # noqa: BLE001 - no oracles (e.g. torch missing): nothing to relate
+        return None
+    if module is None:
+        return None
+    for call in reversed(list(calls)):
+        try:
+            right = module.right(call)
+            if right is None or module.agrees(call, right):
+                continue
+            softmax = call.function in getattr(module, "SOFTMAX_FUNCTIONS", ())
+            quantities = module.quantities(call) if hasattr(module, "quantities") else ()
+            if isinstance(right, list):
+                return relations_plain.relate_lists(
+                    call.result, right, atol=1e-9, rtol=1e-6, sums_to_one=softmax, quantities=quantities
+                )
+            if isinstance(right, (tuple, int, float)):
+                return None  # a state or a count: no tensor relation
+            atol, rtol = _tolerance(call.result)
+            trivial = module.trivially_right_rows(call) if hasattr(module, "trivially_right_rows") else 0
+            return relations.relate(
+                call.result,
+                right,
+                atol=atol,
+                rtol=rtol,
+                quantities=quantities,
+                tiles=tiles,
+                softmax=softmax,
+                trivially_right=trivial,
+            )
+        except Exception:  # noqa: BLE001 - a relation is extra evidence; a failure to find one says nothing
+            return None
+    return None
+
+
+def annotate_relation(record: Any, relation: relations.Relation) -> None:
+    """The relation's sentence opens the failure's message (the numbers stay)."""
+    record.message = f"{relation.sentence} — {record.message}" if record.message else relation.sentence
+    record.details = {**record.details, "relation": relation.details()}
+
+
+def launches_text(launches: list) -> str:
+    """'softmax_kernel on grid (256,) = 256 programs (BLOCK=128)', one launch per kind
+    counted once ('(3 launches)')."""
+    said: list = []
+    for launch in launches:
+        grid = launch.get("grid")
+        tiles = ", ".join(f"{k}={v}" for k, v in sorted((launch.get("tiles") or {}).items()))
+        text = f"{launch.get('kernel')} on " + (
+            f"grid {tuple(grid)} = {_count_programs(grid)}" if grid else "a grid that could not be read"
+        )
+        text += f" ({tiles})" if tiles else ""
+        count = int(launch.get("count", 1))
+        if said and said[-1][0] == text:
+            said[-1][1] += count
+        else:
+            said.append([text, count])
+    parts = [text + (f" ({n} launches)" if n > 1 else "") for text, n in said[:6]]
+    return "; ".join(parts) + (f" and {len(said) - 6} more" if len(said) > 6 else "")
+
+
+def _count_programs(grid: Sequence[int]) -> str:
+    n = 1
+    for g in grid:
+        n *= int(g)
+    return "1 program" if n == 1 else f"{n} programs"
+
+
+def shapes_text(call: Optional[Call]) -> str:
+    """'x (900, 64) float32, chunk_size 256': the call's arguments as a failure names them."""
+    if call is None:
+        return ""
+    parts = []
+    for i, value in enumerate(list(call.args) + list(call.kwargs.values())):
+        if i >= len(call.args):
+            name = list(call.kwargs)[i - len(call.args)]
+        else:
+            name = call.names[i] if i < len(call.names) else f"argument {i}"
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            strides = tuple(value.stride()) if hasattr(value, "stride") else ()
+            parts.append(
+                f"{name} {tuple(value.shape)} {str(value.dtype).replace('torch.', '')} strides {strides}"
+            )
+        elif isinstance(value, (int, float, bool)):
+            parts.append(f"{name} = {value}")
+    return ", ".join(parts[:6])
+
+
+def explain(
+    record: Any, workshop_id: str, calls: list, launches: list, attempted: Optional[Call] = None
+) -> None:
+    """Give a failing ``record`` what no classic mistake said: the relation its numbers
+    hold to the right ones, and (for a wrong value or an access out of bounds) the
+    learner's launches beside the call's shapes."""
+    details = record.details if isinstance(record.details, dict) else {}
+    verdict = details.get("verdict")
+    numeric = any(key in details for key in NUMERIC_FACTS)  # not a refusal missed, an alias, ...
+    if "mistake" not in details and verdict is None and numeric:
+        tiles = sorted({v for launch in launches for v in (launch.get("tiles") or {}).values()})
+        found = relation_for(workshop_id, calls, tiles)
+        if found is not None:
+            annotate_relation(record, found)
+    details = record.details
+    wrong_value = "mismatched" in details or "relation" in details or "mistake" in details
+    if not launches or "launches" in details or not (wrong_value or verdict == "out-of-bounds"):
+        return
+    record.details = {**details, "launches": launches}
+    # the call that made the access out of bounds never returned: the one begun last
+    shapes = shapes_text(attempted if verdict == "out-of-bounds" else (calls[-1] if calls else None))
+    record.message += f"\nYour launches: {launches_text(launches)}" + (f"; for {shapes}" if shapes else "")

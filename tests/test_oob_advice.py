@@ -1,0 +1,56 @@
+"""Out-of-bounds advice follows the evidence (checks/judging/oob.py): an access the mask let
+through names the grid and the program_id axis; one bad address infers no stride."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from checks.judging import oob
+
+
+@pytest.fixture
+def bounds_checked():
+    with oob.checking():
+        yield
+
+
+@triton.jit
+def _rows_on_axis_1(x, y, n_cols, BLOCK: tl.constexpr):
+    # the bug: the rows come from axis 1 of the grid, which was launched over axis 0
+    row = tl.program_id(0) * 0 + tl.program_id(1) + tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    v = tl.load(x + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(y + row * n_cols + cols, v, mask=mask)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_masked_access_on_a_grid_wider_than_the_rows_names_the_grid_not_a_missing_mask():
+    x, y = torch.randn(4, 16), torch.empty(4, 16)
+    with pytest.raises(Exception) as info:
+        _rows_on_axis_1[(6, 1)](x, y, 16, BLOCK=16)  # 6 programs for 4 rows: every lane is masked in
+    v = oob.find_violation(info.value)
+    assert v is not None
+    assert "mask this access" not in v.message
+    assert "the mask lets every lane of program (4, 0, 0) of grid (6, 1, 1) through" in v.message
+    assert "Check the grid" in v.message and "program_id axis" in v.message
+
+
+@triton.jit
+def _one_lane_past(x, y, table, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n + 1, other=0.0)  # one lane too many
+    tl.store(y + offs, v, mask=offs < n)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_one_bad_address_infers_no_stride():
+    x, y = torch.randn(7), torch.empty(7)
+    table = torch.zeros(3, 3)  # offset 7 is its element (2, 1): one address fits its strides by chance
+    with pytest.raises(Exception) as info:
+        _one_lane_past[(1,)](x, y, table, 7, BLOCK=8)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["lanes_out_of_bounds"] == 1
+    assert "strides" not in v.message
+    assert "compare the mask's bound with the size these offsets index" in v.message

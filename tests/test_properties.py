@@ -1,0 +1,125 @@
+"""What separates failing from passing checks (checks/judging/properties.py), and where it is said."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from checks.judging import properties
+from checks.judging.case import check
+from checks.judging.engine import cases_for
+from checks.judging.records import Record
+
+
+def _rec(status, props=None, id="c"):
+    details = {"properties": list(props)} if props is not None else {}
+    return Record(workshop="w", id=id, label=id, status=status, details=details)
+
+
+def test_the_property_every_failing_check_has_and_no_passing_one_has_is_said():
+    records = [
+        _rec("fail", ["ragged", "strided"]),
+        _rec("fail", ["ragged"]),
+        _rec("pass", ["strided"]),
+        _rec("pass", ["tile-multiple"]),
+        _rec("pass"),  # declares nothing: neither for nor against
+    ]
+    said = properties.separating(records)
+    assert said == (
+        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
+    )
+
+
+def test_nothing_is_said_when_a_passing_check_shares_it_or_a_failing_one_declares_nothing():
+    assert properties.separating([_rec("fail", ["ragged"]), _rec("pass", ["ragged"])]) is None
+    assert properties.separating([_rec("fail", ["ragged"]), _rec("fail"), _rec("pass", ["strided"])]) is None
+    assert properties.separating([_rec("fail", ["ragged"])]) is None  # nothing passed: nothing separates
+    assert properties.separating([_rec("pass", ["ragged"])]) is None
+
+
+def test_an_error_counts_as_failing():
+    said = properties.separating([_rec("error", ["causal"]), _rec("pass", ["ragged"])])
+    assert said.startswith("Fails only where attention is causal")
+
+
+def test_an_unknown_property_is_refused_naming_the_check():
+    with pytest.raises(ValueError, match="'my-check'.*'raggd'"):
+        check("my-check", "label", properties=("raggd",))(lambda mod, ctx: None)
+
+
+@pytest.mark.parametrize(
+    "workshop_id",
+    ["strided_softmax", "split_softmax", "softmax_backward", "streaming_attention", "fused_gemm"],
+)
+def test_each_gpu_workshop_declares_properties_of_known_kinds(workshop_id):
+    declared = [c for c in cases_for(workshop_id) if c.properties]
+    assert len(declared) >= 10
+    assert all(set(c.properties) <= set(properties.KNOWN) for c in declared)
+
+
+PADDED_WITH_ZERO = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _rows(x_ptr, out_ptr, n_cols, stride_row, stride_col, BLOCK_C: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_C)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * stride_row + cols * stride_col, mask=mask, other=0.0)
+        x = x.to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0))
+        p = (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty)
+        tl.store(out_ptr + row * n_cols + cols, p, mask=mask)
+
+
+    def softmax(x, *, num_warps=4):
+        rows, cols = x.shape
+        out = torch.empty((rows, cols), dtype=x.dtype, device=x.device)
+        if rows:
+            _rows[(rows,)](x, out, cols, x.stride(0), x.stride(1), BLOCK_C=triton.next_power_of_2(cols))
+        return out
+    """
+)
+
+
+def test_the_command_line_says_what_the_failing_checks_share(tmp_path, capsys, monkeypatch):
+    from checks.__main__ import main
+
+    path = tmp_path / "padded.py"
+    path.write_text(PADDED_WITH_ZERO)
+    monkeypatch.setenv("NO_COLOR", "1")
+    argv = ["strided_softmax", "--file", str(path), "--interpret", "--timeout", "0"]
+    code = main(argv + ["--check", "basic", "--check", "ragged-widths", "--check", "widest"])
+    out = capsys.readouterr().out
+    assert code != 0
+    assert (
+        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
+        in out
+    )
+
+
+@pytest.mark.parametrize(
+    "workshop_id",
+    [
+        "strided_softmax",
+        "split_softmax",
+        "softmax_backward",
+        "streaming_attention",
+        "fused_gemm",
+        "online_normalizer",
+    ],
+)
+def test_no_checks_why_blames_one_mistake(workshop_id):
+    # a sentence about one mistake is the mistake's why, shown only when its oracle matched
+    from checks.judging.mistakes import mistakes_of
+
+    blamed = ("a kernel that converts", "reducing g alone", "a floor division would", "a strict mask (j < i)")
+    mistake_whys = {m.why for m in mistakes_of(workshop_id)}
+    for case in cases_for(workshop_id):
+        assert case.why not in mistake_whys, case.id
+        assert not any(phrase in case.why for phrase in blamed), (case.id, case.why)
