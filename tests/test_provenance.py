@@ -40,7 +40,7 @@ def _verdict(mod, path, fn="double"):
     try:
         provenance.witnessed_call(path, getattr(mod, fn), x, fn_name=fn)
     except provenance.NotOwnKernel as e:
-        assert e.details["verdict"] == "not-own-kernel"
+        assert e.details["verdict"] in ("not-own-kernel", "no-launch")
         return e.message
     except provenance.Unwritten:
         return None
@@ -127,6 +127,26 @@ def test_no_launch_at_all_is_rejected_and_an_empty_result_needs_none(tmp_path):
     )
     assert "without launching any Triton kernel" in _verdict(mod, path)
     assert provenance.witnessed_call(path, mod.double, torch.empty(0)).numel() == 0
+
+
+def test_a_skipped_launch_is_its_own_kind_not_someone_elses_work(tmp_path):
+    """An early return taken for a shape with elements launches nothing and computes nothing:
+    the failure says so, and never that another computation did the work."""
+    from checks.judging import failure_kinds
+
+    mod, path = _module(
+        tmp_path,
+        """
+        def double(x):
+            return torch.empty_like(x)  # the launch sat behind a condition that was never true
+        """,
+    )
+    with pytest.raises(provenance.NotOwnKernel) as raised:
+        provenance.witnessed_call(path, mod.double, torch.ones(4))
+    assert raised.value.details["verdict"] == failure_kinds.NO_LAUNCH
+    assert "early" in raised.value.message
+    why, _ = failure_kinds.KINDS[failure_kinds.NO_LAUNCH]
+    assert "PyTorch" not in why and "without launching" in why
 
 
 def test_a_dtype_cast_is_compute_but_a_same_dtype_copy_is_layout(tmp_path):

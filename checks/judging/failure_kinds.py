@@ -13,6 +13,7 @@ from __future__ import annotations
 NOT_OWN_KERNEL = "not-own-kernel"  # another computation's values were returned
 OUT_OF_BOUNDS = "out-of-bounds"  # an access outside every tensor of the launch
 UNWRITTEN = "unwritten"  # elements no program stored, and nothing else wrote
+NO_LAUNCH = "no-launch"  # nothing launched, nothing computed: no one else's work either
 
 SECTION_OWN = "Your kernel, not PyTorch"
 
@@ -42,11 +43,18 @@ UNWRITTEN_WHY = (
     "Compare the grid the message names with the one the shape needs"
 )
 
+NO_LAUNCH_WHY = (
+    "the call returned without launching any kernel, so nothing computed its result: an early "
+    "return (a size or empty-input check) or a condition before the launch was taken for a "
+    "shape that has elements. Compare the conditions before your launch with this call's shapes"
+)
+
 # verdict -> (why, lesson section or None to keep the check's own section)
 KINDS = {
     NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN),
     OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, None),
     UNWRITTEN: (UNWRITTEN_WHY, None),
+    NO_LAUNCH: (NO_LAUNCH_WHY, None),
 }
 
 

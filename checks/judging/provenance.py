@@ -60,7 +60,8 @@ LESSON_SECTION = failure_kinds.SECTION_OWN
 
 class NotOwnKernel(CheckFailed):
     """The call's answer did not come from a kernel of the learner's file
-    (``details["verdict"]`` is ``"not-own-kernel"``)."""
+    (``details["verdict"]`` is ``"not-own-kernel"``, or ``"no-launch"`` when nothing was launched
+    and nothing else computed it)."""
 
 
 class Unwritten(CheckFailed):
@@ -357,7 +358,9 @@ def verdict(w: Witness, fn_name: str, result) -> Optional[str]:
             )
         return (
             f"{fn_name} returned without launching any Triton kernel; the answer "
-            f"must come from a @triton.jit kernel defined in your file"
+            f"must come from a @triton.jit kernel defined in your file (if your wrapper "
+            f"returns early, for empty or small inputs, check that condition against this "
+            f"call's shapes)"
         )
     written = set().union(*(l.storages for l in own))
     for i, t in enumerate(outputs):
@@ -451,7 +454,10 @@ def witnessed_call(
         raise NotOwnKernel(
             problem,
             {
-                "verdict": failure_kinds.NOT_OWN_KERNEL,
+                # no launch and no op: nobody else's work, a launch that was skipped
+                "verdict": failure_kinds.NOT_OWN_KERNEL
+                if w.launches or w.torch_ops or w.writes
+                else failure_kinds.NO_LAUNCH,
                 "launches": [(l.kernel, _display(l.file)) for l in w.launches],
                 "torch_ops": [list(o) for o in w.torch_ops[:20]],
             },

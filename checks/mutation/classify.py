@@ -14,11 +14,14 @@ failing records is, and none of them calls the kernel someone else's work):
 * ``out-of-bounds``, only with a named cause: an access with no mask at all ("mask this
   access"), or addresses that step like another tensor's strides, like a column stride of
   1, or fall inside the viewed tensor's storage outside the view (the message names the
-  strides to use).  A masked access whose lanes still fall outside ("check the mask's
-  bound and the address arithmetic") names no cause and does not count;
+  strides to use), or a masked access whose lanes fall outside, read from the evidence: the
+  mask's bound (some lanes masked off) or the grid and the ``program_id`` axis (a later
+  program wholly outside);
 * ``unwritten``, only when ``details["cause"]`` names the one cause (the grid, the mask or
-  the store's strides).  The bare map of never-stored elements with the launches beside it
-  lists three possible causes and does not count.
+  the store's strides: ``{"id", "sentence", "why"}``).  The bare map of never-stored
+  elements with the launches beside it lists three possible causes and does not count;
+* ``no-launch``: the call launched nothing and nothing else computed its result (an early
+  return taken for a shape with elements): the message and its why say so.
 
 A failing record with ``details["verdict"] == "not-own-kernel"`` on a mutant of the
 reference answer is a defect of the checks (the kernel is the learner's own): the mutant
@@ -41,6 +44,7 @@ STATUSES = (SURVIVED, EXPLAINED, UNEXPLAINED, TIMED_OUT, CRASHED)
 NOT_OWN_KERNEL = "not-own-kernel"  # as checks.judging.failure_kinds names it
 OUT_OF_BOUNDS = "out-of-bounds"
 UNWRITTEN = "unwritten"
+NO_LAUNCH = "no-launch"
 
 # An out-of-bounds message names its cause with one of these (checks.judging.oob).
 NAMED_OOB_CAUSES = (
@@ -48,6 +52,8 @@ NAMED_OOB_CAUSES = (
     "as they would lie if its column stride were 1",
     "step like the elements of",  # another tensor's strides
     "in memory that belongs to the tensor it is a view of",
+    "compare the mask's bound with the size these offsets index",  # lanes the mask let through
+    "this program owns no elements here",  # a later program wholly outside: the grid or axis
 )
 
 
@@ -68,8 +74,11 @@ def explanation(record: dict, contract_checks: Iterable[str] = ()) -> Optional[s
     message = str(record.get("message", ""))
     if d.get("verdict") == OUT_OF_BOUNDS and any(c in message for c in NAMED_OOB_CAUSES):
         return "out-of-bounds"
-    if d.get("verdict") == UNWRITTEN and isinstance(d.get("cause"), str) and d["cause"]:
+    cause = d.get("cause")
+    if d.get("verdict") == UNWRITTEN and isinstance(cause, dict) and cause.get("id"):
         return "unwritten"
+    if d.get("verdict") == NO_LAUNCH:
+        return "no-launch"
     return None
 
 
