@@ -83,7 +83,8 @@ tests)
     # and lacks the app's and the test extras' libraries: the wheels results/gpu_wheels.sh
     # downloaded (.whl/) go into /tmp/site first.  Writes tests.log, tests-junit.xml and
     # tests.json (counts, duration, failures, skip reasons, the slowest tests).  WORKERS=N
-    # sets the test workers (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k).
+    # sets the test workers (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k);
+    # TESTS_LIMIT=S stops the run after S seconds (default 540; unfinished tests are counted so).
     if ! ls .whl/*.whl >/dev/null 2>&1; then
         echo "no wheels in .whl/: run 'bash results/gpu_wheels.sh' where PyPI answers, then carry .whl" >&2
         exit 66
@@ -97,7 +98,7 @@ tests)
     export KERNEL_COURSE_POOL=${KERNEL_COURSE_POOL:-2} KERNEL_COURSE_COMPILERS=${KERNEL_COURSE_COMPILERS:-2}
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
     workers=${WORKERS:-12}
-    step tests timeout -s INT -k 30 540 $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
+    step tests timeout -s INT -k 30 "${TESTS_LIMIT:-540}" $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
         --junitxml "$OUT/tests-junit.xml" ${PYTEST_ARGS:-}
     $PY results/junit_summary.py "$OUT/tests-junit.xml" --output "$OUT/tests.json" \
         --workers "$workers" --exit-code "$status" || status=1
