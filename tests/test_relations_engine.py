@@ -296,3 +296,37 @@ def test_backward_missing_factors_of_y_are_named(tmp_path, new, mistake_id):
     path.write_text(text.replace(old, new))
     (rec,) = run_checks("softmax_backward", path, interpret=True, only=["matches-autograd"])
     assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id
+
+
+@pytest.mark.parametrize(
+    "unwritten, cause_id, words",
+    [
+        ((slice(5, 8), slice(None)), "grid", "the last rows"),  # programs count rows from 0
+        ((slice(0, 3), slice(None)), "grid", "the first rows"),  # programs count from the end
+        ((slice(None), slice(6, 10)), "mask", "last columns"),
+        ((slice(None), slice(0, 4)), "tile-offsets", "first columns"),
+    ],
+)
+def test_elements_never_stored_in_one_block_at_either_end_name_their_cause(unwritten, cause_id, words):
+    import numpy as np
+
+    from checks.judging.stored import unwritten_cause
+
+    mask = np.zeros((8, 10), dtype=bool)
+    mask[unwritten] = True
+    cause = unwritten_cause(mask, repeated=0)
+    assert cause is not None and cause[0] == cause_id and words in cause[1]
+
+
+def test_scattered_or_whole_gaps_name_no_single_cause():
+    import numpy as np
+
+    from checks.judging.stored import unwritten_cause
+
+    scattered = np.zeros((8, 10), dtype=bool)
+    scattered[[1, 4], :] = True
+    assert unwritten_cause(scattered, repeated=0) is None
+    assert unwritten_cause(np.ones((8, 10), dtype=bool), repeated=0) is None
+    middle = np.zeros((8, 10), dtype=bool)
+    middle[:, 3:6] = True
+    assert unwritten_cause(middle, repeated=0) is None

@@ -266,22 +266,56 @@ STORE_STRIDES = (
 )
 
 
+# The same two causes when the elements never stored come first: programs that count
+# rows (or tiles) from the end leave the first ones empty when there are too few of them.
+SHORT_GRID_FIRST = (
+    "grid",
+    "Your launch grid has fewer programs than the rows need, so the rows no program is given "
+    "(here the first rows: your programs count from the end) are never written.",
+    SHORT_GRID[2],
+    SHORT_GRID[3],
+)
+FIRST_COLUMNS = (
+    "tile-offsets",
+    "Your stores never reach the first columns of each row: the tiles' column offsets start past them.",
+    "each program's columns start at its tile index times the tile size; an index counted from the "
+    "wrong end or with the wrong sign skips the first tiles (and its stores past the end are masked "
+    "off), so those columns keep whatever memory held",
+    "Check the tile index each program computes from tl.program_id and the column offsets built from it",
+)
+
+
+def _edge_block(flags: np.ndarray) -> str:
+    """'last' when the True entries are exactly a run at the end of ``flags``, 'first' when at
+    the start, else '' (none, all, or scattered)."""
+    n, k = flags.size, int(flags.sum())
+    if k == 0 or k == n:
+        return ""
+    if flags[n - k :].all():
+        return "last"
+    if flags[:k].all():
+        return "first"
+    return ""
+
+
 def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
-    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK` and :data:`STORE_STRIDES` the
-    never-stored elements (``mask``, True where never stored) show, or None.  Stores that
-    land twice come first: a store address that skips rows also leaves the last ones empty."""
+    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS` and
+    :data:`STORE_STRIDES` the never-stored elements (``mask``, True where never stored)
+    show, or None.  Stores that land twice come first: a store address that skips rows also
+    leaves the last ones empty.  Whole rows never stored, in one block at either end, are a
+    short grid; whole columns at the end, a short mask; at the start, tile offsets."""
     if repeated:
         return STORE_STRIDES
     if mask.ndim >= 2 and mask.shape[-2] > 1:
         rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
-        first = int(np.argmax(rows)) if rows.any() else 0
-        if first > 0 and rows[first:].all() and mask[..., first:, :].all():
-            return SHORT_GRID
+        edge = _edge_block(rows)
+        if edge and mask[..., rows, :].all():
+            return SHORT_GRID if edge == "last" else SHORT_GRID_FIRST
     if mask.ndim >= 1 and mask.shape[-1] > 1:
         cols = np.asarray(mask.reshape(-1, mask.shape[-1]).any(axis=0))
-        first = int(np.argmax(cols)) if cols.any() else 0
-        if first > 0 and cols[first:].all() and mask[..., first:].all():
-            return SHORT_MASK
+        edge = _edge_block(cols)
+        if edge and mask[..., cols].all():
+            return SHORT_MASK if edge == "last" else FIRST_COLUMNS
     return None
 
 
