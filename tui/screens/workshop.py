@@ -30,7 +30,7 @@ from checks import workspace as ws
 from checks.judging import Outcome, outcome_line, outcome_of, plural
 from checks.running import RunRecords, RunSession
 from tui import export, layout
-from tui.host import course_app
+from tui.host import closed, course_app, once_open
 from tui.run_loop import RunLoop
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
@@ -163,6 +163,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         yield CourseFooter(drop_first=FOOTER_DROP_FIRST)
 
     def on_mount(self) -> None:
+        if closed(self):  # escape before it opened: no file, no run, no watch
+            return
         app, w = course_app(self), self.workshop
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
@@ -421,7 +423,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         if self.maximized is not None:
             self.minimize()
             return
-        self.app.pop_screen()
+        once_open(self, self.app.pop_screen)
 
     def toast_path(self, path, inside: bool = True) -> str:
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""

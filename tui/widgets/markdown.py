@@ -11,9 +11,11 @@ from collections.abc import Callable
 
 from textual.content import Content
 from textual.message import Message
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import Markdown, MarkdownViewer, Tree
 from textual.widgets.markdown import MarkdownFence, MarkdownTableOfContents
+
+from tui.host import closed
 
 MORE = "↪ "  # starts the rest of a code line too wide for the pane
 SHORT_CELL = 12  # a cell this short is kept on one line: "(4, 6)", "1 + 6r + 2c"
@@ -166,17 +168,40 @@ class CourseViewer(MarkdownViewer):
     class ContentsClosed(Message):
         """The contents shown alone closed on the learner's choice of an entry."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+        # The text is loaded by on_mount below, not by MarkdownViewer's: that queried for
+        # the document, which is gone when the screen closes while the viewer mounts.
+        super().__init__(None, **kwargs)
+        self.text = markdown or ""
+        self._document = CourseMarkdown()
+        self._document.can_focus = True
+        self._contents = MarkdownTableOfContents(self._document)
         self.contents_columns = 0  # the contents column's width beside the text (0: Textual's)
         self.hidden_place: tuple = (None, 0.0)  # the text's place while the contents hide it
         self._settling: object = None  # the latest settle(): an older one's timers stop
 
     def compose(self):
-        markdown = CourseMarkdown()
-        markdown.can_focus = True
-        yield markdown
-        yield MarkdownTableOfContents(markdown)
+        yield self._document
+        yield self._contents
+
+    # held, not queried: a timer or a handler that runs after the viewer was removed
+    # (its screen closed at once) finds them, and finds them detached
+    @property
+    def document(self) -> Markdown:
+        return self._document
+
+    @property
+    def table_of_contents(self) -> MarkdownTableOfContents:
+        return self._contents
+
+    async def on_mount(self) -> None:
+        if not self.text or closed(self):
+            return
+        try:
+            await self._document.update(self.text)
+        except MountError:
+            if not closed(self):  # not the race of a screen closed while the text mounts
+                raise
 
     @property
     def contents_alone(self) -> bool:
@@ -197,7 +222,7 @@ class CourseViewer(MarkdownViewer):
 
     def restore_place(self, place: tuple) -> None:
         block, into = place
-        if block is None or not block.is_attached or not self.document.display:
+        if block is None or closed(self) or not block.is_attached or not self.document.display:
             return
         region = block.virtual_region
         self.scroll_to(y=region.y + round(into * region.height), animate=False)
