@@ -95,8 +95,9 @@ class CourseApp(App[None]):
         except KeyError as e:
             self.notify(str(e).strip("'\""), severity="error")
             return
-        if not self.screen.is_mounted:  # the screen on top is still opening: once it has
-            self.screen.call_later(self.open_workshop, workshop_id)
+        top = self.screen
+        if len(self.screen_stack) > 1 and not top.is_mounted:  # to be left, still opening
+            top.call_later(self.open_workshop, workshop_id)  # once it has
             return
         # Leave whatever is open (another workshop, a dialog) and go back to the list first.
         while len(self.screen_stack) > 1 and not isinstance(self.screen, BrowseScreen):

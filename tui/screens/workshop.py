@@ -128,6 +128,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.last: RunRecords | None = None  # the records of the last finished run
         self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
         self.watching = False  # True once the folder watch is in place
+        self.file_missing = False  # the watch found the file deleted
         self._bench_run = None
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
         self.results_width: int | None = None  # columns of the results side given the focus
@@ -169,7 +170,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
-            info = f"Your file: {layout.short_path(self.path)} (checks re-run on every save)"
+            info = self.file_info()
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
@@ -201,6 +202,15 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self._timings_idle()
         self._watch()
         self.request_run(force=True)
+
+    def file_info(self) -> str:
+        if self.file_missing:
+            return f"Your file {layout.short_path(self.path)} is missing: r restores the starter"
+        return f"Your file: {layout.short_path(self.path)} (checks re-run on every save)"
+
+    def file_info_changed(self) -> None:
+        if not closed(self):
+            self.query_one("#file-info", Static).update(self.file_info())
 
     def on_unmount(self) -> None:
         self.shutdown()

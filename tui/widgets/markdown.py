@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from textual.content import Content
 from textual.message import Message
-from textual.widget import MountError, Widget
+from textual.widget import Widget
 from textual.widgets import Markdown, MarkdownViewer, Tree
 from textual.widgets.markdown import MarkdownFence, MarkdownTableOfContents
 
@@ -168,11 +168,8 @@ class CourseViewer(MarkdownViewer):
     class ContentsClosed(Message):
         """The contents shown alone closed on the learner's choice of an entry."""
 
-    def __init__(self, markdown: str | None = None, **kwargs) -> None:
-        # The text is loaded by on_mount below, not by MarkdownViewer's: that queried for
-        # the document, which is gone when the screen closes while the viewer mounts.
-        super().__init__(None, **kwargs)
-        self.text = markdown or ""
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         self._document = CourseMarkdown()
         self._document.can_focus = True
         self._contents = MarkdownTableOfContents(self._document)
@@ -193,15 +190,6 @@ class CourseViewer(MarkdownViewer):
     @property
     def table_of_contents(self) -> MarkdownTableOfContents:
         return self._contents
-
-    async def on_mount(self) -> None:
-        if not self.text or closed(self):
-            return
-        try:
-            await self._document.update(self.text)
-        except MountError:
-            if not closed(self):  # not the race of a screen closed while the text mounts
-                raise
 
     @property
     def contents_alone(self) -> bool:
