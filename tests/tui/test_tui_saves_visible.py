@@ -29,7 +29,10 @@ async def panel_of(pilot):
 
     app = pilot.app
     return await wait_for(
-        pilot, lambda: app.screen.query(ResultsPanel) and app.screen.query_one(ResultsPanel), 20, "the results"
+        pilot,
+        lambda: app.screen.query(ResultsPanel) and app.screen.query_one(ResultsPanel),
+        20,
+        "the results",
     )
 
 
@@ -103,12 +106,16 @@ def test_a_deleted_file_is_said_at_once_with_the_key_that_restores_it(make_app, 
             await wait_for_run(pilot, digest_of(path))
             info = app.screen.query_one("#file-info")
             path.unlink()
-            await wait_for(pilot, lambda: "r restores the starter" in toasts.said(), 3, "the deleted file's toast")
+            await wait_for(
+                pilot, lambda: "r restores the starter" in toasts.said(), 3, "the deleted file's toast"
+            )
             assert "was deleted" in toasts.said()
             assert "is missing: r restores the starter" in str(info.render())
             await pilot.press("r")
             await pilot.press("y")
             await wait_for(pilot, lambda: path.exists(), 5, "the starter back")
-            await wait_for(pilot, lambda: "checks re-run on every save" in str(info.render()), 5, "the file line")
+            await wait_for(
+                pilot, lambda: "checks re-run on every save" in str(info.render()), 5, "the file line"
+            )
 
     run(body())

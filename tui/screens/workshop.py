@@ -445,6 +445,12 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
 
     def action_export(self) -> None:
+        panel = self.query_one(ResultsPanel)
+        if self.last is not None and (not panel.outcome or panel.digest != self.last.content_hash):
+            self.notify(  # the last results are of an older save: not exported as the file's
+                "Your latest save is being checked; export once its checks finish.", severity="warning"
+            )
+            return
         data = self.export_payload()
         if data is None:
             self.notify("Nothing to export yet: wait for the checks to finish.", severity="warning")

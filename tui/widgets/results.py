@@ -175,7 +175,10 @@ class ResultsPanel(Vertical):
         return out
 
     def done_count(self) -> int:
-        return sum(1 for c in self.planned if c["id"] in self.records)
+        """Checks of the plan that ran (a timeout's or a crash's "not run" did not)."""
+        return sum(
+            1 for c in self.planned if c["id"] in self.records and self.records[c["id"]].status != "not run"
+        )
 
     def longest_id(self) -> int:
         """The length of the longest check id of this workshop's run (8 before one)."""
