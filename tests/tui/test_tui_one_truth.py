@@ -57,6 +57,12 @@ def test_export_refuses_while_a_recheck_runs(make_app, workspace, tmp_path):
             await wait_for_run(pilot, digest_of(path), 40)
             await pilot.press("o")
             await wait_for(pilot, lambda: list((tmp_path / "exports").glob("*.json")), 10, "the export")
+            # --export-dir (the fixture's): the notice names that folder, not "beside your workspace"
+            said = await wait_for(
+                pilot, lambda: "Exported" in toasts.said() and toasts.said(), 5, "the notice"
+            )
+            assert "written to" in said and "beside your workspace" not in said
+            assert "exports" in said.replace("\n", "")
 
     run(body())
 
@@ -123,5 +129,48 @@ def test_now_stale_only_for_another_content():
             panel.mark_stale(other)
             await pilot.pause()
             assert "results below are for aaaaaaaa, now stale" in str(panel.status_line.render())
+
+    run(body())
+
+
+def test_the_export_notice_says_beside_your_workspace_only_there(make_app, workspace):
+    from tui.export import default_export_dir
+
+    path = workspace / A1.exercise_name
+    workspace.mkdir(parents=True)
+    path.write_text(SOLUTION, encoding="utf-8")
+
+    async def body():
+        app = make_app(open_workshop="A1", results_dir=default_export_dir(workspace))
+        toasts = Toasts(app)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_run(pilot, digest_of(path))
+            await pilot.press("o")
+            said = await wait_for(
+                pilot, lambda: "Exported" in toasts.said() and toasts.said(), 10, "the notice"
+            )
+            assert "written beside your workspace to" in said
+
+    run(body())
+
+
+def test_a_long_workspace_path_keeps_the_file_name_at_80_columns(make_app, tmp_path):
+    from tui.layout import file_line
+
+    deep = tmp_path / ("a-rather-long-folder-name-" * 4) / "my-course-workspace"
+    assert file_line(deep / A1.exercise_name, 40) == f"Your file: {A1.exercise_name}"
+    line = file_line(deep / A1.exercise_name, 70)
+    assert len(line) <= 70 and f"/{A1.exercise_name} (checks re-run on every save)" in line
+    assert line.startswith("Your file: …")
+    assert file_line(deep / A1.exercise_name, 0).startswith(f"Your file: {deep}")  # width unknown: whole
+
+    async def body():
+        app = make_app(open_workshop="A1", workspace=deep)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for_run(pilot)
+            await pilot.pause(0.3)
+            info = app.screen.query_one("#file-info")
+            shown = str(info.render())
+            assert A1.exercise_name in shown and len(shown) <= info.content_size.width, shown
 
     run(body())

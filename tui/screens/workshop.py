@@ -110,6 +110,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space", priority=True),
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
+        # where nothing can be timed, b says why (toggle_bench is off then)
+        Binding("b", "bench_why", "Why no timings", id="bench-why", show=False),
         Binding("o", "export", "Export", id="export"),
         Binding("x", "explain", "Explain", id="explain"),
         Binding("r", "reset", "Reset", id="reset"),
@@ -129,6 +131,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
         self.watching = False  # True once the folder watch is in place
         self.file_missing = False  # the watch found the file deleted
+        self.cannot_create = False  # the workspace is not writable: the line says so
         self._bench_run = None
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
         self.results_width: int | None = None  # columns of the results side given the focus
@@ -174,6 +177,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
+            self.cannot_create = True
             self.notify(
                 f"Cannot create your file\n{self.toast_path(self.path)}\n{e}", severity="error", timeout=15
             )
@@ -204,12 +208,12 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.request_run(force=True)
 
     def file_info(self) -> str:
-        if self.file_missing:
-            return f"Your file {layout.short_path(self.path)} is missing: r restores the starter"
-        return f"Your file: {layout.short_path(self.path)} (checks re-run on every save)"
+        width = self.query_one("#file-info", Static).content_size.width
+        return layout.file_line(self.path, width, self.file_missing)
 
     def file_info_changed(self) -> None:
-        if not closed(self):
+        """The line about the file, again: it went missing or came back, or its width changed."""
+        if not closed(self) and self.path.name and not self.cannot_create:
             self.query_one("#file-info", Static).update(self.file_info())
 
     def on_unmount(self) -> None:
@@ -235,6 +239,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
             return self.timeable
+        if action == "bench_why":
+            return not self.timeable
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -409,9 +415,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
 
     def action_toggle_bench(self) -> None:
         app = course_app(self)
-        if not self.timeable:  # no b then, but the palette or a test may ask
-            no = "timings need a CUDA GPU" if self.workshop.gpu else "a CPU workshop has no kernel"
-            self.notify(f"Benchmarks do not apply: {no}.")
+        if not self.timeable:  # b is bench_why then, but the palette or a test may ask
+            self.action_bench_why()
             return
         app.bench_enabled = not app.bench_enabled
         if self.controller is not None:
@@ -425,6 +430,16 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             self._maybe_bench(self.controller.generation, self.last.content_hash)
         else:
             self._timings_idle()
+
+    def action_bench_why(self) -> None:
+        if self.workshop.gpu:
+            why = (
+                "b times your kernel on a CUDA GPU, and there is none here: "
+                "Triton's interpreter runs your checks, untimed."
+            )
+        else:
+            why = f"{self.workshop.code} is a CPU workshop: there is no kernel to time."
+        self.notify(why, title="No timings here")
 
     def action_back(self) -> None:
         if self.query("HelpPanel"):
@@ -465,9 +480,14 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
             return
         self.last_export = path
+        app = course_app(self)
+        if Path(app.results_dir) == export.default_export_dir(app.workspace):
+            where = f"beside your workspace to\n{self.toast_path(path)}"
+        else:  # --export-dir: the folder the learner named
+            where = f"to\n{self.toast_path(path, inside=False)}"
         self.app.call_from_thread(
             self.notify,
-            f"Results ({data['outcome']}) written beside your workspace to\n{self.toast_path(path)}",
+            f"Results ({data['outcome']}) written {where}",
             title="Exported",
             timeout=10,
         )

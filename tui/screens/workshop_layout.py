@@ -49,6 +49,8 @@ class WorkshopLayout(_Host):
 
         def _timings_idle(self) -> None: ...
 
+        def file_info_changed(self) -> None: ...
+
     @property
     def lesson(self) -> CourseViewer:
         return self.query_one("#lesson", CourseViewer)
@@ -92,6 +94,7 @@ class WorkshopLayout(_Host):
         within what the lesson keeps (layout.results_columns); else the size's split."""
         if closed(self) or not self.query("#right"):
             return
+        self.call_after_refresh(self.file_info_changed)  # the file's line, for its new width
         right = self.query_one("#right")
         width, height = self.app.size
         size = layout.size_class(width, height)
