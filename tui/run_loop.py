@@ -66,6 +66,7 @@ class RunLoop(_Host):
     bench_rows: dict
     watching: bool
     file_missing: bool
+    cannot_create: bool
     run_toasts: bool
     _bench_run: Optional[benchmark_child.BenchmarkRun]
 
@@ -107,6 +108,8 @@ class RunLoop(_Host):
     async def _say_if_missing(self) -> None:
         """The watched file deleted: said at once (the watch reports every half second
         at the least), with the key that brings it back; said again once it is back."""
+        if self.cannot_create:
+            return  # the line already says the file could not be made
         gone = not self.path.exists()
         if gone:
             await asyncio.sleep(0.2)  # an editor that deletes, then writes
