@@ -173,7 +173,7 @@ def file_line(path, width: int, missing: bool = False) -> str:
     if room >= 4:
         return f"{head}…{folder[-room:]}/{name}{tail}"
     short = f"{head}{name}{tail}"
-    return short if len(short) <= width else f"{head}{name}"
+    return short if len(short) <= width or missing else f"{head}{name}"  # missing: r, above all
 
 
 def toast_columns(screen_width: int, size: str = "", results_focus: bool = False) -> int:
