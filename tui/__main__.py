@@ -52,6 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+NO_TERMINAL = 2  # the app draws on a terminal and reads its keys: without one it cannot run
+
+
+def missing_terminal() -> str:
+    """'' when standard input and output are both a terminal, else what is not."""
+    missing = [name for name, stream in (("input", sys.stdin), ("output", sys.stdout)) if not _tty(stream)]
+    return " and ".join(f"standard {name}" for name in missing)
+
+
+def _tty(stream) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -72,6 +88,14 @@ def main(argv=None) -> int:
         except KeyError as e:
             print(f"kernel-course: {str(e).strip(chr(39) + chr(34))}", file=sys.stderr)
             return USAGE_ERROR
+    missing = missing_terminal()  # bad arguments are named first
+    if missing:
+        print(
+            f"kernel-course: needs a terminal, and its {missing} is not one "
+            "(python -m checks runs the checks without one)",
+            file=sys.stderr,
+        )
+        return NO_TERMINAL
     from tui.app import DEFAULT_TIMEOUT, CourseApp
 
     app = CourseApp(
@@ -83,7 +107,7 @@ def main(argv=None) -> int:
         check_timeout=args.timeout or DEFAULT_TIMEOUT,
     )
     app.run()
-    return 0
+    return app.return_code or 0  # 1 after an unhandled error (Textual prints it)
 
 
 if __name__ == "__main__":

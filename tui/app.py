@@ -95,12 +95,16 @@ class CourseApp(App[None]):
         except KeyError as e:
             self.notify(str(e).strip("'\""), severity="error")
             return
+        top = self.screen
+        if len(self.screen_stack) > 1 and not top.is_mounted:  # to be left, still opening
+            top.call_later(self.open_workshop, workshop_id)  # once it has
+            return
         # Leave whatever is open (another workshop, a dialog) and go back to the list first.
         while len(self.screen_stack) > 1 and not isinstance(self.screen, BrowseScreen):
             if isinstance(self.screen, WorkshopScreen) and self.screen.workshop.id == w.id:
                 return
             self.pop_screen()
-        self.push_screen(WorkshopScreen(w, id=f"workshop-{w.id}"))
+        self.push_screen(WorkshopScreen(w))  # no id: the last one may still be closing
 
     def action_show_help_panel(self) -> None:
         """The Keys panel (palette: Keys), on the current screen only; escape closes it."""

@@ -56,7 +56,7 @@ class CourseCommands(Provider):
             out += [
                 (
                     "Export results as JSON",
-                    "write the checks (and timings) beside your workspace (o)",
+                    "write the checks (and timings) to a JSON file in your exports folder (o)",
                     screen.action_export,
                 ),
                 (

@@ -9,6 +9,7 @@ the layers (pyproject.toml), so they name this protocol instead of ``CourseApp``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Protocol, cast
 
@@ -43,3 +44,23 @@ class _InApp(Protocol):
 def course_app(node: _InApp) -> CourseHost:
     """``node.app`` as the course's app: a screen's, widget's or command provider's."""
     return cast(CourseHost, node.app)
+
+
+def closed(node: Any) -> bool:
+    """The node was removed, or its screen closed, before a handler of it ran (keys at a
+    quick pace close a screen while it opens): the handler has nothing left to update."""
+    return not node.is_attached or node.screen not in node.app.screen_stack
+
+
+def once_open(screen: Any, action: Callable[[], object]) -> None:
+    """Run ``action`` (one that closes ``screen``) now if the screen has finished opening,
+    else once it has: a key can close a screen before its parts are mounted, and Textual's
+    own parts (the header, the lesson's viewer) fail when removed while they mount."""
+
+    def run() -> None:  # not awaited: a screen cannot wait in its own handler for its close
+        action()
+
+    if screen.is_mounted:
+        run()
+    else:  # the screen handles its messages only after it has mounted
+        screen.call_later(run)

@@ -154,6 +154,31 @@ def short_path(path) -> str:
         return str(path)
 
 
+def file_line(path, width: int, missing: bool = False) -> str:
+    """The workshop's line about the learner's file in ``width`` columns (0: unknown):
+    a folder too long for it loses its start (…), never the file's name."""
+    from pathlib import Path
+
+    path = Path(path)
+    head, tail = (
+        ("Your file ", " is missing: r restores the starter")
+        if missing
+        else (
+            "Your file: ",
+            " (checks re-run on every save)",
+        )
+    )
+    folder, name = short_path(path.parent), path.name
+    full = f"{head}{folder}/{name}{tail}"
+    if width <= 0 or len(full) <= width:
+        return full
+    room = width - len(head) - len(name) - len(tail) - 2  # "…" and "/"
+    if room >= 4:
+        return f"{head}…{folder[-room:]}/{name}{tail}"
+    short = f"{head}{name}{tail}"
+    return short if len(short) <= width or missing else f"{head}{name}"  # missing: r, above all
+
+
 def toast_columns(screen_width: int, size: str = "", results_focus: bool = False) -> int:
     """Columns of text in a toast on a screen of ``size`` class: its width less its
     padding and its coloured edge."""

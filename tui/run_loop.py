@@ -11,6 +11,7 @@ dispatches on the event's class."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
 
@@ -64,6 +65,8 @@ class RunLoop(_Host):
     last: Optional[RunRecords]
     bench_rows: dict
     watching: bool
+    file_missing: bool
+    cannot_create: bool
     run_toasts: bool
     _bench_run: Optional[benchmark_child.BenchmarkRun]
 
@@ -72,6 +75,8 @@ class RunLoop(_Host):
         def run_finished(self, message: End, records: list) -> None: ...
 
         def run_replaced(self) -> None: ...
+
+        def file_info_changed(self) -> None: ...
 
     @property
     def runs_started(self) -> int:
@@ -94,9 +99,32 @@ class RunLoop(_Host):
                 # place (a polling watcher takes its baseline late on a loaded machine).
                 if changes or first:
                     self.request_run()
+                await self._say_if_missing()
         except Exception as e:  # noqa: BLE001 - the app keeps working; space still re-runs
             self.notify(
                 f"file watcher stopped ({e}); press space to re-run the checks", severity="error", timeout=10
+            )
+
+    async def _say_if_missing(self) -> None:
+        """The watched file deleted: said at once (the watch reports every half second
+        at the least), with the key that brings it back; said again once it is back."""
+        if self.cannot_create:
+            return  # the line already says the file could not be made
+        gone = not self.path.exists()
+        if gone:
+            await asyncio.sleep(0.2)  # an editor that deletes, then writes
+            gone = not self.path.exists()
+        if gone == self.file_missing:
+            return
+        self.file_missing = gone
+        self.file_info_changed()
+        if gone:
+            self.notify(
+                f"Your file {self.path.name} was deleted; r restores the starter "
+                "(your best result is kept), or save it again from your editor.",
+                title="File missing",
+                severity="warning",
+                timeout=15,
             )
 
     def request_run(self, force: bool = False) -> bool:

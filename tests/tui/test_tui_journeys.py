@@ -521,6 +521,7 @@ def test_mouse_palette_switch_and_bench_toggle(make_app):
             await pilot.press("b")
             assert app.bench_enabled is True
             assert "Benchmarks" not in toasts.said()
+            assert "A1 is a CPU workshop: there is no kernel to time" in toasts.said()  # b says why
             # the palette opens another workshop in place of this one
             other = next(w for w in catalog.workshops() if w.id != A1.id)
             app.open_workshop(other.id)

@@ -11,6 +11,7 @@ import pytest
 
 from workshops import catalog
 
+from readable_helpers import Toasts
 from tui_helpers import wait_for, wait_for_run
 
 I1 = catalog.get("strided_softmax")
@@ -65,8 +66,10 @@ def test_an_interpreted_workshop_offers_no_timings(make_app, size):
             screen = app.screen
             shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
             assert "b" in shown and "n" in shown  # b reads the performance of a passing run
+            toasts = Toasts(app)
             await pilot.press("b")
             assert app.bench_enabled is True  # nothing to time; the starter does not pass: nothing read
+            assert "CUDA GPU, and there is none here" in toasts.said()
             titles = [title for title, _, _ in CourseCommands(screen)._commands()]
             assert "Run checks" in titles and not any("enchmark" in t for t in titles)
             assert "Read performance" in titles

@@ -79,6 +79,7 @@ def test_cli_builds_the_app(monkeypatch, tmp_path):
             workspace=self.workspace, open=self.open_at_start, poll=self.poll, bench=self.bench_enabled
         )
 
+    monkeypatch.setattr(entry, "missing_terminal", lambda: "")  # pytest's stdin is none
     monkeypatch.setattr("tui.app.CourseApp.run", fake_run)
     assert entry.main(["--workspace", str(tmp_path), "--open", "A1", "--poll", "--no-bench"]) == 0
     assert seen == {"workspace": tmp_path.resolve(), "open": "A1", "poll": True, "bench": False}

@@ -100,6 +100,7 @@ def test_cli_export_dir(monkeypatch, tmp_path):
     import tui.__main__ as entry
 
     seen = {}
+    monkeypatch.setattr(entry, "missing_terminal", lambda: "")  # pytest's stdin is none
     monkeypatch.setattr("tui.app.CourseApp.run", lambda self: seen.update(dir=self.results_dir))
     assert entry.main(["--workspace", str(tmp_path / "w"), "--export-dir", str(tmp_path / "e")]) == 0
     assert seen["dir"] == (tmp_path / "e").resolve()

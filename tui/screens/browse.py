@@ -43,11 +43,16 @@ def outcome_word(entry) -> str:
     return STATUS_LOOK.get(status, (status, ""))[0]
 
 
-def status_text(entry, when: bool = True) -> Text:
+def status_text(entry, when: bool = True, file_hash: str | None = None) -> Text:
+    """The standing of a workshop; ``file_hash``: the learner's file now, when the
+    standing is of another content it says so (the file changed since it was checked)."""
     if not isinstance(entry, dict) or "status" not in entry:
         return Text("not started", style="dim")
     style = STATUS_LOOK.get(str(entry["status"]), ("", ""))[1]
     text = Text(outcome_word(entry), style=style)
+    checked = entry.get("content_hash")
+    if file_hash and isinstance(checked, str) and checked and checked != file_hash:
+        text.append(" (of an older file)" if when else " (older file)", style="yellow")
     if when and entry.get("when"):
         text.append(f"  {entry['when']}", style="dim")
     best = _counts(entry)
@@ -140,6 +145,7 @@ class BrowseScreen(Screen[None]):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.progress: dict = {}
+        self.file_hashes: dict = {}  # workshop id -> the content hash of the learner's file now
         self.warning = None
         self.list_layout = LAYOUTS[0]
 
@@ -179,7 +185,14 @@ class BrowseScreen(Screen[None]):
             self.refresh_progress()
 
     def refresh_progress(self) -> None:
-        self.progress, warning = ws.load_progress(course_app(self).workspace)
+        workspace = course_app(self).workspace
+        self.progress, warning = ws.load_progress(workspace)
+        self.file_hashes = {}
+        for w in catalog.workshops():
+            try:
+                self.file_hashes[w.id] = ws.content_hash(ws.exercise_path(w, workspace).read_bytes())
+            except OSError:
+                pass  # not created yet, or deleted: nothing to compare
         if warning:  # keep it visible: the file was set aside, not lost
             self.warning = warning
         warn = self.query_one("#progress-warning", Static)
@@ -204,8 +217,8 @@ class BrowseScreen(Screen[None]):
                     "device_short": Text(device_text(w, gpu, "short")),
                     "prerequisite": Text(w.prerequisite),
                     "sessions": Text(w.sessions),
-                    "status": status_text(entry),
-                    "status_short": status_text(entry, when=False),
+                    "status": status_text(entry, file_hash=self.file_hashes.get(w.id)),
+                    "status_short": status_text(entry, when=False, file_hash=self.file_hashes.get(w.id)),
                 }
             )
             level = w.level
@@ -265,7 +278,7 @@ class BrowseScreen(Screen[None]):
             ("Suggested sessions: ", "bold"),
             f"{w.sessions}   ",
             ("Status: ", "bold"),
-            status_text(entry),
+            status_text(entry, file_hash=self.file_hashes.get(w.id)),
         )
         best, hints = best_text(entry), ws.hints_shown(self.progress, w.id)
         if best:

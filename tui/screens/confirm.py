@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui.host import closed, once_open
+
 
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
@@ -34,10 +36,12 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.no} (n)", variant="primary", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()  # the safe answer is the default
+        if not closed(self):  # closed before it opened
+            self.query_one("#no", Button).focus()  # the safe answer is the default
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        yes = event.button.id == "yes"
+        once_open(self, lambda: self.dismiss(yes))
 
     def action_answer(self, value: bool) -> None:
-        self.dismiss(value)
+        once_open(self, lambda: self.dismiss(value))

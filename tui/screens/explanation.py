@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from tui import layout
+from tui.host import closed, once_open
 from tui.widgets.markdown import CourseViewer
 
 
@@ -37,6 +38,8 @@ class ExplanationScreen(Screen[None]):
         return self.query_one("#explanation", CourseViewer)
 
     def on_mount(self) -> None:
+        if closed(self):
+            return
         self.sub_title = f"{self.workshop.code} {self.workshop.title}: the answer explained"
         self.viewer.contents_columns = self.toc_width
         self.viewer.table_of_contents.styles.width = self.toc_width
@@ -46,6 +49,8 @@ class ExplanationScreen(Screen[None]):
         self.apply_size(event.size.width)
 
     def apply_size(self, width: int) -> None:
+        if closed(self):
+            return
         fits = layout.contents_fits(width, self.toc_width)
         show = self.toc_choice if self.toc_choice is not None else fits
         self.viewer.show_contents(show, alone=not fits)  # alone: in the text's place
@@ -60,4 +65,4 @@ class ExplanationScreen(Screen[None]):
         self.toc_choice = None  # an entry was chosen: back to what the size shows
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        once_open(self, lambda: self.dismiss(None))

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.host import closed, once_open
 from tui.widgets.record_text import lesson_section, story
 
 
@@ -45,7 +46,8 @@ class FailureScreen(ModalScreen[str]):
             yield Static(keys, id="failure-footer")
 
     def on_mount(self) -> None:
-        self.query_one("#failure-scroll").focus()
+        if not closed(self):  # closed before it opened (keys at a quick pace)
+            self.query_one("#failure-scroll").focus()
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "lesson":
@@ -53,7 +55,7 @@ class FailureScreen(ModalScreen[str]):
         return True
 
     def action_close(self) -> None:
-        self.dismiss("")
+        once_open(self, lambda: self.dismiss(""))
 
     def action_lesson(self) -> None:
-        self.dismiss("lesson")
+        once_open(self, lambda: self.dismiss("lesson"))

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.host import closed, once_open
 from tui.widgets.markdown import CourseMarkdown
 
 USAGE = Path(__file__).resolve().parent.parent / "USAGE.md"
@@ -35,7 +36,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static("escape close · arrows/pgup/pgdn scroll", id="help-footer")
 
     def on_mount(self) -> None:
-        self.query_one("#help-text").focus()  # the arrows scroll it; it opens on the keys
+        if not closed(self):  # closed before it opened
+            self.query_one("#help-text").focus()  # the arrows scroll it; it opens on the keys
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        once_open(self, lambda: self.dismiss(None))

@@ -30,7 +30,7 @@ from checks import workspace as ws
 from checks.judging import Outcome, outcome_line, outcome_of, plural
 from checks.running import RunRecords, RunSession
 from tui import benchmark_child, export, layout
-from tui.host import course_app
+from tui.host import closed, course_app, once_open
 from tui.run_loop import RunLoop
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
@@ -111,6 +111,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
         Binding("B", "bench_everything", "Time all shapes", id="bench-all", show=False),
+        # where nothing can be timed, b says why (toggle_bench is off then)
+        Binding("b", "bench_why", "Why no timings", id="bench-why", show=False),
         Binding("o", "export", "Export", id="export"),
         Binding("x", "explain", "Explain", id="explain"),
         Binding("r", "reset", "Reset", id="reset"),
@@ -129,6 +131,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self.last: RunRecords | None = None  # the records of the last finished run
         self.bench_rows: dict = {}  # {"digest", "rows"} of the last benchmark
         self.watching = False  # True once the folder watch is in place
+        self.file_missing = False  # the watch found the file deleted
+        self.cannot_create = False  # the workspace is not writable: the line says so
         self._bench_run = None
         self.toc_choice: bool | None = None  # the learner's t, over the size's default
         self.results_width: int | None = None  # columns of the results side given the focus
@@ -164,14 +168,17 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         yield CourseFooter(drop_first=FOOTER_DROP_FIRST)
 
     def on_mount(self) -> None:
+        if closed(self):  # escape before it opened: no file, no run, no watch
+            return
         app, w = course_app(self), self.workshop
         self.sub_title = f"{w.code} {w.title} ({w.device}{', interpreted' if self.interpret else ''})"
         try:
             self.path = ws.ensure_exercise(w, app.workspace)
-            info = f"Your file: {layout.short_path(self.path)} (checks re-run on every save)"
+            info = self.file_info()
         except OSError as e:  # an unwritable workspace: say so, keep the lesson usable
             self.path = ws.exercise_path(w, app.workspace)
             info = f"Cannot create your file {self.path}: {e}"
+            self.cannot_create = True
             self.notify(
                 f"Cannot create your file\n{self.toast_path(self.path)}\n{e}", severity="error", timeout=15
             )
@@ -201,6 +208,15 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         self._watch()
         self.request_run(force=True)
 
+    def file_info(self) -> str:
+        width = self.query_one("#file-info", Static).content_size.width
+        return layout.file_line(self.path, width, self.file_missing)
+
+    def file_info_changed(self) -> None:
+        """The line about the file, again: it went missing or came back, or its width changed."""
+        if not closed(self) and self.path.name and not self.cannot_create:
+            self.query_one("#file-info", Static).update(self.file_info())
+
     def on_unmount(self) -> None:
         self.shutdown()
 
@@ -226,6 +242,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             return self.timeable or self.workshop.gpu  # without a GPU, b reads the performance
         if action == "bench_everything":
             return self.timeable
+        if action == "bench_why":  # a CPU workshop: nothing to time or read
+            return not self.timeable and not self.workshop.gpu
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -400,12 +418,16 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
 
     def action_toggle_bench(self) -> None:
         app = course_app(self)
-        if self.workshop.gpu and not self.timeable:
-            self.read_performance()  # no GPU: the reading of a passing run, not timings
+        if self.workshop.gpu and not self.timeable:  # no GPU: the reading of a passing run
+            self.notify(
+                "b times your kernel on a CUDA GPU, and there is none here: it reads your "
+                "passing run's performance instead (what an H200 would make of it).",
+                title="No timings here",
+            )
+            self.read_performance()
             return
-        if not self.timeable:  # no b then, but the palette or a test may ask
-            no = "timings need a CUDA GPU" if self.workshop.gpu else "a CPU workshop has no kernel"
-            self.notify(f"Benchmarks do not apply: {no}.")
+        if not self.timeable:  # b is bench_why then, but the palette or a test may ask
+            self.action_bench_why()
             return
         app.bench_enabled = not app.bench_enabled
         if self.controller is not None:
@@ -435,6 +457,16 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             return
         self._maybe_bench(self.controller.generation, self.last.content_hash, benchmark_child.EVERYTHING)
 
+    def action_bench_why(self) -> None:
+        if self.workshop.gpu:
+            why = (
+                "b times your kernel on a CUDA GPU, and there is none here: "
+                "Triton's interpreter runs your checks, untimed."
+            )
+        else:
+            why = f"{self.workshop.code} is a CPU workshop: there is no kernel to time."
+        self.notify(why, title="No timings here")
+
     def action_back(self) -> None:
         if self.query("HelpPanel"):
             self.query("HelpPanel").remove()  # escape closes the Keys panel first
@@ -442,7 +474,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         if self.maximized is not None:
             self.minimize()
             return
-        self.app.pop_screen()
+        once_open(self, self.app.pop_screen)
 
     def toast_path(self, path, inside: bool = True) -> str:
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
@@ -454,6 +486,12 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
 
     def action_export(self) -> None:
+        panel = self.query_one(ResultsPanel)
+        if self.last is not None and (not panel.outcome or panel.digest != self.last.content_hash):
+            self.notify(  # the last results are of an older save: not exported as the file's
+                "Your latest save is being checked; export once its checks finish.", severity="warning"
+            )
+            return
         data = self.export_payload()
         if data is None:
             self.notify("Nothing to export yet: wait for the checks to finish.", severity="warning")
@@ -468,9 +506,14 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
             self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
             return
         self.last_export = path
+        app = course_app(self)
+        if Path(app.results_dir) == export.default_export_dir(app.workspace):
+            where = f"beside your workspace to\n{self.toast_path(path)}"
+        else:  # --export-dir: the folder the learner named
+            where = f"to\n{self.toast_path(path, inside=False)}"
         self.app.call_from_thread(
             self.notify,
-            f"Results ({data['outcome']}) written beside your workspace to\n{self.toast_path(path)}",
+            f"Results ({data['outcome']}) written {where}",
             title="Exported",
             timeout=10,
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import Markdown, Static, TabbedContent
 
 from tui import layout
+from tui.host import closed
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
 from tui.widgets.results import ResultsPanel, table_columns
@@ -48,6 +49,8 @@ class WorkshopLayout(_Host):
 
         def _timings_idle(self) -> None: ...
 
+        def file_info_changed(self) -> None: ...
+
     @property
     def lesson(self) -> CourseViewer:
         return self.query_one("#lesson", CourseViewer)
@@ -56,6 +59,8 @@ class WorkshopLayout(_Host):
         self.apply_size(event.size.width, event.size.height)
 
     def apply_size(self, width: int, height: int) -> None:
+        if closed(self):  # a resize handled after the screen closed
+            return
         size = layout.size_class(width, height)
         was = self.has_class(size)
         for name in layout.SIZE_CLASSES:
@@ -87,8 +92,9 @@ class WorkshopLayout(_Host):
         """Side by side, while the results have the focus: the results side as wide as
         its table wants (every check id whole, the Message column layout.message_goal),
         within what the lesson keeps (layout.results_columns); else the size's split."""
-        if not self.query("#right"):
+        if closed(self) or not self.query("#right"):
             return
+        self.call_after_refresh(self.file_info_changed)  # the file's line, for its new width
         right = self.query_one("#right")
         width, height = self.app.size
         size = layout.size_class(width, height)

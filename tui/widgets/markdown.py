@@ -15,6 +15,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown, MarkdownViewer, Tree
 from textual.widgets.markdown import MarkdownFence, MarkdownTableOfContents
 
+from tui.host import closed
+
 MORE = "↪ "  # starts the rest of a code line too wide for the pane
 SHORT_CELL = 12  # a cell this short is kept on one line: "(4, 6)", "1 + 6r + 2c"
 CELL_PAD = 2  # a table cell's padding, both sides together
@@ -168,15 +170,26 @@ class CourseViewer(MarkdownViewer):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self._document = CourseMarkdown()
+        self._document.can_focus = True
+        self._contents = MarkdownTableOfContents(self._document)
         self.contents_columns = 0  # the contents column's width beside the text (0: Textual's)
         self.hidden_place: tuple = (None, 0.0)  # the text's place while the contents hide it
         self._settling: object = None  # the latest settle(): an older one's timers stop
 
     def compose(self):
-        markdown = CourseMarkdown()
-        markdown.can_focus = True
-        yield markdown
-        yield MarkdownTableOfContents(markdown)
+        yield self._document
+        yield self._contents
+
+    # held, not queried: a timer or a handler that runs after the viewer was removed
+    # (its screen closed at once) finds them, and finds them detached
+    @property
+    def document(self) -> Markdown:
+        return self._document
+
+    @property
+    def table_of_contents(self) -> MarkdownTableOfContents:
+        return self._contents
 
     @property
     def contents_alone(self) -> bool:
@@ -197,7 +210,7 @@ class CourseViewer(MarkdownViewer):
 
     def restore_place(self, place: tuple) -> None:
         block, into = place
-        if block is None or not block.is_attached or not self.document.display:
+        if block is None or closed(self) or not block.is_attached or not self.document.display:
             return
         region = block.virtual_region
         self.scroll_to(y=region.y + round(into * region.height), animate=False)

@@ -116,6 +116,7 @@ class ResultsPanel(Vertical):
         self.previous: dict = {}  # check id -> status in the previous finished run
         self.running_since: dict = {}  # check id -> time.monotonic() it began
         self.load_error: Record | None = None  # the record of a file that did not import
+        self.planned_at: float | None = None  # the plan came, no check began yet: importing
         self.timeout = 120.0  # the run's limit, for the "still running" line
         self.still_after = STILL_RUNNING
         self.workers_note = ""  # the processes a run uses, when more than one
@@ -174,7 +175,10 @@ class ResultsPanel(Vertical):
         return out
 
     def done_count(self) -> int:
-        return sum(1 for c in self.planned if c["id"] in self.records)
+        """Checks of the plan that ran (a timeout's or a crash's "not run" did not)."""
+        return sum(
+            1 for c in self.planned if c["id"] in self.records and self.records[c["id"]].status != "not run"
+        )
 
     def longest_id(self) -> int:
         """The length of the longest check id of this workshop's run (8 before one)."""
@@ -236,10 +240,13 @@ class ResultsPanel(Vertical):
 
     def mark_stale(self, new_digest: str) -> None:
         why = "re-checking" if self.digest else "checking"
-        shown = f" (results below are for {self.digest[:8]}, now stale)" if self.digest else ""
+        # stale only for other content: space on the same file re-checks what is shown
+        other = self.digest and self.digest != new_digest
+        shown = f" (results below are for {self.digest[:8]}, now stale)" if other else ""
         self._status(f"{why} {new_digest[:8]}…{shown}", "stale")
         self.outcome = ""
         self.stale = True
+        self.running_since, self.planned_at = {}, None  # the old run is cancelled: no clock
 
     def start(self, cases: list, digest: str) -> None:
         self.stale = False
@@ -248,6 +255,7 @@ class ResultsPanel(Vertical):
         self.digest, self.outcome = digest, ""
         self.records, self.running_since, self.load_error = {}, {}, None
         self.planned = [dict(c) for c in cases]
+        self.planned_at = time.monotonic()
         table = self.table
         table.clear()
         self.size_columns(self.size.width or 80)
@@ -260,6 +268,7 @@ class ResultsPanel(Vertical):
         self._status(f"checking {digest[:8]}…{shared}", "running")
 
     def started(self, check_id: str) -> None:
+        self.planned_at = None  # the file imported
         for c in self.planned:
             if c["id"] == check_id and c["id"] not in self.records:
                 c["_state"] = "running"
@@ -268,6 +277,7 @@ class ResultsPanel(Vertical):
                 self._set(check_id, "time", "0s")
 
     def add(self, rec: Record) -> None:
+        self.planned_at = None
         began = self.running_since.pop(rec.id, None)
         if is_timeout(rec) and not rec.seconds and began is not None:
             rec.seconds = round(time.monotonic() - began, 2)  # the real time it ran
@@ -327,7 +337,7 @@ class ResultsPanel(Vertical):
                 self.add(rec)
         self.outcome = outcome
         self.digest = digest
-        self.running_since = {}
+        self.running_since, self.planned_at = {}, None
         for c in self.planned:  # planned but never run (an import error, a cancel)
             if c["id"] not in self.records:
                 c["_state"] = "not run"
@@ -404,9 +414,18 @@ class ResultsPanel(Vertical):
 
     # --- the ticking clock of running rows ---
     def _tick(self) -> None:
-        if not self.running_since or self.outcome:
+        if self.outcome or self.stale:
             return
         now = time.monotonic()
+        if self.planned_at is not None and not self.running_since and not self.records:
+            importing = now - self.planned_at  # a file stuck at import (a loop, a sleep)
+            if importing >= self.still_after:
+                self._status(
+                    f"still running: importing your file for {importing:.0f} s (it stops at "
+                    f"{self.timeout:g} s; a save or space restarts the checks)",
+                    "running",
+                )
+            return
         longest_id, longest = None, 0.0
         for check_id, began in self.running_since.items():
             elapsed = now - began

@@ -1,0 +1,157 @@
+"""Keys at a learner's quickest pace: a workshop opened and closed again before its
+lesson is in place, a failure view closed before it is mounted, keys sent 0.1 to 0.3 s
+apart (a seeded random order) through open/escape and run/failure-view cycles.  Each is
+a no-op where the screen it speaks of is gone, never a traceback: the app is still
+running afterwards and nothing was raised (run_test re-raises an unhandled error)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from textual import events
+
+from workshops import catalog
+
+from tui_helpers import wait_for
+
+A1 = catalog.get("online_normalizer")
+WRONG = (A1.folder / "wrong" / "raw_denominator.py").read_text(encoding="utf-8")
+I1 = catalog.get("strided_softmax")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def alive(app) -> bool:
+    return app.is_running and app.return_code is None
+
+
+@pytest.mark.parametrize("workshop", [I1, A1], ids=lambda w: w.code)
+def test_a_workshop_closed_while_it_opens(make_app, workshop):
+    """The lesson is parsed off the loop and mounted in batches: a screen popped at any
+    point of that (from at once to well after) leaves nothing to fail."""
+    from tui.screens.browse import BrowseScreen
+
+    async def body():
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            for delay in (None, 0, 0.01, 0.1):
+                app.open_workshop(workshop.id)  # as Enter on the list does
+                if delay is not None:
+                    await asyncio.sleep(delay)
+                app.screen.action_back()  # escape's action, before the screen may have mounted
+                await wait_for(pilot, lambda: isinstance(app.screen, BrowseScreen), 20, "the list")
+            await pilot.pause(0.5)
+            assert isinstance(app.screen, BrowseScreen)
+            assert alive(app)
+
+    run(body())
+
+
+def test_a_failure_view_closed_while_it_opens(make_app):
+    """Enter then escape on a result row faster than the view mounts: it closes, the
+    workshop screen is back, nothing raised."""
+    from checks.judging import Record
+    from tui.screens.failure import FailureScreen
+    from tui.screens.workshop import WorkshopScreen
+
+    async def body():
+        app = make_app(open_workshop=A1.id)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen), 20, "the workshop")
+            record = Record(A1.id, "basic", "basic", "fail", "wrong value at (0, 1)")
+            for delay in (None, 0, 0.01):
+                app.push_screen(FailureScreen(record))
+                if delay is not None:
+                    await asyncio.sleep(delay)
+                app.screen.action_close()
+                await wait_for(pilot, lambda: isinstance(app.screen, WorkshopScreen), 10, "the workshop")
+            assert alive(app)
+
+    run(body())
+
+
+# the keys of the list and of a workshop that open, close, re-run and look at failures
+# (no q: it quits from the list; no e: it hands the terminal to an editor)
+KEYS = ["enter"] * 4 + ["escape"] * 4 + ["space"] * 3 + ["tab", "o", "h", "t", "z", "?", "x", "r", "n", "y"]
+
+
+def send(app, key: str) -> None:
+    """A key as a terminal sends it: queued at once, whether the last one is handled yet
+    or not (pilot.press would wait until the app is idle)."""
+    character = " " if key == "space" else key if len(key) == 1 else None
+    app.post_message(events.Key(key, character))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_keys_at_a_quick_pace(make_app, workspace, seed):
+    """Keys 0.1 to 0.3 s apart, a seeded random order, from the list into A1 with a
+    failing file (open/escape, re-runs, the failure view) and back: still running."""
+    rnd = random.Random(seed)
+    workspace.mkdir(parents=True)
+    (workspace / A1.exercise_name).write_text(WRONG, encoding="utf-8")
+
+    async def body():
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.3)
+            await pilot.press("down", "down", "down")  # I1, I2, I3, then A1: the CPU workshop
+            pressed = []
+            for _ in range(36):
+                key = rnd.choice(KEYS)
+                pressed.append(key)
+                send(app, key)
+                await pilot.pause(rnd.uniform(0.1, 0.3))
+                assert alive(app), pressed
+            await pilot.pause(1.0)  # what the last keys started (a run, a closing screen)
+            assert alive(app), pressed
+
+    run(body())
+
+
+def test_without_a_terminal_it_refuses_in_one_line(tmp_path):
+    """stdin from /dev/null, stdout a pipe: a line that names both, exit 2, at once
+    (it used to sit at up to 100 % CPU)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "--workspace", str(tmp_path / "w")],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs a terminal" in lines[0], done.stderr
+    assert "standard input and standard output" in lines[0]
+    assert not (tmp_path / "w").exists()  # nothing created
+
+
+def test_an_unhandled_error_exits_non_zero(make_app, monkeypatch, tmp_path):
+    """Textual ends the app with return code 1 after an error in a handler; the entry
+    point passes it on instead of 0."""
+    import tui.__main__ as entry
+    from tui.screens.browse import BrowseScreen
+
+    async def body():
+        app = make_app()
+        monkeypatch.setattr(BrowseScreen, "action_close_keys", lambda self: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            async with app.run_test(size=(80, 24)) as pilot:
+                await pilot.press("escape")
+                await pilot.pause(0.2)
+        return app.return_code
+
+    assert run(body()) == 1
+    monkeypatch.setattr(entry, "missing_terminal", lambda: "")
+    monkeypatch.setattr("tui.app.CourseApp.run", lambda self: self.exit(return_code=1))
+    assert entry.main(["--workspace", str(tmp_path / "w")]) == 1
