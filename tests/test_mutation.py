@@ -196,11 +196,18 @@ def rec(status="fail", id="some-check", message="3 of 9 elements wrong", **detai
         ),
         (rec(verdict="unwritten", cause="a string is not the record's cause"), (), None),
         (
-            rec(verdict="out-of-bounds", message="the mask lets every lane ... this program owns no elements here"),
+            rec(
+                verdict="out-of-bounds",
+                message="the mask lets every lane ... this program owns no elements here",
+            ),
             (),
             "out-of-bounds",
         ),
-        (rec(verdict="no-launch", message="softmax returned without launching any Triton kernel"), (), "no-launch"),
+        (
+            rec(verdict="no-launch", message="softmax returned without launching any Triton kernel"),
+            (),
+            "no-launch",
+        ),
         (rec(map=["#."]), (), None),
         (rec(status="error", message="TypeError (m.py, line 3)"), (), None),
         (rec(verdict="not-own-kernel", mistake={"id": "x", "sentence": "s"}), (), None),
