@@ -329,7 +329,7 @@ def test_an_interrupted_regrade_resumes_and_skips_what_is_done(tmp_path):
         time.sleep(0.1)
     assert _check_processes(seed), "the hang should be running now"
     proc.send_signal(signal.SIGINT)  # ctrl+c
-    out, _ = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=180)  # a loaded CI machine is slow to stop its workers
     assert proc.returncode == 130, out
     assert "interrupted: 3 of 4 graded" in out and "the same command resumes" in out
     time.sleep(0.5)

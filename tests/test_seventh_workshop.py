@@ -43,7 +43,11 @@ def course(tmp_path_factory):
 
 def run(course, *args, timeout=600):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(course)  # the copy, not the installed checkout
+    # the copy, not the installed checkout; other entries stay (a machine's extra packages)
+    kept = [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != REPO.resolve()
+    ]
+    env["PYTHONPATH"] = os.pathsep.join([str(course), *kept])
     return subprocess.run(
         [sys.executable, *args], cwd=course, env=env, capture_output=True, text=True, timeout=timeout
     )

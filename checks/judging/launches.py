@@ -395,6 +395,13 @@ def program_id() -> tuple:
     return tuple(int(i) for i in (interpreter_builder.grid_idx or ()))
 
 
+def interpreted_grid() -> tuple:
+    """The (x, y, z) grid of the interpreted launch running now (() outside a launch)."""
+    from triton.runtime.interpreter import interpreter_builder
+
+    return tuple(int(i) for i in (getattr(interpreter_builder, "grid_dim", None) or ()))
+
+
 def _lanes(ptrs: Any, mask: Any) -> tuple:
     """(addresses of the active lanes as uint64, the flat mask or None when no lane is off)."""
     import numpy as np

@@ -106,19 +106,12 @@ def _as_if_unit_column_stride(bad_addrs, best) -> bool:
     return bool(np.isin(rel // elem, (rows * strides[0] + cols).ravel()).all())
 
 
-def _grid() -> tuple:
-    """The (x, y, z) grid of the interpreted launch running now."""
-    from triton.runtime.interpreter import interpreter_builder
-
-    return tuple(int(i) for i in (getattr(interpreter_builder, "grid_dim", None) or ()))
-
-
 def _masked_advice(pid: tuple, partly_masked: bool) -> str:
     """What an access the mask let through says.  Some lanes masked off, or the first
     program already outside: the mask's bound is past the end.  Every lane of a later
     program let through: that program owns nothing here (the grid, or the program_id axis
     the offsets use)."""
-    grid = _grid()
+    grid = launches.interpreted_grid()
     on = f"program {pid} of grid {grid}" if grid else f"program {pid}"
     if partly_masked or not any(pid):
         return (

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from checks.command_line import EXIT_USAGE, UsageParser
-from checks.json_files import write_text_atomic
+from checks.json_files import write_json_atomic, write_text_atomic
 from checks.mutation import generate, report
 from checks.mutation.runner import DEFAULT_LIMIT, run_mutants
 
@@ -81,7 +81,7 @@ def _workshops(value: str) -> list:
 def _apply_reviews(args) -> int:
     data = json.loads(args.apply_reviews.read_text(encoding="utf-8"))
     data = report.apply_reviews(data, report.load_reviews(args.reviews))
-    write_text_atomic(args.apply_reviews, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    write_json_atomic(args.apply_reviews, data)
     text = report.markdown(data)
     if args.markdown:
         write_text_atomic(args.markdown, text)
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     )
     text = report.markdown(data)
     if args.json:
-        write_text_atomic(args.json, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        write_json_atomic(args.json, data)
     if args.markdown:
         write_text_atomic(args.markdown, text)
     print(text)

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from checks import interpreter
 from checks.judging import launches
 
 TARGET = ("cuda", 90, 32)  # the H200's compile target: backend, compute capability, warp size
@@ -217,8 +218,8 @@ def measure_compiles(report: dict) -> dict:
             json.dumps({"path": report["file"], "variants": report["variants"], "target": report["target"]}),
             encoding="utf-8",
         )
-        env = dict(os.environ, TRITON_CACHE_DIR=str(Path(tmp) / "cache"), TRITON_ALWAYS_COMPILE="1")
-        env.pop("TRITON_INTERPRET", None)
+        env = interpreter.interpreter_env(False)  # compiling for sm_90, not interpreting
+        env.update(TRITON_CACHE_DIR=str(Path(tmp) / "cache"), TRITON_ALWAYS_COMPILE="1")
         cmd = [sys.executable, "-m", "checks.running.variant_report", "--compile-job", str(job)]
         t0 = time.perf_counter()
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)

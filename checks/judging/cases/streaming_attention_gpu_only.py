@@ -134,13 +134,17 @@ def _many_heads(mod, ctx, gen) -> list:
     first_past = INT32_LIMIT // per_head  # the first head whose elements start at 2^31
     sampled = sorted({0, heads - 1, heads, first_past - 1, first_past, batch * heads - 1})
     # The oracle first, from inputs no kernel has run on (a wrapped store may land in them).
+    # One call, non-causal: where a head starts does not depend on the mask (the causal mask is
+    # checked at every other scale), and a second call would double the 16,385 launches of a
+    # design that launches one kernel per head.
+    modes = (False,)
     expected = {
         (g, causal): attention_oracle(q[divmod(g, heads)], k[divmod(g, heads)], v[divmod(g, heads)], causal)
         for g in sampled
-        for causal in (False, True)
+        for causal in modes
     }
     notes = []
-    for causal in (False, True):
+    for causal in modes:
 
         def compare(got, causal=causal):
             if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
