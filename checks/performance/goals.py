@@ -43,12 +43,12 @@ GOALS: dict = {
         _sectors_ok,
     ),
     "softmax_backward": (
-        "read y and g once and write dx once: the reading says it moves each byte once",
+        "read y and g once and write dx once (each byte moved once)",
         _once,
     ),
     "split_softmax": ("on a 4x131072 input, run at least 132 programs, one per SM", _fills),
-    "fused_gemm": ("run the products on the tensor cores (the reading finds mma/wgmma)", _tensor_cores),
-    "streaming_attention": ("keep every tile in registers: the reading finds no spills", _no_spills),
+    "fused_gemm": ("run the products on the tensor cores (mma/wgmma in the compiled kernel)", _tensor_cores),
+    "streaming_attention": ("keep every tile in registers (no spills)", _no_spills),
 }
 
 
