@@ -351,6 +351,8 @@ def test_after_a_pass_the_app_times_the_comparison_shapes_with_a_short_cap_and_e
     assert after_pass[after_pass.index("--shapes") + 1] == "comparison"
     assert f"--cap-s={benchmark_child.APP_CAP_S:g}" in after_pass and "--dtype" not in after_pass
     assert "--quick" in after_pass and "--quick" not in asked
+    # after a pass: the learner's defaults and PyTorch's rows; the sweep of options on request
+    assert after_pass[after_pass.index("--variants") + 1] == "defaults" and "--variants" not in asked
     assert asked[asked.index("--shapes") + 1] == "all" and asked[asked.index("--dtype") + 1] == "all"
     assert not any(a.startswith("--cap-s") for a in asked)  # every row sampled as long as the command's own
     with pytest.raises(ValueError, match="shapes: 'roofline'"):

@@ -169,7 +169,21 @@ def test_the_twin_follows_the_candidate_it_repeats():
     twin = got[2]
     assert twin["role"] == "candidate" and twin["config"] == {"num_warps": 8, "launch": "cached handle"}
     assert twin["fn"]() == 2  # the same wrapper call (nothing launched: Triton's run untouched)
+    assert got[1]["default"] and not any(v.get("default") for v in got[:1] + got[2:])
     assert kernels.with_cached_handle(plain, {"num_warps": 2}) == plain
+
+
+def test_the_first_view_keeps_the_default_candidate_and_pytorchs_rows():
+    plain = [
+        dict(name="a", role="candidate", config={"num_warps": 4}, fn=lambda: 1),
+        dict(name="b", role="candidate", config={"num_warps": 8}, fn=lambda: 2),
+        dict(name="torch", role="baseline", config={}, fn=lambda: 3),
+        dict(name="aten", role="peer", config={}, fn=lambda: 4),
+    ]
+    marked = kernels.with_cached_handle(plain, {"num_warps": 8})
+    assert [v["name"] for v in kernels.first_view(marked)] == ["b", "torch", "aten"]
+    # no candidate marked: the first one stands for the defaults
+    assert [v["name"] for v in kernels.first_view(plain)] == ["a", "torch", "aten"]
 
 
 @pytest.mark.parametrize("op", specs.benchmarked_ops())
@@ -201,6 +215,9 @@ def test_the_real_specs_time_the_default_launch_both_ways(op, monkeypatch):
         with pytest.raises(TypeError):
             v["fn"]()
     assert calls[0] == calls[1]
+    first = kernels.first_view(variants)  # what the app times after a pass: one candidate, the default
+    assert [v["name"] for v in first if v.get("role", "candidate") == "candidate"] == [names[i - 1]]
+    assert [v for v in first if v.get("role") != "candidate"] == [v for v in variants if v.get("role") != "candidate"]
 
 
 # --- on a CUDA GPU: the real handles, in a child process without the interpreter -------------

@@ -87,6 +87,14 @@ def build_parser(ops: Optional[list] = None) -> argparse.ArgumentParser:
         help="which of the spec's shapes (default all)",
     )
     p.add_argument(
+        "--variants",
+        choices=("all", "defaults"),
+        default="all",
+        help="all: every option the spec sweeps (warps, tiles, block sizes) and the cached-handle "
+        "twin; defaults: only your wrapper called with its defaults and PyTorch's rows, the "
+        "first view the app times after a pass (default all)",
+    )
+    p.add_argument(
         "--output",
         type=Path,
         metavar="PATH",
@@ -351,6 +359,7 @@ def run(args, argv: list, on_row: Optional[Callable[[dict], None]] = None) -> in
             path,
             dtypes=dtypes,
             shapes=args.shapes,
+            sweep=args.variants == "all",
             timers=timers,
             ceilings=ceilings,
             device=DEVICE,

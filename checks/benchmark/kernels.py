@@ -306,10 +306,21 @@ def cached_handle_variant(variant: dict) -> dict:
 
 def with_cached_handle(variants: list, config: dict) -> list:
     """``variants`` with the cached-handle twin of the first candidate whose config holds
-    every item of ``config`` (the wrapper's defaults, say) right after it; unchanged when
-    no candidate matches."""
+    every item of ``config`` (the wrapper's defaults, say) right after it, and that
+    candidate marked ``"default": True`` (the row a quick benchmark keeps, see
+    :func:`first_view`); unchanged when no candidate matches."""
     for i, v in enumerate(variants):
         got = v.get("config") or {}
         if v.get("role", "candidate") == "candidate" and all(got.get(k) == x for k, x in config.items()):
-            return variants[: i + 1] + [cached_handle_variant(v)] + variants[i + 1 :]
+            return variants[:i] + [dict(v, default=True), cached_handle_variant(v)] + variants[i + 1 :]
     return variants
+
+
+def first_view(variants: list) -> list:
+    """The rows a learner wants right after a pass: their wrapper called with its defaults
+    (the candidate marked ``default``, else the first candidate) and every row that is not a
+    candidate (PyTorch's baseline and peers).  The sweep of options, each a kernel variant to
+    compile, comes with ``--variants all``."""
+    candidates = [v for v in variants if v.get("role", "candidate") == "candidate"]
+    keep = [v for v in candidates if v.get("default")] or candidates[:1]
+    return [v for v in variants if v.get("role", "candidate") != "candidate" or any(v is k for k in keep)]

@@ -38,6 +38,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from checks.benchmark.kernels import first_view
 from checks.benchmark.measuring import harness_cost, measure_all, one_set_device_us, working_set_bytes
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
@@ -143,6 +144,7 @@ def run_op(
     dtypes: list,
     timers: dict,
     shapes: str = "all",
+    sweep: bool = True,
     ceilings: Optional[dict] = None,
     device: str = "cuda",
     sync: Callable = lambda: None,
@@ -167,7 +169,8 @@ def run_op(
     in ms``; ``sync`` waits for the device; ``inspect_kernels(fn) -> [kernel facts]``
     makes one call and reports its Triton kernels (None: not recorded).  ``l2_bytes``
     and ``cache`` ("warm"/"cold") say what a row's working set is measured against;
-    ``aa`` times every variant twice; ``on_row(row)`` is called with each row once it is
+    ``aa`` times every variant twice; ``sweep`` False keeps only the first view's variants
+    (kernels.first_view: the wrapper's defaults and PyTorch's rows); ``on_row(row)`` is called with each row once it is
     finished (before speedups, which need the whole group); ``clock`` measures the
     timers' caps.  Returns result rows, speedups filled in."""
     import torch
@@ -209,6 +212,8 @@ def run_op(
                 ref = spec.oracle(inputs, shape)
                 work = spec.work(shape, dmap[dname])
                 variants = spec.variants(mod, inputs, shape)
+                if not sweep:
+                    variants = first_view(variants)
                 alt = _other_inputs(
                     spec, mod, shape, dmap[dname], device, stable_seed(op, shape["name"], dname, seed + 1)
                 )

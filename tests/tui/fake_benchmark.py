@@ -19,6 +19,7 @@ p.add_argument("--shapes", choices=("comparison", "roofline", "all"), default="a
 p.add_argument("--dtype")
 p.add_argument("--cap-s", type=float)
 p.add_argument("--quick", action="store_true")
+p.add_argument("--variants", choices=("all", "defaults"), default="all")
 args = p.parse_args()
 if os.environ.get("FAKE_BENCH_ARGS"):  # where a test reads the arguments it was given
     with open(os.environ["FAKE_BENCH_ARGS"], "a", encoding="utf-8") as f:
