@@ -170,9 +170,9 @@ def run_op(
     makes one call and reports its Triton kernels (None: not recorded).  ``l2_bytes``
     and ``cache`` ("warm"/"cold") say what a row's working set is measured against;
     ``aa`` times every variant twice; ``sweep`` False keeps only the first view's variants
-    (kernels.first_view: the wrapper's defaults and PyTorch's rows); ``on_row(row)`` is called with each row once it is
-    finished (before speedups, which need the whole group); ``clock`` measures the
-    timers' caps.  Returns result rows, speedups filled in."""
+    (kernels.first_view: the wrapper's defaults and PyTorch's rows); ``on_row(row)`` is
+    called with each row once it is finished (before speedups, which need the whole
+    group); ``clock`` measures the timers' caps.  Returns result rows, speedups filled in."""
     import torch
 
     dmap = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
