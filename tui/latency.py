@@ -66,8 +66,8 @@ shard's checks_s), ``transfer_max_s`` (worker to controller, per record), ``wait
 (the check worker waiting for the compile pool), ``ahead`` (the compile pool:
 variants, compiled, failed, compile_s summed over its workers, wall_s from the save
 to its last variant, benchmark_variants: those only the app's last benchmark needed,
-compiled after the checks') and ``warm_up_s`` (the check worker's start-up and warm-up, paid
-before the save).  A fresh run's split has ``checks_s`` and ``outside_checks_s``
+compiled after the checks'), ``warm_up_s`` (the check worker's start-up and warm-up, paid
+before the save) and ``per_check`` (each check's seconds and its wait for the pool).  A fresh run's split has ``checks_s`` and ``outside_checks_s``
 (process start, imports, file load, output).  ``results/latency_table.py`` turns the
 JSON into the README's table.
 """
@@ -203,6 +203,11 @@ def warm_run(session: HeadlessSession, text: str, timeout: float) -> dict:
             if ahead
             else None,
             "warm_up_s": session.ready_seconds(),
+            # where a verdict's seconds go: each check's own seconds and its wait for the pool
+            "per_check": {
+                cid: {"s": round(v.get("seconds") or 0.0, 4), "wait_s": round(v.get("wait_s") or 0.0, 4)}
+                for cid, v in timings.items()
+            },
         },
         "variants": len(c.variants),
     }
