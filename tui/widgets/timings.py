@@ -93,6 +93,22 @@ def _cell_len(cell) -> int:
     return BAR_WIDTH if isinstance(cell, MarkedBar) else len(str(cell))
 
 
+def clip_variants(cells: list, width: int, least: int = 12) -> None:
+    """Shorten long variant names (with an ellipsis) so that run, variant, median and
+    the bar fit ``width`` together: the bar says more than the end of a long name."""
+    if not cells:
+        return
+    headers = {key: len(header) for header, key, _ in COLUMNS}
+    others = sum(
+        max([headers[key]] + [_cell_len(c[key]) for c in cells]) + 2 for key in ("run", "median", "bar")
+    )
+    room = max(least, width - 2 - others - 2)
+    for c in cells:
+        name = c["variant"]
+        if len(name) > room:
+            c["variant"] = name[: room - 1].rstrip() + "…"
+
+
 class MarkedBar(Bar):
     """A Rich bar of one time (``end``) on a scale of ``size``, with one-letter marks at
     the times it is compared with (``marks``: name -> µs)."""
@@ -369,6 +385,7 @@ class TimingsPanel(Vertical):
                     **self.change_cells(changes[i] if who != "reference" else None),
                 }
             )
+        clip_variants(cells, width)
         shown = any(c is not None and c.last is not None for c in changes)
         columns = COLUMNS[:5] + CHANGE_COLUMNS + COLUMNS[5:] if shown else COLUMNS
         keep = self.fitting_columns(cells, width, columns)
