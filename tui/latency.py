@@ -67,7 +67,8 @@ shard's checks_s), ``transfer_max_s`` (worker to controller, per record), ``wait
 variants, compiled, failed, compile_s summed over its workers, wall_s from the save
 to its last variant, benchmark_variants: those only the app's last benchmark needed,
 compiled after the checks'), ``warm_up_s`` (the check worker's start-up and warm-up, paid
-before the save) and ``per_check`` (each check's seconds and its wait for the pool).  A fresh run's split has ``checks_s`` and ``outside_checks_s``
+before the save) and ``per_check`` (each check's seconds and its wait for the pool).  A
+fresh run's split has ``checks_s`` and ``outside_checks_s``
 (process start, imports, file load, output).  ``results/latency_table.py`` turns the
 JSON into the README's table.
 """

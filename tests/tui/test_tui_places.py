@@ -77,14 +77,14 @@ def test_the_lesson_keeps_its_section_when_the_contents_show_and_hide(make_app, 
             viewer = screen.query_one("#lesson")
             headings = viewer.document.table_of_contents
             assert screen.goto_section(str(headings[len(headings) // 3][1]))
-            await pilot.pause(0.3)
-            heading = _top_block(viewer)
-            assert heading is not None and viewer.scroll_y == heading.virtual_region.y > 10
+            # the section is settled after a refresh, later on a busy machine
+            heading = await wait_for(pilot, lambda: _top_block(viewer), 10, "the section at the top")
+            assert viewer.scroll_y == heading.virtual_region.y > 10
             for _ in range(2):
                 await pilot.press("t")
                 await pilot.pause(0.3)
                 if viewer.document.display:  # beside the contents, or alone again
-                    assert _top_block(viewer) is heading, (viewer.scroll_y, heading)
+                    await wait_for(pilot, lambda: _top_block(viewer) is heading, 10, "that section on top")
             assert viewer.document.display and _top_block(viewer) is heading
 
     asyncio.run(body())
