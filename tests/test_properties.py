@@ -38,6 +38,60 @@ def test_nothing_is_said_when_a_passing_check_shares_it_or_a_failing_one_declare
     assert properties.separating([_rec("pass", ["ragged"])]) is None
 
 
+def test_observed_properties_are_read_off_the_tensors_a_call_was_given():
+    import torch
+
+    from checks.judging.mistakes import Call
+
+    square = torch.zeros(4, 64)
+    ragged_view = torch.zeros(37, 5).t()
+    assert properties.observed([Call("f", (square,), {}, None)]) == ["tile-multiple", "contiguous"]
+    half = Call("f", (), {"y": ragged_view.half()}, None)
+    assert properties.observed([half]) == ["ragged", "strided", "fp16"]
+    assert properties.observed([Call("f", (torch.zeros(0, 37), 3), {}, None)]) == []  # empty: nothing
+    assert properties.observed([Call("f", (torch.zeros(2, 2, dtype=torch.bfloat16),), {}, None)]) == [
+        "tile-multiple",
+        "contiguous",
+        "bf16",
+    ]
+
+
+def _seen(status, seen, props=None, id="c"):
+    rec = _rec(status, props, id)
+    rec.details = {**rec.details, "observed": list(seen)}
+    return rec
+
+
+def test_an_observed_property_separates_and_a_declared_opposite_wins():
+    records = [_seen("fail", ["ragged", "contiguous"]), _seen("pass", ["tile-multiple", "contiguous"])]
+    assert properties.separating(records).startswith("Fails only where the width is not a multiple")
+    # the check says its sizes are whole tiles (of its kernel's tile): the observation yields
+    declared = [_seen("fail", ["ragged"], ["tile-multiple"]), _seen("pass", ["ragged"])]
+    assert properties.separating(declared).startswith("Fails only where the width is a whole number of tiles")
+
+
+def test_a_mistake_outside_the_catalogue_is_separated_by_what_its_calls_show(tmp_path):
+    """Softmax backward with y and g padded with 1.0: wrong wherever a row does not fill its
+    tile.  No check declares that, yet the failing calls are ragged and the passing ones
+    whole tiles; own-kernel passes with wrong values and is no evidence."""
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    answer = (catalog.get("softmax_backward").folder / "solution.py").read_text(encoding="utf-8")
+    padded = answer.replace("mask=mask, other=0.0", "mask=mask, other=1.0")
+    assert padded.count("other=1.0") == 2
+    path = tmp_path / "padded_one.py"
+    path.write_text(padded)
+    only = ["own-kernel", "worked-example", "one-by-one", "matches-autograd", "ragged-tails"]
+    records = {r.id: r for r in run_checks("softmax_backward", path, interpret=True, only=only)}
+    assert {i for i, r in records.items() if r.status == "fail"} == {"matches-autograd", "ragged-tails"}
+    assert records["own-kernel"].status == "pass" and "observed" not in records["own-kernel"].details
+    assert records["one-by-one"].details["observed"] == ["tile-multiple", "contiguous"]
+    assert properties.separating(list(records.values())) == (
+        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
+    )
+
+
 def test_an_error_counts_as_failing():
     said = properties.separating([_rec("error", ["causal"]), _rec("pass", ["ragged"])])
     assert said.startswith("Fails only where attention is causal")

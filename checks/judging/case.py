@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -102,6 +103,20 @@ def collect(namespace: dict) -> list:
     if dupes:
         raise RuntimeError(f"duplicate check ids: {sorted(dupes)}")
     return cases
+
+
+_comparisons = threading.local()
+
+
+def note_comparison() -> None:
+    """The learner's values matched the right answer in a comparison: the check's pass is
+    then evidence about values (checks.judging.properties), not only about metadata."""
+    _comparisons.n = getattr(_comparisons, "n", 0) + 1
+
+
+def comparisons() -> int:
+    """How many matching value comparisons this thread has made (read before and after a check)."""
+    return getattr(_comparisons, "n", 0)
 
 
 SEED_ENV = "KERNEL_COURSE_SEED"

@@ -24,8 +24,17 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
 from checks import interpreter
-from checks.judging import failure_kinds, mistakes
-from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
+from checks.judging import failure_kinds, mistakes, properties
+from checks.judging.case import (
+    SEED_ENV,
+    Case,
+    CheckFailed,
+    Context,
+    Unavailable,
+    cause_of_type,
+    comparisons,
+    parse_seed,
+)
 from checks.judging.records import Record
 from workshops import catalog
 
@@ -287,7 +296,7 @@ def run_case(
         mod.forget()  # only this check's calls are evidence for its diagnosis
         if "checks.judging.provenance" in sys.modules:
             sys.modules["checks.judging.provenance"].forget_launches()  # and only its launches
-    t0 = time.perf_counter()
+    t0, compared = time.perf_counter(), comparisons()
     try:
         msg = case.fn(mod, ctx)
         if device == "cuda":
@@ -335,6 +344,16 @@ def run_case(
     rec.seconds = round(time.perf_counter() - t0, 4)
     if case.properties:  # what separates failing from passing checks is said after the run
         rec.details = {**rec.details, "properties": list(case.properties)}
+    if isinstance(mod, mistakes.Recorder) and (
+        rec.status == "fail" or (rec.status == "pass" and comparisons() > compared)
+    ):
+        # and what the tensors it handed over show: the failing call's, or (a pass that
+        # compared values with the right answer) every call's
+        failing = [mod.attempted] if mod.attempted is not None else list(mod.calls)[-1:]
+        calls = failing if rec.status == "fail" else list(mod.calls)
+        seen = properties.observed(calls)
+        if seen:
+            rec.details = {**rec.details, "observed": seen}
     failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
         found = mistakes.diagnose(workshop_id, mod.calls)

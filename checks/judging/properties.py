@@ -5,7 +5,12 @@ ragged or tile-multiple sizes, strided or contiguous inputs, many rows, large ma
 a 16-bit dtype, causal attention).  The engine puts them on every record
 (``details["properties"]``); after a run :func:`separating` says the property that every
 failing check has and no passing check has, once, as a sentence a learner acts on.
-Standard library only.
+
+A check that declares nothing is still evidence: :func:`observed` reads the properties
+off the tensors it handed to the learner's functions (a size that is not a power of two,
+a view that is not contiguous, a 16-bit dtype), the failing call's for a failing check,
+every call's for a passing one that compared values (``details["observed"]``).  A declared property wins over
+an observed opposite.  Standard library only (tensors are read by duck typing).
 """
 
 from __future__ import annotations
@@ -44,6 +49,12 @@ PROPERTIES = {
     ),
 }
 KNOWN = tuple(PROPERTIES)
+OPPOSITES = {
+    "ragged": "tile-multiple",
+    "tile-multiple": "ragged",
+    "strided": "contiguous",
+    "contiguous": "strided",
+}
 
 
 def check_properties(properties: Iterable[str], case_id: str = "") -> tuple:
@@ -59,10 +70,47 @@ def check_properties(properties: Iterable[str], case_id: str = "") -> tuple:
     return found
 
 
+def _tensors(call) -> list:
+    values = list(getattr(call, "args", ())) + list(getattr(call, "kwargs", {}).values())
+    return [v for v in values if hasattr(v, "shape") and hasattr(v, "is_contiguous") and hasattr(v, "dtype")]
+
+
+def observed(calls: Iterable) -> list:
+    """The properties the tensors of ``calls`` exercise: 'ragged' when some size (above
+    1) is not a power of two, else 'tile-multiple'; 'strided' when some view is not
+    contiguous, else 'contiguous'; 'fp16' / 'bf16' by dtype.  Empty tensors and calls
+    without tensors say nothing ([] when no call handed a non-empty tensor)."""
+    found: set = set()
+    sizes, contiguous, any_tensor = [], True, False
+    for call in calls:
+        for t in _tensors(call):
+            if 0 in tuple(t.shape):
+                continue
+            any_tensor = True
+            sizes += [int(n) for n in t.shape if int(n) > 1]
+            contiguous = contiguous and bool(t.is_contiguous())
+            dtype = str(t.dtype)
+            found |= {"fp16"} if dtype.endswith("float16") and "bfloat" not in dtype else set()
+            found |= {"bf16"} if dtype.endswith("bfloat16") else set()
+    if not any_tensor:
+        return []
+    found.add("ragged" if any(n & (n - 1) for n in sizes) else "tile-multiple")
+    found.add("contiguous" if contiguous else "strided")
+    return [p for p in KNOWN if p in found]
+
+
 def _of(record) -> Optional[set]:
     details = record.details if isinstance(record.details, dict) else {}
-    found = details.get("properties")
-    return set(found) if isinstance(found, list) else None
+    declared, seen = details.get("properties"), details.get("observed")
+    if not isinstance(declared, list) and not isinstance(seen, list):
+        return None
+    mine = set(declared) if isinstance(declared, list) else set()
+    said_dtype = bool(mine & {"fp16", "bf16"})
+    for p in seen if isinstance(seen, list) else []:
+        if OPPOSITES.get(p) in mine or (p in ("fp16", "bf16") and said_dtype):
+            continue  # the check's own declaration wins
+        mine.add(p)
+    return mine
 
 
 def separating(records: list) -> Optional[str]:
