@@ -42,3 +42,25 @@ def test_an_out_of_bounds_store_gets_the_out_of_bounds_why(tmp_path):
     # the line of the learner's kernel that stored out of bounds
     store_line = 1 + f.read_text().splitlines().index(line.replace(", mask=mask", ""))
     assert rec.details["line"] == store_line and f"unmasked_store.py, line {store_line}" in rec.message
+
+
+def test_an_out_of_bounds_access_met_by_own_kernel_points_to_the_lessons_addresses(tmp_path):
+    # own-kernel's own section is about PyTorch doing the work; an access past the end is not
+    src = SOLUTION
+    line = next(line for line in src.splitlines() if "tl.store(" in line and "mask=" in line)
+    f = tmp_path / "unmasked_store.py"
+    f.write_text(src.replace(line, line.replace(", mask=mask", "")))
+    rec = records(f, ["own-kernel"])["own-kernel"]
+    assert rec.status == "fail" and rec.details.get("verdict") == "out-of-bounds", rec
+    assert rec.section == "Tile ownership and addresses"
+
+
+def test_the_addresses_section_is_found_by_its_heading_in_every_gpu_lesson():
+    from workshops import catalog
+
+    for w in catalog.workshops():
+        if w.device == "GPU":
+            found = failure_kinds.addresses_section(catalog.lesson_headings(w.id))
+            assert found is not None and found != failure_kinds.SECTION_OWN, w.id
+    assert failure_kinds.addresses_section(["The idea", "Run it"]) is None
+    assert catalog.lesson_headings("no-such-workshop") == []

@@ -514,6 +514,33 @@ def test_an_infinite_expected_value_is_matched_only_by_the_same_infinity():
     assert not agrees(torch.tensor([math.nan, -math.inf, 1.0], dtype=FP16), expected)
 
 
+def test_an_oracle_that_would_read_past_the_storage_predicts_nothing():
+    # NaN for NaN would match whatever garbage a kernel read there
+    from checks.judging.mistakes.compare import gathered, gathered_within
+
+    base = torch.arange(12.0).reshape(3, 4)
+    view = base[:, ::2]  # strides (4, 2): read with unit column stride it stays inside
+    assert torch.equal(gathered_within(view, (4, 1)), gathered(view, (4, 1)))
+    assert gathered_within(view, (6, 1)) is None  # row 2 would read elements 12 and 13 of 12
+
+
+def test_g_read_with_ys_strides_is_not_called_a_unit_column_stride(tmp_path):
+    from checks.judging.engine import run_checks
+
+    answer = (catalog.get("softmax_backward").folder / "solution.py").read_text(encoding="utf-8")
+    own = "g_offsets = rows[:, None] * g_stride_row + cols[None, :] * g_stride_col"
+    assert own in answer
+    path = tmp_path / "g_with_y_strides.py"
+    path.write_text(answer.replace(own, own.replace("g_stride", "y_stride")))
+    (record,) = run_checks("softmax_backward", path, interpret=True, only=["strided-slices"])
+    assert record.status == "fail"
+    assert "column stride were 1" not in record.message
+    assert "unit-column-stride" not in str(record.details)
+    # what holds instead: NaN where the views' buffer is NaN, read at a wrong address
+    assert record.details["relation"]["id"] == "not-finite"
+    assert "y and grad_output are views inside a buffer of NaN" in record.message
+
+
 class _TwoExplanations:
     """A mistakes module whose two mistakes both explain one result: one predicts every
     element, the other only the first row (the rest left open, as for rows never written)."""

@@ -92,6 +92,15 @@ class Workshop:
         return split_sections(self.read("hints.md"))
 
 
+def lesson_headings(workshop_id: str) -> list:
+    """The ``## `` headings of a workshop's lesson ([] for an unknown workshop)."""
+    try:
+        lesson = get(workshop_id).lesson
+    except KeyError:
+        return []
+    return [line[3:].strip() for line in lesson.splitlines() if line.startswith("## ")]
+
+
 def split_sections(markdown: str) -> list:
     """Split on level-2 headings; each item is one section's text, heading included."""
     parts = re.split(r"(?m)^(?=## )", markdown)

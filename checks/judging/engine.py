@@ -24,17 +24,8 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
 from checks import interpreter
-from checks.judging import failure_kinds, mistakes, properties
-from checks.judging.case import (
-    SEED_ENV,
-    Case,
-    CheckFailed,
-    Context,
-    Unavailable,
-    cause_of_type,
-    comparisons,
-    parse_seed,
-)
+from checks.judging import case as check_case, failure_kinds, mistakes, properties
+from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record
 from workshops import catalog
 
@@ -296,7 +287,7 @@ def run_case(
         mod.forget()  # only this check's calls are evidence for its diagnosis
         if "checks.judging.provenance" in sys.modules:
             sys.modules["checks.judging.provenance"].forget_launches()  # and only its launches
-    t0, compared = time.perf_counter(), comparisons()
+    t0, compared = time.perf_counter(), check_case.comparisons()
     try:
         msg = case.fn(mod, ctx)
         if device == "cuda":
@@ -345,7 +336,7 @@ def run_case(
     if case.properties:  # what separates failing from passing checks is said after the run
         rec.details = {**rec.details, "properties": list(case.properties)}
     if isinstance(mod, mistakes.Recorder) and (
-        rec.status == "fail" or (rec.status == "pass" and comparisons() > compared)
+        rec.status == "fail" or (rec.status == "pass" and check_case.comparisons() > compared)
     ):
         # and what the tensors it handed over show: the failing call's, or (a pass that
         # compared values with the right answer) every call's
@@ -354,7 +345,8 @@ def run_case(
         seen = properties.observed(calls)
         if seen:
             rec.details = {**rec.details, "observed": seen}
-    failure_kinds.explained(rec)  # e.g. a PyTorch op caught in a numeric check: say why that matters
+    # e.g. a PyTorch op caught in a numeric check: say why that matters
+    failure_kinds.explained(rec, catalog.lesson_headings(workshop_id) if rec.status == "fail" else None)
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
         found = mistakes.diagnose(workshop_id, mod.calls)
         if found is not None:

@@ -9,6 +9,8 @@ kind instead of the check's arithmetic.  Standard library only.
 
 from __future__ import annotations
 
+from typing import Optional
+
 # The kinds, as a failure's ``details["verdict"]`` names them.
 NOT_OWN_KERNEL = "not-own-kernel"  # another computation's values were returned
 OUT_OF_BOUNDS = "out-of-bounds"  # an access outside every tensor of the launch
@@ -58,13 +60,27 @@ KINDS = {
 }
 
 
-def explained(record) -> None:
-    """Give a failing ``record`` the why (and section) of its failure's kind, if it has one."""
+# the lesson's section on where lanes read and write, by the words of its heading
+ADDRESS_WORDS = ("address", "owns", "ownership", "mask")
+
+
+def addresses_section(headings: list) -> Optional[str]:
+    """The first of the lesson's ``headings`` about addresses, tile ownership or masks."""
+    return next((h for h in headings if any(w in h.lower() for w in ADDRESS_WORDS)), None)
+
+
+def explained(record, headings: Optional[list] = None) -> None:
+    """Give a failing ``record`` the why (and section) of its failure's kind, if it has one.
+    An access out of bounds, elements never stored or no launch at all, met by the check of
+    whose kernel ran, point to the lesson's section on addresses (from ``headings``): that
+    check's own section is about PyTorch doing the work."""
     kind = KINDS.get(record.details.get("verdict", "")) if isinstance(record.details, dict) else None
     if record.status != "fail" or kind is None:
         return
     why, section = kind
     cause = record.details.get("cause")  # the pattern the evidence shows: its why, not the kind's
     record.why = cause["why"] if isinstance(cause, dict) and cause.get("why") else why
+    if section is None and record.section == SECTION_OWN:
+        section = addresses_section(headings or [])
     if section is not None:
         record.section = section

@@ -161,7 +161,7 @@ def test_l_from_a_failure_shows_its_section_at_the_top_once_the_lesson_is_wide_a
                     viewer.document.size.width > narrow and abs(block.virtual_region.y - viewer.scroll_y) <= 1
                 )
 
-            await wait_for(pilot, at_section, 5, "the section at the top of the wider lesson")
+            await wait_for(pilot, at_section, 15, "the section at the top of the wider lesson")
             await pilot.pause(1.0)  # and it stays there once the layout has settled
             assert at_section(), (viewer.scroll_y, block.virtual_region.y)
 

@@ -108,3 +108,13 @@ def rows_known(shape: tuple, first_unknown: int) -> torch.Tensor:
     ``first_unknown``."""
     rows = torch.arange(shape[-2]) < first_unknown
     return rows.reshape([1] * (len(shape) - 2) + [shape[-2], 1]).expand(shape)
+
+
+def gathered_within(t: torch.Tensor, strides: tuple) -> Optional[torch.Tensor]:
+    """:func:`gathered`, or None when an address falls outside the storage: what the
+    mistake reads there is unknown, and NaN for NaN would match any garbage read."""
+    index_max = int(t.storage_offset()) + sum((n - 1) * s for n, s in zip(t.shape, strides) if s > 0)
+    index_min = int(t.storage_offset()) + sum((n - 1) * s for n, s in zip(t.shape, strides) if s < 0)
+    if t.numel() and (index_min < 0 or index_max >= t.untyped_storage().nbytes() // t.element_size()):
+        return None
+    return gathered(t, strides)

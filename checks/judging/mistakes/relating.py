@@ -65,19 +65,57 @@ def relation_for(
                 return None  # a state or a count: no tensor relation
             atol, rtol = _tolerance(call.result)
             trivial = module.trivially_right_rows(call) if hasattr(module, "trivially_right_rows") else 0
-            return relations.relate(
-                call.result,
-                right,
-                atol=atol,
-                rtol=rtol,
-                quantities=quantities,
-                tiles=tiles,
-                softmax=softmax,
-                trivially_right=trivial,
+            return _with_poisoned_gaps(
+                call,
+                relations.relate(
+                    call.result,
+                    right,
+                    atol=atol,
+                    rtol=rtol,
+                    quantities=quantities,
+                    tiles=tiles,
+                    softmax=softmax,
+                    trivially_right=trivial,
+                ),
             )
         except Exception:  # noqa: BLE001 - a relation is extra evidence; a failure to find one says nothing
             return None
     return None
+
+
+def _with_poisoned_gaps(call: Call, relation: Optional[relations.Relation]) -> Optional[relations.Relation]:
+    """A NaN where the right value is finite, on a call given a view whose buffer holds NaN
+    around and between its elements (as the layout checks build them): say that a load at
+    a wrong address reads exactly that."""
+    if relation is None or relation.id != "not-finite":
+        return relation
+    values = list(call.args) + list(call.kwargs.values())
+    parked = [
+        name
+        for name, t in zip(call.names or [f"argument {i}" for i in range(len(values))], values)
+        if _view_in_nan(t)
+    ]
+    if not parked:
+        return relation
+    sentence = (
+        f"{relation.sentence} Here {' and '.join(parked)} {'is a view' if len(parked) == 1 else 'are views'} "
+        f"inside a buffer of NaN: a load at an address outside the view (another tensor's strides, "
+        f"a stride of 1 assumed, a missing offset) reads NaN."
+    )
+    return relations.Relation(relation.id, sentence, relation.evidence)
+
+
+def _view_in_nan(t: Any) -> bool:
+    """A non-contiguous tensor, finite itself, whose storage holds NaN."""
+    try:
+        if not hasattr(t, "untyped_storage") or t.is_contiguous() or not t.dtype.is_floating_point:
+            return False
+        import torch
+
+        storage = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage())
+        return bool(torch.isnan(storage).any()) and bool(torch.isfinite(t).all())
+    except Exception:  # noqa: BLE001 - a hint, never a failure
+        return False
 
 
 def annotate_relation(record: Any, relation: relations.Relation) -> None:

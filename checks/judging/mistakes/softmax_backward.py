@@ -11,7 +11,7 @@ from checks.judging.mistakes.compare import (
     Partial,
     agrees as _agrees,
     as64,
-    gathered,
+    gathered_within,
     rounded,
     rows_known,
     unwritten_suffix,
@@ -77,7 +77,12 @@ def _unit_column_stride(call: Call):
     if found is None or found[0].shape[1] < 2 or (found[0].stride(1) == 1 and found[1].stride(1) == 1):
         return None
     y, g = found
-    return vjp(gathered(y, (y.stride(0), 1)), gathered(g, (g.stride(0), 1)))
+    y_read, g_read = gathered_within(y, (y.stride(0), 1)), gathered_within(g, (g.stride(0), 1))
+    if y_read is None or g_read is None:
+        return None  # reads past the storage: unknown values, nothing to predict
+    predicted = vjp(y_read, g_read)
+    # every lane read a poisoned gap (NaN): so would any other wrong address, no evidence
+    return None if bool(torch.isnan(predicted).all()) else predicted
 
 
 def _half_precision_dot(call: Call):

@@ -12,7 +12,7 @@ from checks.judging.mistakes.compare import (
     Partial,
     agrees as _agrees,
     as64,
-    gathered,
+    gathered_within,
     rounded,
     rows_known,
     unwritten_suffix,
@@ -55,7 +55,10 @@ def _unit_column_stride(call: Call):
     x = _x(call)
     if x is None or x.stride(1) == 1 or x.shape[1] < 2:
         return None
-    return torch.softmax(gathered(x, (x.stride(0), 1)), dim=-1)
+    read = gathered_within(x, (x.stride(0), 1))
+    if read is None or bool(torch.isnan(read).all()):
+        return None  # reads past the storage, or only poisoned gaps: any wrong address would match
+    return torch.softmax(read, dim=-1)
 
 
 def _input_strides_for_output(call: Call):
