@@ -86,10 +86,27 @@ def test_a_mistake_outside_the_catalogue_is_separated_by_what_its_calls_show(tmp
     records = {r.id: r for r in run_checks("softmax_backward", path, interpret=True, only=only)}
     assert {i for i, r in records.items() if r.status == "fail"} == {"matches-autograd", "ragged-tails"}
     assert records["own-kernel"].status == "pass" and "observed" not in records["own-kernel"].details
-    assert records["one-by-one"].details["observed"] == ["tile-multiple", "contiguous"]
+    assert records["worked-example"].details["observed"] == ["tile-multiple", "contiguous"]
+    assert records["one-by-one"].details["observed"] == ["contiguous"]  # 1x1: no width to pad
     assert properties.separating(list(records.values())) == (
         "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
     )
+
+
+def test_a_ragged_or_strided_pattern_is_said_though_one_such_check_passed():
+    # padding that only matters for small values: some ragged checks pass, every failure is ragged
+    ragged = properties.PROPERTIES["ragged"][0]
+    records = [_rec("fail", ["ragged"]), _rec("fail", ["ragged"]), _rec("pass", ["ragged"])]
+    assert properties.separating(records) is None  # nothing passed on whole tiles: no contrast
+    records.append(_rec("pass", ["tile-multiple"]))
+    assert ragged in properties.separating(records)
+    assert properties.separating(records[1:]) is None  # one failure is not a pattern
+    # what no passing check has comes first
+    many = [_rec("fail", ["ragged", "many-rows"]), _rec("fail", ["ragged", "many-rows"])] + records[2:]
+    assert properties.separating(many).startswith("Fails only where there are many rows")
+    # "contiguous" is never said loosely: it would send a wrong formula to the addresses
+    plain = [_rec("fail", ["contiguous"]), _rec("fail", ["contiguous"]), _rec("pass", ["contiguous"])]
+    assert properties.separating(plain + [_rec("pass", ["strided"])]) is None
 
 
 def test_an_error_counts_as_failing():

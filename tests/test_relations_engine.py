@@ -318,6 +318,35 @@ def test_elements_never_stored_in_one_block_at_either_end_name_their_cause(unwri
     assert cause is not None and cause[0] == cause_id and words in cause[1]
 
 
+def test_only_the_first_row_stored_over_and_over_is_every_program_on_the_same_row():
+    import numpy as np
+
+    from checks.judging.stored import unwritten_cause
+
+    mask = np.ones((8, 10), dtype=bool)
+    mask[0] = False  # row 0 stored by all 8 programs: 70 stores landed on stored elements
+    cause = unwritten_cause(mask, repeated=70)
+    assert cause[0] == "same-elements" and "tl.program_id(0)" in cause[3]
+    # repeats scattered over the rows are a store address that ignores the output's strides
+    scattered = np.zeros((8, 10), dtype=bool)
+    scattered[[1, 4], :] = True
+    assert unwritten_cause(scattered, repeated=20)[0] == "store-strides"
+    assert unwritten_cause(mask, repeated=10)[0] == "store-strides"  # each twice: not every program
+
+
+def test_a_kernel_reading_the_row_from_program_id_1_is_told_so(tmp_path):
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    answer = (catalog.get("strided_softmax").folder / "solution.py").read_text(encoding="utf-8")
+    assert "row = tl.program_id(0)" in answer  # the row kernel (the other walks tiles of a transpose)
+    path = tmp_path / "axis_one.py"
+    path.write_text(answer.replace("row = tl.program_id(0)", "row = tl.program_id(1)"))
+    (record,) = run_checks("strided_softmax", path, interpret=True, only=["basic"])
+    assert record.status == "fail" and record.details["cause"]["id"] == "same-elements"
+    assert record.message.startswith("Every program of your kernel stores the same first rows")
+
+
 def test_scattered_or_whole_gaps_name_no_single_cause():
     import numpy as np
 

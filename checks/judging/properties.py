@@ -55,6 +55,7 @@ OPPOSITES = {
     "strided": "contiguous",
     "contiguous": "strided",
 }
+LOOSE = ("ragged", "strided")  # said though some passing check has them (see separating)
 
 
 def check_properties(properties: Iterable[str], case_id: str = "") -> tuple:
@@ -94,7 +95,8 @@ def observed(calls: Iterable) -> list:
             found |= {"bf16"} if dtype.endswith("bfloat16") else set()
     if not any_tensor:
         return []
-    found.add("ragged" if any(n & (n - 1) for n in sizes) else "tile-multiple")
+    if sizes:  # a 1x1 call pads nothing and fills no tile: neither
+        found.add("ragged" if any(n & (n - 1) for n in sizes) else "tile-multiple")
     found.add("contiguous" if contiguous else "strided")
     return [p for p in KNOWN if p in found]
 
@@ -115,17 +117,24 @@ def _of(record) -> Optional[set]:
 
 def separating(records: list) -> Optional[str]:
     """'Fails only where the width is not a multiple of the tile: look at the masks and
-    the padding value', or None: the property every failing check declares and no passing
-    check does (among checks that declare properties; at least one of each)."""
+    the padding value', or None: the property every failing check has and no passing check
+    has, else a ragged width or a strided view that every failing check has while some
+    passing check has the opposite (among checks with properties; at least one of each)."""
     failing = [_of(r) for r in records if str(r.status) in ("fail", "error")]
     passing = [_of(r) for r in records if str(r.status) == "pass"]
     failing_sets = [p for p in failing if p is not None]
     passing_sets = [p for p in passing if p is not None]
     if not failing_sets or len(failing_sets) != len(failing) or not passing_sets:
         return None
-    shared = set.intersection(*failing_sets) - set().union(*passing_sets)
-    for prop in KNOWN:  # the first in the table's order: the most specific advice first
-        if prop in shared:
-            where, advice = PROPERTIES[prop]
-            return f"Fails only where {where}: {advice}."
+    shared = set.intersection(*failing_sets)
+    passed = set().union(*passing_sets)
+    # first what no passing check has, in the table's order (the most specific advice
+    # first); then a ragged width or a strided view that every failure has while some
+    # pass has the opposite (one that happened to pass does not hide the pattern; one
+    # failure alone is too little to call it a pattern)
+    strict = [p for p in KNOWN if p in shared and p not in passed]
+    loose = [p for p in LOOSE if p in shared and OPPOSITES[p] in passed and len(failing_sets) > 1]
+    for prop in strict + loose:
+        where, advice = PROPERTIES[prop]
+        return f"Fails only where {where}: {advice}."
     return None

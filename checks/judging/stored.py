@@ -266,6 +266,17 @@ STORE_STRIDES = (
 )
 
 
+SAME_ELEMENTS = (
+    "same-elements",
+    "Every program of your kernel stores the same first rows, so the rest are never written: the row "
+    "index does not come from the program id of the grid's axis.",
+    "each program must find its own rows from the program id of the axis the grid launches: on a 1-D "
+    "grid that is tl.program_id(0); tl.program_id(1) (or a constant) is 0 in every program, so all of "
+    "them store the first row",
+    "Compute the row (or tile) index from tl.program_id(0) for a 1-D grid",
+)
+
+
 # The same two causes when the elements never stored come first: programs that count
 # rows (or tiles) from the end leave the first ones empty when there are too few of them.
 SHORT_GRID_FIRST = (
@@ -299,12 +310,21 @@ def _edge_block(flags: np.ndarray) -> str:
 
 
 def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
-    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS` and
-    :data:`STORE_STRIDES` the never-stored elements (``mask``, True where never stored)
-    show, or None.  Stores that land twice come first: a store address that skips rows also
-    leaves the last ones empty.  Whole rows never stored, in one block at either end, are a
-    short grid; whole columns at the end, a short mask; at the start, tile offsets."""
+    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS`,
+    :data:`SAME_ELEMENTS` and :data:`STORE_STRIDES` the never-stored elements (``mask``,
+    True where never stored) show, or None.  Stores that land twice come first: a store
+    address that skips rows also leaves the last ones empty; only the first rows stored,
+    over and over, is every program computing the same row.  Whole rows never stored, in
+    one block at either end, are a short grid; whole columns at the end, a short mask; at
+    the start, tile offsets."""
     if repeated:
+        if mask.ndim >= 2 and mask.shape[-2] > 1:
+            plane = mask.reshape(-1, mask.shape[-1])
+            stored_rows = ~plane.all(axis=1)
+            # only a block of first rows stored, each three times or more: programs that all
+            # computed the same row index (row // 2 stores each row twice: a wrong address)
+            if _edge_block(stored_rows) == "first" and repeated >= 2 * int((~plane).sum()):
+                return SAME_ELEMENTS
         return STORE_STRIDES
     if mask.ndim >= 2 and mask.shape[-2] > 1:
         rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
