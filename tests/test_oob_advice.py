@@ -54,3 +54,25 @@ def test_one_bad_address_infers_no_stride():
     assert v is not None and v.details["lanes_out_of_bounds"] == 1
     assert "strides" not in v.message
     assert "compare the mask's bound with the size these offsets index" in v.message
+
+
+@triton.jit
+def _rows_mask_one_past(x, y, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols <= n_cols  # the bug: one lane past the row, every lane let through when BLOCK = n_cols + 1
+    v = tl.load(x + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(y + row * n_cols + cols, v, mask=cols < n_cols)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_last_program_with_lanes_in_bounds_is_told_about_the_mask_not_the_grid():
+    # 3 columns in tiles of 4: the mask lets all 4 lanes through; program 5 (the last row)
+    # owns row 5, only its last lane is past the end
+    x, y = torch.randn(6, 3), torch.empty(6, 3)
+    with pytest.raises(Exception) as info:
+        _rows_mask_one_past[(6,)](x, y, 3, BLOCK=4)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["program_id"][0] == 5
+    assert "owns no elements" not in v.message
+    assert "compare the mask's bound with the size these offsets index" in v.message

@@ -106,14 +106,14 @@ def _as_if_unit_column_stride(bad_addrs, best) -> bool:
     return bool(np.isin(rel // elem, (rows * strides[0] + cols).ravel()).all())
 
 
-def _masked_advice(pid: tuple, partly_masked: bool) -> str:
-    """What an access the mask let through says.  Some lanes masked off, or the first
-    program already outside: the mask's bound is past the end.  Every lane of a later
-    program let through: that program owns nothing here (the grid, or the program_id axis
-    the offsets use)."""
+def _masked_advice(pid: tuple, partly_masked: bool, some_inside: bool = False) -> str:
+    """What an access the mask let through says.  Some lanes masked off, some lanes in
+    bounds, or the first program already outside: the mask's bound is past the end.  Every
+    lane of a later program let through and outside: that program owns nothing here (the
+    grid, or the program_id axis the offsets use)."""
     grid = launches.interpreted_grid()
     on = f"program {pid} of grid {grid}" if grid else f"program {pid}"
-    if partly_masked or not any(pid):
+    if partly_masked or not any(pid) or some_inside:
         return (
             f"the access is masked, yet lanes the mask lets through fall outside ({on}): compare the "
             f"mask's bound with the size these offsets index, and check that the grid gives this "
@@ -184,7 +184,7 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
         else:
             where += ", past the memory of the tensor"
             if partly_masked or masked:
-                advice = _masked_advice(pid, partly_masked)
+                advice = _masked_advice(pid, partly_masked, bool(ok.any()))
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
