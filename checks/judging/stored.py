@@ -320,7 +320,7 @@ def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
     if repeated:
         if mask.ndim >= 2 and mask.shape[-2] > 1:
             plane = mask.reshape(-1, mask.shape[-1])
-            stored_rows = ~plane.all(axis=1)
+            stored_rows = np.asarray(~plane.all(axis=1))
             # only a block of first rows stored, each three times or more: programs that all
             # computed the same row index (row // 2 stores each row twice: a wrong address)
             if _edge_block(stored_rows) == "first" and repeated >= 2 * int((~plane).sum()):
