@@ -76,3 +76,23 @@ def test_a_last_program_with_lanes_in_bounds_is_told_about_the_mask_not_the_grid
     assert v is not None and v.details["program_id"][0] == 5
     assert "owns no elements" not in v.message
     assert "compare the mask's bound with the size these offsets index" in v.message
+
+
+@triton.jit
+def _rows(x, y, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    v = tl.load(x + row * stride_row + cols * stride_col, mask=mask, other=0.0)
+    tl.store(y + row * n_cols + cols, v, mask=mask)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_row_and_column_strides_passed_in_the_wrong_order_are_named():
+    x, y = torch.randn(4, 37), torch.empty(4, 37)
+    with pytest.raises(Exception) as info:
+        _rows[(4,)](x, y, 37, x.stride(1), x.stride(0), BLOCK=64)  # the bug: (1, 37) for (37, 1)
+    v = oob.find_violation(info.value)
+    assert v is not None
+    assert "row and column strides swapped (row * 1 + col * 37)" in v.message
+    assert "mask's bound" not in v.message and "owns no elements" not in v.message

@@ -106,6 +106,20 @@ def _as_if_unit_column_stride(bad_addrs, best) -> bool:
     return bool(np.isin(rel // elem, (rows * strides[0] + cols).ravel()).all())
 
 
+def _as_if_strides_swapped(bad_addrs, best) -> bool:
+    """True when every out-of-range address of a 2D ``best`` is one of its elements as they
+    would lie with its row and column strides swapped (the wrapper passed stride(1) as the
+    row stride and stride(0) as the column stride)."""
+    start, _, _, _, (shape, strides, elem) = best
+    if len(shape) != 2 or strides[0] == strides[1] or elem <= 0 or shape[0] * shape[1] > (1 << 22):
+        return False
+    rel = bad_addrs.astype(np.int64) - np.int64(start)
+    if (rel % elem).any():
+        return False
+    rows, cols = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    return bool(np.isin(rel // elem, (rows * strides[1] + cols * strides[0]).ravel()).all())
+
+
 def _masked_advice(pid: tuple, partly_masked: bool, some_inside: bool = False) -> str:
     """What an access the mask let through says.  Some lanes masked off, some lanes in
     bounds, or the first program already outside: the mask's bound is past the end.  Every
@@ -153,9 +167,19 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
             side = "past the end" if past else "before the start"
             where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
         several = np.unique(bad_addrs).size > 1  # one address shows no stride
-        unit_columns = several and _as_if_unit_column_stride(bad_addrs, best)
-        other = None if unit_columns or not several else _strides_of_another(bad_addrs, best, ranges)
-        if unit_columns:
+        swapped = several and _as_if_strides_swapped(bad_addrs, best)
+        unit_columns = several and not swapped and _as_if_unit_column_stride(bad_addrs, best)
+        other = (
+            None if swapped or unit_columns or not several else _strides_of_another(bad_addrs, best, ranges)
+        )
+        if swapped:
+            where += f" (strides {strides})"
+            advice = (
+                f"the bad addresses are {name}'s elements as they would lie with its row and column "
+                f"strides swapped (row * {strides[1]} + col * {strides[0]}): pass stride(0) as the row "
+                f"stride and stride(1) as the column stride, in the order the kernel takes them"
+            )
+        elif unit_columns:
             where += f" (strides {strides})"
             advice = (
                 f"the bad addresses are {name}'s elements as they would lie if its column stride "
