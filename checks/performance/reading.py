@@ -178,7 +178,8 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             sentence = (
                 f"accesses to {t.label} touch {per:.0f} sectors of 32 bytes per warp-wide request, "
                 f"{ideal:.0f} is ideal: neighbouring lanes are {t.lane_step} bytes apart "
-                f"(each lane a different row); make the contiguous index the fastest-moving one"
+                f"(consecutive lanes step along a strided dimension of memory, so each lands in its own "
+                f"sector); make the contiguous index the fastest-moving one"
             )
             extras.append((Finding("sectors", sentence), (t.loaded + t.stored) * (per / ideal - 1)))
     for why, group in rereads.items():
@@ -259,6 +260,8 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     ratio = moved / min_bytes if min_bytes else 0.0
     if ratio <= 1.1:
         reading.traffic = f"moves each byte once ({_size(moved)}, the minimum the problem needs)"
+        if any(f.cause == "sectors" for f in findings):  # elements once, sectors many times
+            reading.traffic += ", though in whole 32-byte sectors it fetches more (see the sectors above)"
     else:
         said = [f.sentence for f in findings if f.cause in ("reread", "writes")]
         why = said[0] if said else f"{_size(scratch)} of scratch"
