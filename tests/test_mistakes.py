@@ -541,6 +541,21 @@ def test_g_read_with_ys_strides_is_not_called_a_unit_column_stride(tmp_path):
     assert "y and grad_output are views inside a buffer of NaN" in record.message
 
 
+def test_a_padding_mistake_on_a_uniform_row_is_not_called_misplaced_stores(tmp_path):
+    # broadcast-column gives uniform rows: stores at the input's strides would misplace values
+    # equal to the right ones, so that mistake cannot be told from what the output shows
+    from checks.judging.engine import run_checks
+
+    answer = (catalog.get("strided_softmax").folder / "solution.py").read_text(encoding="utf-8")
+    row_load = 'x = tl.load(x_addrs, mask=in_row, other=-float("inf"))'
+    assert row_load in answer
+    path = tmp_path / "zero_padding.py"
+    path.write_text(answer.replace(row_load, row_load.replace('-float("inf")', "0.0")))
+    (record,) = run_checks("strided_softmax", path, interpret=True, only=["broadcast-column"])
+    assert record.status == "fail"
+    assert "input-strides-for-output" not in str(record.details.get("mistake"))
+
+
 class _TwoExplanations:
     """A mistakes module whose two mistakes both explain one result: one predicts every
     element, the other only the first row (the rest left open, as for rows never written)."""
