@@ -111,10 +111,10 @@ def _as_if_strides_swapped(bad_addrs, best) -> bool:
     would lie with its row and column strides swapped (the wrapper passed stride(1) as the
     row stride and stride(0) as the column stride)."""
     start, _, _, _, (shape, strides, elem) = best
-    if len(shape) != 2 or strides[0] == strides[1] or elem <= 0 or shape[0] * shape[1] > (1 << 22):
-        return False
+    if len(shape) != 2 or strides[0] == strides[1] or 0 in strides or shape[0] * shape[1] > (1 << 22):
+        return False  # a zero stride (a broadcast) makes the swap ambiguous: said as a unit stride
     rel = bad_addrs.astype(np.int64) - np.int64(start)
-    if (rel % elem).any():
+    if elem <= 0 or (rel % elem).any():
         return False
     rows, cols = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
     return bool(np.isin(rel // elem, (rows * strides[1] + cols * strides[0]).ravel()).all())
@@ -167,8 +167,8 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
             side = "past the end" if past else "before the start"
             where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
         several = np.unique(bad_addrs).size > 1  # one address shows no stride
-        swapped = several and _as_if_strides_swapped(bad_addrs, best)
-        unit_columns = several and not swapped and _as_if_unit_column_stride(bad_addrs, best)
+        unit_columns = several and _as_if_unit_column_stride(bad_addrs, best)
+        swapped = several and not unit_columns and _as_if_strides_swapped(bad_addrs, best)
         other = (
             None if swapped or unit_columns or not several else _strides_of_another(bad_addrs, best, ranges)
         )
