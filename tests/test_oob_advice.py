@@ -96,3 +96,27 @@ def test_row_and_column_strides_passed_in_the_wrong_order_are_named():
     assert v is not None
     assert "row and column strides swapped (row * 1 + col * 37)" in v.message
     assert "mask's bound" not in v.message and "owns no elements" not in v.message
+
+
+@triton.jit
+def _store_with_input_strides(x, y, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    v = tl.load(x + row * stride_row + cols * stride_col, mask=mask, other=0.0)
+    tl.store(y + row * stride_row + cols * stride_col, v, mask=mask)  # the bug: the input's strides
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_one_lane_out_of_bounds_still_shows_the_other_tensors_strides_through_the_whole_access():
+    base = torch.randn(28, 20)
+    x = base.t()[:, :]  # (20, 28) with strides (1, 20)
+    x = x[:19]  # 19 rows: a store at x's strides into a (19, 28) output runs one lane past its end
+    y = torch.empty(19, 28)
+    with pytest.raises(Exception) as info:
+        _store_with_input_strides[(19,)](x, y, 28, x.stride(0), x.stride(1), BLOCK=32)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["lanes_out_of_bounds"] == 1
+    assert (
+        "the addresses of this store, counted from the start of y, step like the elements of x" in v.message
+    )

@@ -66,6 +66,15 @@ def _ranges_of(args) -> list:
     return out
 
 
+MANY_LANES = 8  # an access of this many active lanes shows its stride pattern
+
+
+def _strided_run(addrs, elem: int) -> bool:
+    """At least :data:`MANY_LANES` distinct addresses, not one run of consecutive elements."""
+    unique = np.unique(addrs.astype(np.int64))
+    return bool(unique.size >= MANY_LANES and elem > 0 and (np.diff(unique) != elem).any())
+
+
 def _view_offsets(layout) -> np.ndarray:
     shape, strides, _ = layout
     offs = np.zeros((), dtype=np.int64)
@@ -169,9 +178,10 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
         several = np.unique(bad_addrs).size > 1  # one address shows no stride
         unit_columns = several and _as_if_unit_column_stride(bad_addrs, best)
         swapped = several and not unit_columns and _as_if_strides_swapped(bad_addrs, best)
-        other = (
-            None if swapped or unit_columns or not several else _strides_of_another(bad_addrs, best, ranges)
-        )
+        # one bad address shows no stride; the whole access (every active lane) may, when it
+        # steps by more than one element (a consecutive run fits any layout that has one)
+        lanes = bad_addrs if several else (addrs if _strided_run(addrs, elem) else None)
+        other = None if swapped or unit_columns or lanes is None else _strides_of_another(lanes, best, ranges)
         if swapped:
             where += f" (strides {strides})"
             advice = (
@@ -192,7 +202,8 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
             # Say what was observed, not which mistake made it: the same addresses come from
             # an offset built with the other tensor's strides or from a row index out of range.
             advice = (
-                f"the bad addresses, counted from the start of {name}, step like the elements of "
+                f"the {'bad addresses' if several else f'addresses of this {kind}'}, counted from the "
+                f"start of {name}, step like the elements of "
                 f"{other[2]} {other[4][1]}: an offset computed with {other[2]}'s strides (or a row "
                 f"index past {name}'s last row); build each tensor's addresses from its own strides "
                 f"and bound its row index; a mask would only hide the elements this access misplaces"
