@@ -873,7 +873,7 @@ def test_gpu_timers_and_a_variant_that_cannot_be_captured(tmp_path, timing, cach
         assert sync["status"] == "failed" and "timing failed" in sync["message"], sync
     else:
         assert sync["status"] == "ok"
-    assert rows[("1024x1024", "torch")]["status"] == "ok"
+    assert rows[("1024x1024", "torch")]["status"] == "ok", rows[("1024x1024", "torch")]
     assert rows[("8192x8192", "torch")]["status"] == "ok"
 
 

@@ -228,6 +228,33 @@ def test_runner_with_both_timers_and_kernel_facts(learner):
     )
 
 
+def test_a_timing_that_fails_once_is_retried_and_one_that_always_fails_is_reported(learner):
+    # On a GPU, a capture that an earlier variant left invalidated can fail the next
+    # variant's first capture; the retry times it, while an uncapturable variant fails twice.
+    from checks.judging.engine import load_exercise
+
+    calls = []  # the variants are timed in order: "mine" twice, then the baseline
+
+    def graph(fn):
+        calls.append(fn)
+        if len(calls) <= 3:
+            raise RuntimeError("operation failed due to a previous error during capture")
+        return [0.002, 0.002]
+
+    rows = {
+        r["variant"]: r
+        for r in runner.run_op(
+            "fake", spec_module(), load_exercise(learner), learner, dtypes=["fp32"],
+            timers={"graph": graph}, ceilings=CEILINGS, device="cpu",
+        )
+    }
+    assert len(calls) == 4 and calls[0] is calls[1] and calls[2] is calls[3] and calls[1] is not calls[2]
+    assert rows["torch.softmax"]["status"] == "ok"
+    mine = rows["mine"]
+    assert mine["status"] == "failed"
+    assert mine["message"].startswith("timing failed:") and "previous error during capture" in mine["message"]
+
+
 def fake_provenance(monkeypatch, refuse: bool):
     from checks.judging.case import CheckFailed
 

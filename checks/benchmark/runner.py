@@ -415,38 +415,46 @@ def _run_variant(
         row.update(status="failed", message=msg)
         return None
     timed, counter = sets.timed(fn), None
-    try:
-        for i in range(warm_calls):  # compilation and autotuning stay out
-            if i == 0 and inspect_kernels is not None:
-                row["kernels"] = inspect_kernels(fn)
-            else:
-                fn()
-        sync()
-        harness_us = timing.harness(timed)
-        guard = counting_launches(path, timed, device) if witness is not None else None
-        with guard if guard is not None else contextlib.nullcontext() as counter:
-            measured = timing.measure(timed)
-        sync()
-        timing.fill(row, measured, harness_us, timed)
-        skipped = skipped_work(timed, counter) if counter is not None else None
-        stale = _check_timed_outputs(row, timed, sets, dname)
-        if skipped is None and stale is None and witness is not None:
-            changed = _changed_values_problem(row, timed, sets, dname, sync)
-            if changed is not None:
-                stale = (
-                    f"after its inputs' values changed in place, the call returned {changed}: "
-                    f"an output kept from an earlier call"
-                )
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:  # noqa: BLE001
-        skipped = skipped_work(timed, counter) if counter is not None else None
-        if skipped is not None:  # e.g. a side-stream launch a graph capture cannot take
-            _refuse(row, SKIPS_WORK, skipped)
-        else:
+    for attempt in (1, 2):
+        try:
+            for i in range(warm_calls):  # compilation and autotuning stay out
+                if i == 0 and attempt == 1 and inspect_kernels is not None:
+                    row["kernels"] = inspect_kernels(fn)
+                else:
+                    fn()
+            sync()
+            harness_us = timing.harness(timed)
+            guard = counting_launches(path, timed, device) if witness is not None else None
+            with guard if guard is not None else contextlib.nullcontext() as counter:
+                measured = timing.measure(timed)
+            sync()
+            timing.fill(row, measured, harness_us, timed)
+            skipped = skipped_work(timed, counter) if counter is not None else None
+            stale = _check_timed_outputs(row, timed, sets, dname)
+            if skipped is None and stale is None and witness is not None:
+                changed = _changed_values_problem(row, timed, sets, dname, sync)
+                if changed is not None:
+                    stale = (
+                        f"after its inputs' values changed in place, the call returned {changed}: "
+                        f"an output kept from an earlier call"
+                    )
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            skipped = skipped_work(timed, counter) if counter is not None else None
+            if skipped is not None:  # e.g. a side-stream launch a graph capture cannot take
+                _refuse(row, SKIPS_WORK, skipped)
+                return cuda_broken(device)
+            broken = cuda_broken(device)
+            if attempt == 1 and broken is None:
+                # A capture that an earlier variant left invalidated can fail the next one
+                # once; a variant that truly cannot be timed fails the second time too.
+                counter = None
+                continue
             status, msg = classify(e, path)
             row.update(status="failed", message=f"timing failed: {msg}")
-        return cuda_broken(device)
+            return broken
+        break
     if skipped is not None:
         _refuse(row, SKIPS_WORK, skipped)
         return None
