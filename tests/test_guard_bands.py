@@ -53,3 +53,28 @@ def test_a_read_past_the_input_fails_the_check(tmp_path, monkeypatch):
     rec = records["basic"]
     assert rec.status == "fail"
     assert rec.details["nan"] > 0, rec.message
+
+
+def test_the_gpu_pass_test_agrees_with_the_full_report_on_every_kind_of_value():
+    # On a GPU a comparison first asks the device whether every element is within
+    # tolerance and skips the report when so; that test must call nothing a pass that
+    # the report would fail (NaN, Inf, the poison, one element just out of tolerance).
+    from checks.judging.tensors import POISON, _matches_on_device, mismatch_report, tolerance
+
+    tol = tolerance(torch.float16, 1.0)
+    expected = torch.linspace(-3, 3, 60, dtype=torch.float64).reshape(6, 10)
+    just_out = tol["atol"] + tol["rtol"] * 3.0 + 1e-3
+    outcomes = []
+    for value in (None, float("nan"), float("inf"), float(POISON), "just out", "within"):
+        got = expected.to(torch.float16).clone()
+        if value == "just out":
+            got[5, 9] += just_out
+        elif value == "within":
+            got[5, 9] += 0.5 * tol["atol"]
+        elif value is not None:
+            got[5, 9] = value
+        report = mismatch_report(got, expected, **tol)
+        assert _matches_on_device(got, expected, **tol) == (report is None), (value, report)
+        outcomes.append(report is None)
+    assert outcomes == [True, False, False, False, False, True]
+    assert not _matches_on_device(torch.zeros(2, 3), torch.zeros(3, 2, dtype=torch.float64), **tol)

@@ -114,6 +114,15 @@ def _ranges(idx: list, limit: int = 4) -> str:
     return ", ".join(out[:limit]) + more
 
 
+def _matches_on_device(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> bool:
+    """The same test as the report's, in float64 on the GPU: every element within tolerance."""
+    if got.shape != expected.shape:
+        return False
+    g = got.detach().to(torch.float64)
+    e = expected.detach().to(g.device, torch.float64)
+    return bool(((g - e).abs() <= atol + rtol * e.abs()).all())  # NaN compares False
+
+
 def mismatch_report(
     got: torch.Tensor, expected: torch.Tensor, *, atol: float, rtol: float, max_listed: int = 5
 ) -> Optional[dict]:
@@ -126,6 +135,9 @@ def mismatch_report(
     """
     # The poison as the output's dtype stores it (-12345 is -12344 in fp16, -12352 in bf16).
     poison = float(torch.tensor(POISON, dtype=got.dtype)) if got.dtype.is_floating_point else POISON
+    if got.device.type != "cpu" and _matches_on_device(got, expected, atol, rtol):
+        note_comparison()  # (a pass needs no facts: its float64 copy would cost more than the kernel)
+        return None
     g = got.detach().to("cpu", torch.float64)
     e = expected.detach().to("cpu", torch.float64)
     diff = (g - e).abs()

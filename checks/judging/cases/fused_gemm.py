@@ -1,7 +1,8 @@
 """Named checks for I3, GEMM with bias and ReLU: ``matmul_bias_relu(a, b, bias, *, group_m, tile_m)``.
 
-The oracle is relu(a @ b + bias) in float64 on the CPU, from the very fp16/bf16 values
-the kernel reads.  Numbers are compared with checks.judging.tensors.assert_close (the dtype's
+The oracle is relu(a @ b + bias) in float64, from the very fp16/bf16 values the kernel
+reads, on the inputs' device (on a GPU a float64 product of 4100x72 by 72x4000 takes
+microseconds there and about 0.3 s on one CPU thread).  Numbers are compared with checks.judging.tensors.assert_close (the dtype's
 tolerance, widened with K for long dot products, see _k_scale).  Two checks compare
 exactly: their values are built so that every correct intermediate is exact in fp32
 and the answer is exactly representable in 16 bits, so any error at all is a bug.
@@ -45,10 +46,12 @@ def gemm_operands(ctx, M, N, K, dtype=FP16, *, scale=1.0, bias_scale=1.0, bias_o
 
 
 def gemm_oracle(
-    a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor, device: torch.device | str = "cpu"
+    a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor, device: "torch.device | str | None" = None
 ) -> torch.Tensor:
-    """relu(a @ b + bias) in float64 on ``device`` (the benchmark passes the inputs' own
-    device): no rounding at all before the compare."""
+    """relu(a @ b + bias) in float64 on ``device`` (default: the inputs' own): no rounding
+    at all before the compare.  Computed after the learner's call, right before the
+    compare, so no kernel of theirs runs while it sits on the GPU."""
+    device = a.device if device is None else device
     a64, b64, bias64 = (t.detach().to(device, torch.float64) for t in (a, b, bias))
     return torch.relu(a64 @ b64 + bias64)
 

@@ -1,8 +1,9 @@
 """Named checks for A3, streaming attention: ``attention(q, k, v, *, causal=False, block_n=32)``.
 
-The oracle is float64 softmax(Q K^T / sqrt(D) [causal mask]) V, materialized here on the
-CPU from the very fp16/bf16 values the kernel read (the kernel itself never forms the
-N x N scores).  Outputs are compared with ``checks.judging.tensors.assert_close`` at the input
+The oracle is float64 softmax(Q K^T / sqrt(D) [causal mask]) V, materialized here from
+the very fp16/bf16 values the kernel read (the kernel itself never forms the N x N
+scores), on the inputs' device; an oracle computed before a learner's call stays on the
+CPU, where a stray store of theirs cannot reach it.  Outputs are compared with ``checks.judging.tensors.assert_close`` at the input
 dtype's tolerance.
 
 Interpreter budget: Triton's interpreter runs one program at a time with numpy, so
@@ -33,10 +34,15 @@ STREAM_REASON = "needs a CUDA GPU: a non-default CUDA stream"
 
 
 def attention_oracle(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, device: torch.device | str = "cpu"
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    device: "torch.device | str | None" = None,
 ) -> torch.Tensor:
     """float64 softmax(q k^T / sqrt(D) [masked]) v of one head ([N, D] each) on ``device``
-    (the benchmark passes the inputs' own device), from the stored values."""
+    (default: the inputs' own), from the stored values."""
+    device = q.device if device is None else device
     q64, k64, v64 = (t.detach().to(device, torch.float64) for t in (q, k, v))
     n, d = q64.shape
     scores = q64 @ k64.T / math.sqrt(d)

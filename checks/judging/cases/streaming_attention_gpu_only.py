@@ -146,7 +146,9 @@ def _many_heads(mod, ctx, gen) -> list:
     # design that launches one kernel per head.
     modes = (False,)
     expected = {
-        (g, causal): attention_oracle(q[divmod(g, heads)], k[divmod(g, heads)], v[divmod(g, heads)], causal)
+        (g, causal): attention_oracle(
+            q[divmod(g, heads)], k[divmod(g, heads)], v[divmod(g, heads)], causal, device="cpu"
+        )
         for g in sampled
         for causal in modes
     }
@@ -181,7 +183,7 @@ def _wide_head(mod, ctx, gen) -> str:
     base = torch.zeros((rows, stride), device="cuda", dtype=FP16)
     base[:, :d] = torch.randn((rows, d), generator=gen, device="cuda", dtype=FP16)
     wide = base[:, :d][None, None]  # [1, 1, 3, 64], row stride 2^30 + 64
-    expected = attention_oracle(wide[0, 0], wide[0, 0], wide[0, 0], False)
+    expected = attention_oracle(wide[0, 0], wide[0, 0], wide[0, 0], False, device="cpu")  # before the call
 
     def compare(got):
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(wide.shape):
