@@ -244,8 +244,14 @@ def test_a_timing_that_fails_once_is_retried_and_one_that_always_fails_is_report
     rows = {
         r["variant"]: r
         for r in runner.run_op(
-            "fake", spec_module(), load_exercise(learner), learner, dtypes=["fp32"],
-            timers={"graph": graph}, ceilings=CEILINGS, device="cpu",
+            "fake",
+            spec_module(),
+            load_exercise(learner),
+            learner,
+            dtypes=["fp32"],
+            timers={"graph": graph},
+            ceilings=CEILINGS,
+            device="cpu",
         )
     }
     assert len(calls) == 4 and calls[0] is calls[1] and calls[2] is calls[3] and calls[1] is not calls[2]

@@ -3,8 +3,8 @@
 The oracle is float64 softmax(Q K^T / sqrt(D) [causal mask]) V, materialized here from
 the very fp16/bf16 values the kernel read (the kernel itself never forms the N x N
 scores), on the inputs' device; an oracle computed before a learner's call stays on the
-CPU, where a stray store of theirs cannot reach it.  Outputs are compared with ``checks.judging.tensors.assert_close`` at the input
-dtype's tolerance.
+CPU, where a stray store of theirs cannot reach it.  Outputs are compared with
+``checks.judging.tensors.assert_close`` at the input dtype's tolerance.
 
 Interpreter budget: Triton's interpreter runs one program at a time with numpy, so
 lengths stay <= 160 except the single widest-length check (N=2048 at D=16).  bf16
