@@ -2,7 +2,7 @@
 [B, H, N, D] (any nonnegative strides) computes every head independently.
 
 The oracle is the single-head float64 oracle of ``checks.judging.cases.streaming_attention``,
-applied head by head.  Shapes stay tiny (B * H <= 6, N <= 70, D = 16) so that each check
+applied head by head on the inputs' device.  Shapes stay tiny (B * H <= 6, N <= 70, D = 16) so that each check
 takes well under a second in Triton's interpreter.
 """
 
@@ -16,12 +16,18 @@ SECTION = "Batched heads"
 
 
 def heads_oracle(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, device: torch.device | str = "cpu"
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    device: "torch.device | str | None" = None,
 ) -> torch.Tensor:
     """The single-head float64 oracle on every [B, H] head of [B, H, N, D] inputs, on
-    ``device``; head by head, so only one N x N float64 score matrix exists at a time."""
+    ``device`` (default: the inputs' own; the checks compute it after the learner's call);
+    head by head, so only one N x N float64 score matrix exists at a time."""
     from checks.judging.cases.streaming_attention import attention_oracle as one_head
 
+    device = q.device if device is None else device
     out = torch.empty(q.shape, dtype=torch.float64, device=device)
     for b in range(q.shape[0]):
         for h in range(q.shape[1]):
