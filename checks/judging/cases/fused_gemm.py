@@ -4,9 +4,9 @@ The oracle is relu(a @ b + bias) in float64, from the very fp16/bf16 values the 
 reads, on the inputs' device (on a GPU a float64 product of 4100x72 by 72x4000 takes
 microseconds there and about 0.3 s on one CPU thread).  Numbers are compared with
 checks.judging.tensors.assert_close (the dtype's tolerance, widened with K for long dot
-products, see _k_scale).  Two checks compare
-exactly: their values are built so that every correct intermediate is exact in fp32
-and the answer is exactly representable in 16 bits, so any error at all is a bug.
+products, see _k_scale).  Two checks compare exactly: their values are built so that
+every correct intermediate is exact in fp32 and the answer is exactly representable in
+16 bits, so any error at all is a bug.
 
 bf16 checks need a GPU: Triton's interpreter does not support bf16 tl.dot and returns
 silently wrong products instead of raising.
