@@ -359,3 +359,22 @@ def test_scattered_or_whole_gaps_name_no_single_cause():
     middle = np.zeros((8, 10), dtype=bool)
     middle[:, 3:6] = True
     assert unwritten_cause(middle, repeated=0) is None
+
+
+@pytest.mark.parametrize(
+    "result, said",
+    [
+        (
+            "e * tl.sum(e, axis=0)",
+            "equal to the square of the row's sum of exp(x - max): the row is multiplied by its sum",
+        ),
+        (
+            "tl.exp(x) / tl.sum(e, axis=0)",
+            "equal to exp of the row's max: the numerator is exp(x) where the sum used exp(x - max)",
+        ),
+    ],
+)
+def test_a_factor_per_row_that_is_another_quantity_of_the_row_is_named(tmp_path, result, said):
+    rec = _basic(_kernel(tmp_path, result))
+    assert rec.details["relation"]["id"] == "factor-per-row"
+    assert said in rec.details["relation"]["sentence"], rec.details["relation"]["sentence"]

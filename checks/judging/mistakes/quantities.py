@@ -15,7 +15,8 @@ from checks.judging.relations import Quantity
 
 
 def softmax_rows(x64: torch.Tensor) -> list:
-    """Per row of a softmax's input (float64, 2D): its sum of exp(x - max), its sum of exp(x)."""
+    """Per row of a softmax's input (float64, 2D): its sum l of exp(x - max), l squared,
+    exp of its max and its sum of exp(x)."""
     if x64.dim() != 2 or x64.shape[1] == 0 or not bool(torch.isfinite(x64).all()):
         return []
     m = x64.amax(dim=1, keepdim=True)
@@ -29,7 +30,27 @@ def softmax_rows(x64: torch.Tensor) -> list:
             extra="the row is divided by its sum twice",
         )
     ]
-    raw = l * torch.exp(m.squeeze(1))
+    out.append(
+        Quantity(
+            "the square of the row's sum of exp(x - max)",
+            "row",
+            (l * l).numpy(),
+            missing="the row is multiplied by its sum where it should be divided by it",
+        )
+    )
+    top = torch.exp(m.squeeze(1))
+    if bool(torch.isfinite(top).all()) and bool((top > 0).all()):
+        out.append(
+            Quantity(
+                "exp of the row's max",
+                "row",
+                top.numpy(),
+                missing="the numerator is exp(x) where the sum used exp(x - max): subtract the "
+                "same max in both",
+                extra="the max is subtracted twice in the numerator",
+            )
+        )
+    raw = l * top
     if bool(torch.isfinite(raw).all()):
         out.append(
             Quantity(
