@@ -624,3 +624,51 @@ def test_fp16_accumulation_is_named_as_a_gpu_and_as_the_interpreter_compute_it()
         got = torch.full((M, N), value, dtype=torch.float16)
         found = matching(oracles, Call("matmul_bias_relu", (a, b, bias), {}, got))
         assert found is not None and found.id == "fp16-accumulator", value
+
+
+def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too(monkeypatch):
+    # A learner with another bug: the first failing check's result is not what "doubled"
+    # predicts, so a later check whose numbers happen to fit "doubled" does not name it.
+    import types
+
+    doubled = mistakes.Mistake(
+        "doubled", "f", "Your f doubles its input.", "f", "The contract", "why", oracle=lambda c: 2 * c.args[0]
+    )
+    module = types.SimpleNamespace(
+        MISTAKES=[doubled], right=lambda c: c.args[0], agrees=lambda c, v: abs(c.result - v) < 1e-9
+    )
+    monkeypatch.setattr(mistakes, "oracles_of", lambda workshop_id: module)
+    later = [Call("f", (3.0,), {}, 6.0)]  # fits "doubled"
+    assert mistakes.diagnose("w", later) is doubled
+    assert mistakes.diagnose("w", later, earlier=Call("f", (1.0,), {}, 2.0)) is doubled  # it explains both
+    assert mistakes.diagnose("w", later, earlier=Call("f", (1.0,), {}, -5.0)) is None  # something else is wrong
+    assert mistakes.diagnose("w", later, earlier=Call("g", (1.0,), {}, -5.0)) is doubled  # another function
+
+    recorder = Recorder(types.SimpleNamespace(f=lambda x: -5.0), ["f"])
+    recorder.f(1.0)
+    recorder.note_failure()
+    recorder.forget()
+    recorder.f(7.0)
+    recorder.note_failure()  # only the first failing check's call is kept
+    assert recorder.first_failing == Call("f", (1.0,), {}, -5.0)
+
+
+@pytest.mark.parametrize(
+    "old, new, mistake_id",
+    [
+        ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)", None),  # the pair, below
+        ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E", "scale-one-over-d"),
+        ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = 1.0 / math.sqrt(d)", "exp2-of-natural-scores"),
+    ],
+)
+def test_a_wrong_softmax_scale_in_attention_is_named(tmp_path, old, new, mistake_id):
+    source = (catalog.get("streaming_attention").folder / "solution.py").read_text()
+    assert old in source
+    changed = source.replace(old, new)
+    if mistake_id is None:  # exp in both places, log2(e) left in the scale
+        changed = changed.replace("p = tl.exp2(s - m_new[:, None])", "p = tl.exp(s - m_new[:, None])")
+        mistake_id = "exp-of-base-2-scores"
+    path = tmp_path / "attention_scale.py"
+    path.write_text(changed)
+    (rec,) = run_checks("streaming_attention", path, interpret=True, only=["basic"])
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id, rec.message[:300]

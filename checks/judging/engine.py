@@ -348,9 +348,10 @@ def run_case(
     # e.g. a PyTorch op caught in a numeric check: say why that matters
     failure_kinds.explained(rec, catalog.lesson_headings(workshop_id) if rec.status == "fail" else None)
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:
-        found = mistakes.diagnose(workshop_id, mod.calls)
+        found = mistakes.diagnose(workshop_id, mod.calls, earlier=mod.first_failing)
         if found is not None:
             mistakes.annotate(rec, found)  # the failure names the classic mistake it matches
+        mod.note_failure()
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder):
         from checks.judging.mistakes import relating
 

@@ -97,6 +97,7 @@ class Recorder:
         self.contract_functions = frozenset(functions)
         self.calls: deque = deque(maxlen=RECENT_CALLS)
         self.attempted: Optional[Call] = None  # the last call begun (its result None): one that raised
+        self.first_failing: Optional[Call] = None  # the last call of the run's first failing check
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -127,6 +128,12 @@ class Recorder:
         call.__name__ = name
         call.__wrapped__ = value  # type: ignore[attr-defined]
         return call
+
+    def note_failure(self) -> None:
+        """A check failed: keep its last call, once, as evidence against the later checks'
+        diagnoses (see :func:`diagnose`)."""
+        if self.first_failing is None and self.calls:
+            self.first_failing = self.calls[-1]
 
     def forget(self) -> None:
         """Start a new check: the calls of the previous one are not its evidence."""
@@ -229,8 +236,13 @@ def _told_apart(module: Any, call: Call, calls: list) -> Optional[Mistake]:
     return kept[0] if len(explaining) > 1 and len(kept) == 1 else None
 
 
-def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
+def diagnose(workshop_id: str, calls: Iterable[Call], earlier: Optional[Call] = None) -> Optional[Mistake]:
     """The classic mistake that explains the most recent of ``calls`` that one explains.
+
+    ``earlier``: the failing call of the run's first failing check.  A mistake that does
+    not explain it either (its oracle predicts another result there, or says the mistake
+    changes nothing where the result is wrong) is not named: something else is wrong,
+    and the later check's numbers only happen to fit it.
 
     Never raises: an oracle that cannot handle an input (an unusual shape, a tensor it
     cannot read) means no diagnosis, not a broken check."""
@@ -249,8 +261,15 @@ def diagnose(workshop_id: str, calls: Iterable[Call]) -> Optional[Mistake]:
         except Exception:  # noqa: BLE001 - see the docstring
             found = None
         if found is not None:
-            return found
+            return found if earlier is None or _explains_too(module, found, earlier) else None
     return None
+
+
+def _explains_too(module: Any, mistake: Mistake, call: Call) -> bool:
+    try:
+        return call.function != mistake.function or consistent(module, mistake, [call])
+    except Exception:  # noqa: BLE001 - an oracle that cannot read the earlier call: no evidence against
+        return True
 
 
 def annotate(record: Any, mistake: Mistake) -> None:

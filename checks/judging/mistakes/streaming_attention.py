@@ -109,6 +109,16 @@ def _scale_forgotten(call: Call):
     return None if found is None else attend(found.scores(scale=1.0), found.v)
 
 
+def _scaled_by(factor):
+    """An oracle: attention whose scores are scaled by ``factor(d)`` instead of 1/sqrt(D)."""
+
+    def oracle(call: Call):
+        found = _inputs(call)
+        return None if found is None else attend(found.scores(scale=factor(found.d)), found.v)
+
+    return oracle
+
+
 def streamed(
     s: torch.Tensor,
     v: torch.Tensor,
@@ -283,6 +293,35 @@ MISTAKES = [
         section=PROBLEM,
         why="without the scale every logit is sqrt(D) times too large, so the weights are far too peaked",
         oracle=_scale_forgotten,
+    ),
+    Mistake(
+        id="exp-of-base-2-scores",
+        function="attention",
+        sentence="Your scores carry the factor log2(e) meant for tl.exp2, but your kernel takes tl.exp "
+        "of them.",
+        where="the exponentials: tl.exp2(s * log2(e)) or tl.exp(s), never tl.exp(s * log2(e))",
+        section=PROBLEM,
+        why="exp(s * log2(e)) is exp(s) raised to the power 1.44: every weight is too peaked, as if "
+        "the scale were 1.44 / sqrt(D)",
+        oracle=_scaled_by(lambda d: math.log2(math.e) / math.sqrt(d)),
+    ),
+    Mistake(
+        id="exp2-of-natural-scores",
+        function="attention",
+        sentence="Your kernel takes tl.exp2 of scores that were not multiplied by log2(e).",
+        where="the scale: qk_scale = log2(e) / sqrt(D) when the exponentials are tl.exp2",
+        section=PROBLEM,
+        why="exp2(s) is exp(s * ln 2): every weight is too flat, as if the scale were 0.69 / sqrt(D)",
+        oracle=_scaled_by(lambda d: math.log(2) / math.sqrt(d)),
+    ),
+    Mistake(
+        id="scale-one-over-d",
+        function="attention",
+        sentence="Your kernel scales the scores by 1/D; the scale is 1/sqrt(D).",
+        where="the scores: s = q @ k^T * (1 / sqrt(D))",
+        section=PROBLEM,
+        why="1/D is sqrt(D) times too small a scale, so the weights are far too flat",
+        oracle=_scaled_by(lambda d: 1.0 / d),
     ),
     Mistake(
         id="scores-in-fp16",
