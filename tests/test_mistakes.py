@@ -632,7 +632,7 @@ def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too
     import types
 
     doubled = mistakes.Mistake(
-        "doubled", "f", "Your f doubles its input.", "f", "The contract", "why", oracle=lambda c: 2 * c.args[0]
+        "doubled", "f", "Your f doubles it.", "f", "The contract", "why", oracle=lambda c: 2 * c.args[0]
     )
     module = types.SimpleNamespace(
         MISTAKES=[doubled], right=lambda c: c.args[0], agrees=lambda c, v: abs(c.result - v) < 1e-9
@@ -641,7 +641,7 @@ def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too
     later = [Call("f", (3.0,), {}, 6.0)]  # fits "doubled"
     assert mistakes.diagnose("w", later) is doubled
     assert mistakes.diagnose("w", later, earlier=Call("f", (1.0,), {}, 2.0)) is doubled  # it explains both
-    assert mistakes.diagnose("w", later, earlier=Call("f", (1.0,), {}, -5.0)) is None  # something else is wrong
+    assert mistakes.diagnose("w", later, earlier=Call("f", (1.0,), {}, -5.0)) is None  # another bug
     assert mistakes.diagnose("w", later, earlier=Call("g", (1.0,), {}, -5.0)) is doubled  # another function
 
     recorder = Recorder(types.SimpleNamespace(f=lambda x: -5.0), ["f"])
@@ -658,7 +658,7 @@ def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too
     [
         ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)", None),  # the pair, below
         ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E", "scale-one-over-d"),
-        ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = 1.0 / math.sqrt(d)", "exp2-of-natural-scores"),
+        ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = 1 / math.sqrt(d)", "exp2-of-natural-scores"),
     ],
 )
 def test_a_wrong_softmax_scale_in_attention_is_named(tmp_path, old, new, mistake_id):

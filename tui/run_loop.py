@@ -208,7 +208,21 @@ class RunLoop(_Host):
         if self.passed and self.workshop.gpu and self._maybe_bench(self.controller.generation, digest):
             return  # the next worker is primed after the benchmark
         self._timings_idle()
+        self._refresh_reading(digest)
         self._prime()
+
+    def _refresh_reading(self, digest: str) -> None:
+        """A performance reading shown is of one save: a newer passing save is read again
+        (the learner asked for readings), a failing one takes it away."""
+        t = self.query_one(TimingsPanel)
+        if not self.interpret or t.reading is None or t.reading_digest == digest:
+            return
+        if self.passed:
+            self.read_performance()
+        else:
+            t.clear_reading()
+            self.remove_class("-perf-read")
+            self._timings_idle()
 
     @work(thread=True, group="best", exit_on_error=False)
     def _record_result(self, records: list, digest: str) -> None:
@@ -333,7 +347,7 @@ class RunLoop(_Host):
         if payload is None:
             t.set_status(f"no performance reading: {error}", "bad")
             return
-        t.set_reading(payload)
+        t.set_reading(payload, digest)
         t.set_status(f"performance of {digest[:8]} (no GPU: predicted for an H200, not timed)", "good")
 
     def _cancel_bench(self) -> None:

@@ -39,8 +39,8 @@ def relate_lists(
         return Relation(
             "not-finite",
             f"Your result first holds {g[bad[0]]} at index {bad[0]} (of {len(g)}) where the right value is "
-            f"{fmt(w[bad[0]])}: follow that element back to its first 0/0, inf - inf or exp "
-            f"of a large value",
+            f"{fmt(w[bad[0]])}: follow that element back to its first 0/0, inf - inf, inf * 0 "
+            f"or exp of a large value",
             {"first": [bad[0]], "count": len(bad)},
         )
     if all(_close(a, -b, atol, rtol) for a, b in zip(g, w)):

@@ -76,3 +76,39 @@ def test_the_step_and_each_variant_are_in_the_reading_text():
     assert lines[0].startswith("met · performance step")
     assert lines[1].startswith("num_warps=4 (predicted 9.4 µs on an H200): biggest loss")
     assert "predicted, not timed" in lines[-1]
+
+
+def test_a_reading_follows_the_saves_read_again_after_a_pass_and_gone_after_a_failure(make_app, monkeypatch):
+    from tui import benchmark_child
+    from tui.widgets.timings import TimingsPanel
+
+    asked = []
+    monkeypatch.setattr(
+        benchmark_child,
+        "read_performance",
+        lambda op, file, timeout=600: (asked.append(op), (PAYLOAD, ""))[1],
+    )
+
+    async def body():
+        app = make_app(open_workshop=I1.id, gpu=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for_run(pilot, timeout=120)
+            screen = app.screen
+            screen.passed = True
+            await pilot.press("b")
+            timings = screen.query_one(TimingsPanel)
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            first = timings.reading_digest
+            assert first == screen.last.content_hash and len(asked) == 1
+            screen._refresh_reading(first)  # the same save: nothing to do
+            assert len(asked) == 1
+            screen._refresh_reading("a newer passing save")  # read again, without b
+            await wait_for(pilot, lambda: len(asked) == 2, timeout=30)
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            screen.passed = False
+            screen._refresh_reading("a newer failing save")
+            await pilot.pause()
+            assert timings.reading is None and not timings.has_class("read")
+            assert str(screen.query_one("#timings-reading").render()) == ""
+
+    asyncio.run(body())

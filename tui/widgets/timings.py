@@ -174,6 +174,7 @@ class TimingsPanel(Vertical):
         self.results_run: object = None  # which run the streamed rows in results belong to
         self.past: Optional[history.Save] = None  # the last timed save, shown until results come
         self.reading: Optional[dict] = None  # without a GPU: the last performance reading shown
+        self.reading_digest: Optional[str] = None  # the content hash of the save it reads
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="timings-status")
@@ -206,12 +207,18 @@ class TimingsPanel(Vertical):
         line = self.query_one("#timings-status", StatusLine)
         line.text, line.look = text, look
 
-    def set_reading(self, payload: dict) -> None:
+    def set_reading(self, payload: dict, digest: Optional[str] = None) -> None:
         """Without a GPU: the performance reading of a passing run in place of the table,
         the lesson's step first, then a row per variant with its biggest loss under it."""
-        self.reading = payload
+        self.reading, self.reading_digest = payload, digest
         self.query_one("#timings-reading", Static).update(reading_text(payload))
         self.add_class("read")
+
+    def clear_reading(self) -> None:
+        """The reading shown is of a save the file no longer holds: take it away."""
+        self.reading = self.reading_digest = None
+        self.query_one("#timings-reading", Static).update("")
+        self.remove_class("read")
 
     def set_reference(self, rows: list, source=None) -> None:
         self.reference, self.reference_source = list(rows), source
