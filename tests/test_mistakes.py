@@ -659,9 +659,10 @@ def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too
         ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)", None),  # the pair, below
         ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E", "scale-one-over-d"),
         ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = 1 / math.sqrt(d)", "exp2-of-natural-scores"),
+        ("acc = acc * alpha[:, None]", "acc = tl.zeros_like(acc)", "accumulator-reset-each-tile"),
     ],
 )
-def test_a_wrong_softmax_scale_in_attention_is_named(tmp_path, old, new, mistake_id):
+def test_a_wrong_softmax_scale_or_a_reset_accumulator_in_attention_is_named(tmp_path, old, new, mistake_id):
     source = (catalog.get("streaming_attention").folder / "solution.py").read_text()
     assert old in source
     changed = source.replace(old, new)

@@ -125,11 +125,13 @@ def streamed(
     block_n: int,
     *,
     rescale_acc: bool = True,
+    reset_acc: bool = False,
     in_fp16: tuple = (),
 ) -> torch.Tensor:
     """The recurrence over key tiles of ``block_n``, in float64, as a kernel runs it.
 
-    ``rescale_acc=False`` leaves out acc * alpha (l is still rescaled).  ``in_fp16`` names
+    ``rescale_acc=False`` leaves out acc * alpha (l is still rescaled); ``reset_acc`` starts
+    acc from zero at every tile (only the last tile's values reach it).  ``in_fp16`` names
     the state ("acc", "l") a kernel keeps in fp16 between key tiles: it is rounded to fp16
     after every tile's update, and overflows to inf past 65,504 as the kernel's does."""
     n = s.shape[-1]
@@ -142,7 +144,8 @@ def streamed(
         alpha = torch.where(m == float("-inf"), torch.zeros_like(m), torch.exp(m - m_new))
         p = torch.exp(tile - m_new[..., None])
         l = l * alpha + p.sum(dim=-1)
-        acc = (acc * alpha[..., None] if rescale_acc else acc) + p @ v[..., start : start + block_n, :]
+        kept = torch.zeros_like(acc) if reset_acc else acc * alpha[..., None] if rescale_acc else acc
+        acc = kept + p @ v[..., start : start + block_n, :]
         if "l" in in_fp16:
             l = rounded(l, torch.float16)
         if "acc" in in_fp16:
@@ -169,6 +172,15 @@ def _accumulator_not_rescaled(call: Call):
     if found is None or found.n <= found.block_n:
         return None
     return accumulator_not_rescaled(found.scores(), found.v, found.block_n)
+
+
+def _accumulator_reset(call: Call):
+    """acc zeroed at every key tile.  Full attention only: a causal kernel skips the tiles
+    past its query block's diagonal, which depends on its BLOCK_M."""
+    found = _tiled(call)
+    if found is None or found.causal or found.n <= found.block_n:
+        return None
+    return streamed(found.scores(), found.v, found.block_n, reset_acc=True)
 
 
 def _state_in_fp16(call: Call, name: str):
@@ -293,6 +305,17 @@ MISTAKES = [
         section=PROBLEM,
         why="without the scale every logit is sqrt(D) times too large, so the weights are far too peaked",
         oracle=_scale_forgotten,
+    ),
+    Mistake(
+        id="accumulator-reset-each-tile",
+        function="attention",
+        sentence="Your kernel starts acc from zero at every key tile: only the last tile's values reach "
+        "the output.",
+        where="the update: acc = acc * alpha[:, None] + tl.dot(p, v), acc set to zeros once, before the loop",
+        section=RECURRENCE,
+        why="the numerator forgets every earlier key tile while the denominator l keeps them all, so "
+        "each output is the last tile's share of the answer",
+        oracle=_accumulator_reset,
     ),
     Mistake(
         id="exp-of-base-2-scores",
