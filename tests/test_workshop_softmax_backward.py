@@ -125,3 +125,25 @@ def test_the_allowance_for_the_fp32_dot_is_its_rounding_bound_and_far_below_an_f
     # 16 columns: the products and 4 tree levels, 5 roundings of 2^-24 * 1000, carried by y = 1/16
     assert abs(_fp32_dot_rounding(y, g) - 5 * 2.0**-24 * 1000 / 16) < 1e-12
     assert _fp32_dot_rounding(y, g) < 0.25 / 16 / 100  # fp16's rounding near 1000 is 0.25
+
+
+def test_an_output_that_is_grad_output_itself_is_told_so(tmp_path):
+    from checks.judging.engine import run_checks
+
+    source = (catalog.get("softmax_backward").folder / "solution.py").read_text()
+    fresh = "dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)"
+    assert fresh in source
+    path = tmp_path / "in_place.py"
+    path.write_text(source.replace(fresh, "dx = grad_output  # written in place"))
+    first, sums, fresh = run_checks(
+        "softmax_backward",
+        path,
+        interpret=True,
+        only=["no-autograd-graph", "rows-sum-to-zero", "fresh-output"],
+    )
+    assert first.status == "fail"
+    assert first.message.startswith("the output is grad_output itself (or a view of it)"), first.message
+    # the values compared with an oracle of the overwritten input: said, not related
+    assert sums.status == "fail" and sums.details["relation"]["id"] == "written-into-input"
+    assert sums.message.startswith("Your result is the input grad_output itself, written in place")
+    assert fresh.status == "fail" and "shares memory with grad_output" in fresh.message

@@ -292,11 +292,14 @@ def assert_close(
         raise CheckFailed(f"{name}: {describe(facts)}", facts)
 
 
-def assert_not_alias(out: torch.Tensor, *inputs: torch.Tensor):
+def assert_not_alias(out: torch.Tensor, *inputs: torch.Tensor, names: tuple = ()):
+    """The output shares no memory with any input (``names``: the inputs' parameter names)."""
     for i, t in enumerate(inputs):
         if t.numel() and out.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
+            name = names[i] if i < len(names) else f"input {i}"
             raise CheckFailed(
-                f"the output shares memory with input {i}; the contract asks for a fresh output"
+                f"the output shares memory with {name} (it is {name} or a view of it, written in "
+                f"place); the contract asks for a fresh output"
             )
 
 

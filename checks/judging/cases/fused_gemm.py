@@ -237,7 +237,7 @@ def k_zero(mod, ctx):
         a, b, bias = gemm_operands(ctx, M, N, 0, bias_offset=0.25)
         got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias, **opts), (M, N), FP16)
         expect_matmul(ctx, got, a, b, bias, f"{M}x{N}x0 (MxNxK)")
-        assert_not_alias(got, a, b, bias)
+        assert_not_alias(got, a, b, bias, names=("a", "b", "bias"))
 
 
 @check(
@@ -462,7 +462,7 @@ def fresh_output(mod, ctx):
     second = mod.matmul_bias_relu(a, b, bias)
     for got in (first, second):
         expect_tensor(got, shape=(20, 36), dtype=FP16, device=ctx.device)
-        assert_not_alias(got, a, b, bias)
+        assert_not_alias(got, a, b, bias, names=("a", "b", "bias"))
     if first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr():
         raise CheckFailed("two calls returned the same storage; allocate a new output per call")
     if not torch.equal(first, second):

@@ -24,6 +24,12 @@ def no_autograd_graph(mod, ctx):
     if not isinstance(got, torch.Tensor):
         raise CheckFailed(f"backward returned {type(got).__name__}, not a tensor")
     if got.requires_grad or got.grad_fn is not None:
+        for name, given in (("y", yr), ("grad_output", gr)):
+            if got.numel() and got.untyped_storage().data_ptr() == given.untyped_storage().data_ptr():
+                raise CheckFailed(
+                    f"the output is {name} itself (or a view of it), which requires grad: dx must go "
+                    f"to a fresh tensor (torch.empty_like), not into an input"
+                )
         raise CheckFailed("the output requires grad / has a grad_fn; no autograd registration is expected")
     assert_close(got, vjp64(y, g), dtype=torch.float32, name="backward under no_grad", device=ctx.device)
 

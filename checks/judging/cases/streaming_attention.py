@@ -420,7 +420,7 @@ def fresh_output(mod, ctx):
     b = _call(mod, q, k, v, False, 32)
     for out in (a, b):
         assert_close(out, attention_oracle(q, k, v, False), dtype=FP16)
-        assert_not_alias(out, q, k, v)
+        assert_not_alias(out, q, k, v, names=("q", "k", "v"))
     if a.data_ptr() == b.data_ptr():
         raise CheckFailed("two calls returned the same buffer; allocate a fresh output per call")
 

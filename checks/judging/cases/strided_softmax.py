@@ -458,7 +458,7 @@ def input_unchanged(mod, ctx):
         if not torch.equal(base, before):
             changed = int((base != before).sum())
             raise CheckFailed(f"softmax({what}) changed {changed} elements of the input's storage")
-        assert_not_alias(got, x)
+        assert_not_alias(got, x, names=("x",))
 
 
 # --- GPU only ----------------------------------------------------------------------

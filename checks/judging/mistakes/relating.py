@@ -118,6 +118,33 @@ def _view_in_nan(t: Any) -> bool:
         return False
 
 
+def written_into_input(calls: list) -> Optional[relations.Relation]:
+    """The last call returned one of its own inputs, written in place: the right answer is
+    computed from the inputs after the call, so no relation to it means anything."""
+    if not calls:
+        return None
+    call = calls[-1]
+    result = call.result
+    if not hasattr(result, "untyped_storage") or not result.numel():
+        return None
+    where = result.untyped_storage().data_ptr()
+    named = list(zip(call.names, call.args)) if call.names else []
+    named += [(f"argument {i + 1}", a) for i, a in enumerate(call.args[len(named) :])]
+    named += list(call.kwargs.items())
+    for name, value in named:
+        if value is not result and not hasattr(value, "untyped_storage"):
+            continue
+        if value is result or (value.numel() and value.untyped_storage().data_ptr() == where):
+            return relations.Relation(
+                "written-into-input",
+                f"Your result is the input {name} itself, written in place: the right answer is "
+                f"computed from the inputs after your call, so these numbers compare with an "
+                f"overwritten {name}; write the result to a fresh tensor.",
+                {"input": name},
+            )
+    return None
+
+
 def annotate_relation(record: Any, relation: relations.Relation) -> None:
     """The relation's sentence opens the failure's message (the numbers stay)."""
     record.message = f"{relation.sentence} — {record.message}" if record.message else relation.sentence
@@ -182,7 +209,7 @@ def explain(
     numeric = any(key in details for key in NUMERIC_FACTS)  # not a refusal missed, an alias, ...
     if "mistake" not in details and verdict is None and numeric:
         tiles = sorted({v for launch in launches for v in (launch.get("tiles") or {}).values()})
-        found = relation_for(workshop_id, calls, tiles)
+        found = written_into_input(calls) or relation_for(workshop_id, calls, tiles)
         if found is not None:
             annotate_relation(record, found)
     details = record.details
