@@ -378,3 +378,18 @@ def test_a_factor_per_row_that_is_another_quantity_of_the_row_is_named(tmp_path,
     rec = _basic(_kernel(tmp_path, result))
     assert rec.details["relation"]["id"] == "factor-per-row"
     assert said in rec.details["relation"]["sentence"], rec.details["relation"]["sentence"]
+
+
+def test_nothing_stored_by_launched_programs_and_the_first_rows_missed_name_the_block_index():
+    import numpy as np
+
+    from checks.judging.stored import unwritten_cause
+
+    everything = np.ones((8, 10), dtype=bool)
+    cause = unwritten_cause(everything, repeated=0, launched=True)
+    assert cause[0] == "nothing-stored" and "block index" in cause[3]
+    assert unwritten_cause(everything, repeated=0, launched=False) is None  # no kernel ran: another kind
+    first = np.zeros((8, 10), dtype=bool)
+    first[:3] = True
+    cause = unwritten_cause(first, repeated=0, launched=True)
+    assert cause[0] == "grid" and "num_programs - 1 - pid" in cause[1]

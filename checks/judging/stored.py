@@ -226,7 +226,7 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
             if gaps.repeated
             else ""
         )
-        cause = unwritten_cause(mask, gaps.repeated)
+        cause = unwritten_cause(mask, gaps.repeated, launched=bool(w.own_launches()))
         message = (
             (f"{cause[1]} — " if cause else "")
             + f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
@@ -281,10 +281,13 @@ SAME_ELEMENTS = (
 # rows (or tiles) from the end leave the first ones empty when there are too few of them.
 SHORT_GRID_FIRST = (
     "grid",
-    "Your launch grid has fewer programs than the rows need, so the rows no program is given "
-    "(here the first rows: your programs count from the end) are never written.",
-    SHORT_GRID[2],
-    SHORT_GRID[3],
+    "No program stores the first rows: your programs count their blocks from the end, and either "
+    "the grid has fewer programs than the rows need or the count is one too high "
+    "(num_programs - pid where num_programs - 1 - pid is meant).",
+    "a block index counted from the end reaches the first rows only when the grid has a program "
+    "for every block and the program counted last gets block 0; the others keep whatever memory held",
+    "Give the grid a program for every row block (triton.cdiv(size, BLOCK)) and check which block "
+    "the last program gets",
 )
 FIRST_COLUMNS = (
     "tile-offsets",
@@ -309,14 +312,28 @@ def _edge_block(flags: np.ndarray) -> str:
     return ""
 
 
-def unwritten_cause(mask: np.ndarray, repeated: int) -> Optional[tuple]:
-    """Which of :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS`,
-    :data:`SAME_ELEMENTS` and :data:`STORE_STRIDES` the never-stored elements (``mask``,
-    True where never stored) show, or None.  Stores that land twice come first: a store
+NOTHING_STORED = (
+    "nothing-stored",
+    "None of your programs stored an element of this output, though the grid launched them: every "
+    "program's stores are masked off or aimed past it.",
+    "a program stores what its block index and mask say: an index one block too high (or from the "
+    "wrong tl.program_id axis) puts every store past the end, where the mask drops it",
+    "Check the block index each program computes from tl.program_id, the store's mask, and that the "
+    "store goes to the output's pointer",
+)
+
+
+def unwritten_cause(mask: np.ndarray, repeated: int, launched: bool = False) -> Optional[tuple]:
+    """Which of :data:`NOTHING_STORED` (``launched``: kernels of the learner's ran),
+    :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS`, :data:`SAME_ELEMENTS` and
+    :data:`STORE_STRIDES` the never-stored elements (``mask``, True where never stored)
+    show, or None.  Stores that land twice come first: a store
     address that skips rows also leaves the last ones empty; only the first rows stored,
     over and over, is every program computing the same row.  Whole rows never stored, in
     one block at either end, are a short grid; whole columns at the end, a short mask; at
     the start, tile offsets."""
+    if launched and not repeated and mask.size > 1 and mask.all():
+        return NOTHING_STORED
     if repeated:
         if mask.ndim >= 2 and mask.shape[-2] > 1:
             plane = mask.reshape(-1, mask.shape[-1])
