@@ -147,3 +147,18 @@ def test_an_output_that_is_grad_output_itself_is_told_so(tmp_path):
     assert sums.status == "fail" and sums.details["relation"]["id"] == "written-into-input"
     assert sums.message.startswith("Your result is the input grad_output itself, written in place")
     assert fresh.status == "fail" and "shares memory with grad_output" in fresh.message
+
+
+def test_an_error_of_triton_s_rules_says_what_to_do_and_its_traceback_is_the_learners(tmp_path):
+    from checks.judging.engine import run_checks
+
+    source = (catalog.get("softmax_backward").folder / "solution.py").read_text()
+    assert "BLOCK_COLS=block_cols," in source
+    path = tmp_path / "not_a_power_of_two.py"
+    path.write_text(source.replace("BLOCK_COLS=block_cols,", "BLOCK_COLS=n_cols,"))
+    (rec,) = run_checks("softmax_backward", path, interpret=True, only=["matches-autograd"])
+    assert rec.status == "error" and "arange's range must be a power of 2" in rec.message
+    assert "triton.next_power_of_2(n)" in rec.message
+    shown = rec.details["traceback"]
+    assert shown.startswith("Traceback (most recent call last):")  # whole lines, from the top
+    assert "not_a_power_of_two.py" in shown and "/checks/judging/" not in shown  # no checker frames

@@ -26,7 +26,7 @@ from typing import Callable, ContextManager, Iterable, Optional
 from checks import interpreter
 from checks.judging import case as check_case, failure_kinds, mistakes, properties
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
-from checks.judging.records import Record
+from checks.judging.records import Record, error_advice, learner_traceback
 from workshops import catalog
 
 _module_counter = itertools.count()
@@ -330,8 +330,8 @@ def run_case(
             )
         else:
             rec.status = "error"
-            rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}"
-            rec.details = {"traceback": "".join(traceback.format_exception(e))[-4000:]}
+            rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}" + error_advice(str(e))
+            rec.details = {"traceback": learner_traceback(e)}
     rec.seconds = round(time.perf_counter() - t0, 4)
     if case.properties:  # what separates failing from passing checks is said after the run
         rec.details = {**rec.details, "properties": list(case.properties)}

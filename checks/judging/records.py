@@ -7,8 +7,10 @@ files' (checks.json_files).  Standard library only.
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from pathlib import Path
 
 
 class Status(str, Enum):
@@ -232,3 +234,56 @@ def summary_line(records: list) -> str:
         f"{plural(t['passed'], 'check')} passed; {t['failed']} failed; "
         f"{plural(t['incomplete'], 'exercise')} incomplete; {t['unavailable']} unavailable{not_run}{broke}."
     )
+
+
+TRACEBACK_CHARS = 4000  # a record's traceback, at most (whole lines)
+_CHECKER = str(Path(__file__).resolve().parent.parent)  # the checks package: not the learner's frames
+
+
+def learner_traceback(e: BaseException) -> str:
+    """The traceback of an error in a check, without the checker's own frames (the hooks a
+    launch passes through say nothing about the learner's code), its last lines whole."""
+    tb = traceback.TracebackException.from_exception(e)
+    for link in [tb, *_chained(tb)]:
+        kept = [f for f in link.stack if not str(Path(f.filename).resolve()).startswith(_CHECKER)]
+        if kept:
+            link.stack = traceback.StackSummary.from_list(kept)
+    lines = "".join(tb.format()).splitlines(keepends=True)
+    out: list = []
+    size = 0
+    for line in reversed(lines):
+        if size + len(line) > TRACEBACK_CHARS:
+            out.append("...\n")
+            break
+        out.append(line)
+        size += len(line)
+    return "".join(reversed(out))
+
+
+def _chained(tb: traceback.TracebackException) -> list:
+    found, seen = [], {id(tb)}
+    link = tb.__cause__ or tb.__context__
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        found.append(link)
+        link = link.__cause__ or link.__context__
+    return found
+
+
+# Errors Triton raises for a rule of its language, and what to do (said under the error).
+TRITON_RULES = (
+    (
+        "arange's range must be a power of 2",
+        "tl.arange takes a power-of-two length: make the tile triton.next_power_of_2(n) wide and "
+        "mask the lanes past n",
+    ),
+    (
+        "should have M >= 16, N >= 16 and K >= 16",
+        "tl.dot needs tiles of at least 16 in every dimension: raise the smallest tile size",
+    ),
+)
+
+
+def error_advice(message: str) -> str:
+    """'\n' and what to do about an error Triton raises for one of its rules, or ''."""
+    return next((f"\n{advice}" for words, advice in TRITON_RULES if words in message), "")
