@@ -300,7 +300,7 @@ def widest(mod, ctx):
 
 @check(
     "dtype-fp16",
-    "fp16 inputs: fp32 reduction, one cast to fp16 at the end (6x200)",
+    "fp16 inputs (6x200): an fp16 output within one fp16 rounding of the exact answer",
     why="the output must be fp16, within one fp16 rounding of the exact product",
     section="Precision: one fp32 reduction, one cast",
     cost=3,
@@ -313,7 +313,7 @@ def dtype_fp16(mod, ctx):
 
 @check(
     "dtype-bf16",
-    "bf16 inputs: fp32 reduction, one cast to bf16 at the end (6x200)",
+    "bf16 inputs (6x200): a bf16 output within one bf16 rounding of the exact answer",
     why="bf16 keeps 8 significant bits; anything but one final rounding shows up here",
     section="Precision: one fp32 reduction, one cast",
     cost=3,
