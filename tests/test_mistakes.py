@@ -673,3 +673,21 @@ def test_a_wrong_softmax_scale_or_a_reset_accumulator_in_attention_is_named(tmp_
     path.write_text(changed)
     (rec,) = run_checks("streaming_attention", path, interpret=True, only=["basic"])
     assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id, rec.message[:300]
+
+
+def test_a_first_failure_that_is_not_about_values_does_not_silence_later_diagnoses(tmp_path):
+    # no validation at all: the rejection checks fail first, on calls whose right answer is
+    # unknown; the classic mistake of the later checks is still named
+    source = (catalog.get("softmax_backward").folder / "solution.py").read_text()
+    start = source.index("    # --- metadata validation (never scans values) ---")
+    end = source.index("    n_rows, n_cols = y.shape")
+    wrong = source[:start] + source[end:]
+    wrong = wrong.replace("dot = tl.sum(y * g, axis=1)", "dot = tl.sum(g, axis=1)")
+    assert wrong.count("dot = tl.sum(g, axis=1)") == 1
+    path = tmp_path / "no_validation.py"
+    path.write_text(wrong)
+    records = run_checks("softmax_backward", path, interpret=True)
+    order = [r.id for r in records if r.status == "fail"]
+    assert any(i.startswith("rejects-") for i in order[: order.index("matches-autograd")])
+    named = {r.id: r.details.get("mistake", {}).get("id") for r in records if r.status == "fail"}
+    assert named["matches-autograd"] == "reduce-g-alone", named

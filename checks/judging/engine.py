@@ -351,7 +351,8 @@ def run_case(
         found = mistakes.diagnose(workshop_id, mod.calls, earlier=mod.first_failing)
         if found is not None:
             mistakes.annotate(rec, found)  # the failure names the classic mistake it matches
-        mod.note_failure()
+        if "mismatched" in rec.details:  # wrong values (not a rejection missed): evidence for later
+            mod.note_failure()
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder):
         from checks.judging.mistakes import relating
 

@@ -266,8 +266,16 @@ def diagnose(workshop_id: str, calls: Iterable[Call], earlier: Optional[Call] = 
 
 
 def _explains_too(module: Any, mistake: Mistake, call: Call) -> bool:
+    """Whether ``mistake`` could have made ``call``'s result: its oracle predicts it, or it
+    changes nothing there and the result is right (or the right one is unknown)."""
+    if call.function != mistake.function:
+        return True
     try:
-        return call.function != mistake.function or consistent(module, mistake, [call])
+        predicted = candidates_of(mistake.oracle(call))
+        if predicted:
+            return any(module.agrees(call, c) for c in predicted)
+        right = module.right(call)
+        return right is None or module.agrees(call, right)
     except Exception:  # noqa: BLE001 - an oracle that cannot read the earlier call: no evidence against
         return True
 
