@@ -691,3 +691,45 @@ def test_a_first_failure_that_is_not_about_values_does_not_silence_later_diagnos
     assert any(i.startswith("rejects-") for i in order[: order.index("matches-autograd")])
     named = {r.id: r.details.get("mistake", {}).get("id") for r in records if r.status == "fail"}
     assert named["matches-autograd"] == "reduce-g-alone", named
+
+
+SPLIT_MUTANTS = [
+    (
+        [
+            (
+                "row_sum = tl.sum(tile_sum * tl.exp(tile_max - row_max), axis=0)",
+                "row_sum = tl.max(tile_sum * tl.exp(tile_max - row_max), axis=0)",
+            )
+        ],
+        "merge-takes-max",
+    ),
+    (
+        [
+            (
+                "chunk_sum = tl.sum(tl.exp(x - chunk_max), axis=0)",
+                "chunk_sum = tl.sum(tl.exp2(x - chunk_max), axis=0)",
+            )
+        ],
+        "stats-in-base-2",
+    ),
+    (
+        [
+            ("tl.store(partial_ptr + slot, chunk_max)", "tl.store(partial_ptr + slot, CHUNK_SUM)"),
+            ("tl.store(partial_ptr + slot + 1, chunk_sum)", "tl.store(partial_ptr + slot + 1, chunk_max)"),
+            ("CHUNK_SUM", "chunk_sum"),
+        ],
+        "stats-swapped",
+    ),
+]
+
+
+@pytest.mark.parametrize("edits, mistake_id", SPLIT_MUTANTS, ids=[m for _, m in SPLIT_MUTANTS])
+def test_merge_and_statistics_mistakes_of_split_softmax_are_named(tmp_path, edits, mistake_id):
+    text = (catalog.get("split_softmax").folder / "solution.py").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "split_wrong.py"
+    path.write_text(text)
+    (rec,) = run_checks("split_softmax", path, interpret=True, only=["basic-small"])
+    assert rec.status == "fail" and rec.details["mistake"]["id"] == mistake_id, rec.message[:300]

@@ -172,6 +172,45 @@ def _statistics_in_fp16(call: Call):
     return torch.exp(x64 - rounded(row_max, torch.float16)) / rounded(row_sum, torch.float16)
 
 
+def _merge_takes_max(call: Call):
+    """Kernel 2 reduces the rescaled chunk denominators with a max instead of a sum."""
+    found = _input(call)
+    if found is None or found[0].shape[1] <= found[1]:
+        return None  # one chunk: the max of one term is the sum
+    x64, chunk = found
+    m, l = chunk_stats(x64, chunk)
+    row_max = m.amax(dim=1, keepdim=True)
+    return torch.exp(x64 - row_max) / (l * torch.exp(m - row_max)).amax(dim=1, keepdim=True)
+
+
+def _stats_exp2(call: Call):
+    """Kernel 1 sums exp2(x - m_i) where kernels 2 and 3 work in base e."""
+    found = _input(call)
+    if found is None:
+        return None
+    x64, chunk = found
+    rows, n = x64.shape
+    tiles = -(-n // chunk)
+    padded = torch.full((rows, tiles * chunk), float("-inf"), dtype=F64)
+    padded[:, :n] = x64
+    padded = padded.reshape(rows, tiles, chunk)
+    m = padded.amax(dim=2)
+    l = torch.exp2(padded - m[:, :, None]).sum(dim=2)
+    row_max, row_sum = merged(m, l)
+    return torch.exp(x64 - row_max) / row_sum
+
+
+def _stats_swapped(call: Call):
+    """Kernel 1 stores (l_i, m_i) where kernel 2 reads (m_i, l_i)."""
+    found = _input(call)
+    if found is None:
+        return None
+    x64, chunk = found
+    m, l = chunk_stats(x64, chunk)
+    row_max, row_sum = merged(l, m)
+    return torch.exp(x64 - row_max) / row_sum
+
+
 FLOOR_WHY = (
     "T = N // chunk_size drops the ragged last chunk: its logits never reach the merge and its "
     "outputs are never written; the count must round up, T = cdiv(N, chunk_size)"
@@ -201,6 +240,38 @@ MISTAKES = [
             "and is right only when every chunk has the same maximum"
         ),
         oracle=_merge_without_rescale,
+    ),
+    Mistake(
+        id="merge-takes-max",
+        function="softmax",
+        sentence="Your merge takes the largest of the rescaled chunk denominators instead of their sum.",
+        where="kernel 2: l = tl.sum(l_i * exp(m_i - m)), not tl.max",
+        section=KERNEL_2,
+        why="the row's denominator counts every chunk's exponentials: the largest chunk's share alone is "
+        "too small, so every probability of the row comes out too large",
+        oracle=_merge_takes_max,
+    ),
+    Mistake(
+        id="stats-in-base-2",
+        function="softmax",
+        sentence="Your partial-stats kernel sums exp2(x - m_i), while the merge and the normalization "
+        "work in base e.",
+        where="kernel 1: l_i = sum(exp(x - m_i)), or every kernel in base 2 (with x scaled by log2(e))",
+        section=KERNEL_1,
+        why="2^(x - m) is not e^(x - m): the chunk sums are measured in another unit than the numerators "
+        "kernel 3 divides by them",
+        oracle=_stats_exp2,
+    ),
+    Mistake(
+        id="stats-swapped",
+        function="softmax",
+        sentence="Your partial-stats kernel stores each chunk's pair as (l_i, m_i); the merge reads "
+        "(m_i, l_i).",
+        where="kernel 1's stores and kernel 2's loads: the same slot for m (first) and for l (second)",
+        section=KERNEL_1,
+        why="the merge takes sums for maxima and maxima for sums: a chunk's maximum can be negative, so the "
+        "row's denominator can even come out negative",
+        oracle=_stats_swapped,
     ),
     Mistake(
         id="zero-padding-in-stats",
