@@ -660,6 +660,11 @@ def test_a_later_check_names_a_mistake_only_if_it_explains_the_first_failure_too
         ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E", "scale-one-over-d"),
         ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = 1 / math.sqrt(d)", "exp2-of-natural-scores"),
         ("acc = acc * alpha[:, None]", "acc = tl.zeros_like(acc)", "accumulator-reset-each-tile"),
+        (
+            "qk_scale = (1.0 / math.sqrt(d)) * LOG2_E",
+            "qk_scale = (1.0 / math.sqrt(n)) * LOG2_E",
+            "scale-by-length",
+        ),
     ],
 )
 def test_a_wrong_softmax_scale_or_a_reset_accumulator_in_attention_is_named(tmp_path, old, new, mistake_id):

@@ -110,11 +110,12 @@ def _scale_forgotten(call: Call):
 
 
 def _scaled_by(factor):
-    """An oracle: attention whose scores are scaled by ``factor(d)`` instead of 1/sqrt(D)."""
+    """An oracle: attention whose scores are scaled by ``factor(D, N)`` instead of 1/sqrt(D)."""
 
     def oracle(call: Call):
         found = _inputs(call)
-        return None if found is None else attend(found.scores(scale=factor(found.d)), found.v)
+        scale = None if found is None else factor(found.d, found.n)
+        return None if scale is None else attend(found.scores(scale=scale), found.v)  # None: N = D
 
     return oracle
 
@@ -326,7 +327,7 @@ MISTAKES = [
         section=PROBLEM,
         why="exp(s * log2(e)) is exp(s) raised to the power 1.44: every weight is too peaked, as if "
         "the scale were 1.44 / sqrt(D)",
-        oracle=_scaled_by(lambda d: math.log2(math.e) / math.sqrt(d)),
+        oracle=_scaled_by(lambda d, n: math.log2(math.e) / math.sqrt(d)),
     ),
     Mistake(
         id="exp2-of-natural-scores",
@@ -335,7 +336,7 @@ MISTAKES = [
         where="the scale: qk_scale = log2(e) / sqrt(D) when the exponentials are tl.exp2",
         section=PROBLEM,
         why="exp2(s) is exp(s * ln 2): every weight is too flat, as if the scale were 0.69 / sqrt(D)",
-        oracle=_scaled_by(lambda d: math.log(2) / math.sqrt(d)),
+        oracle=_scaled_by(lambda d, n: math.log(2) / math.sqrt(d)),
     ),
     Mistake(
         id="scale-one-over-d",
@@ -344,7 +345,18 @@ MISTAKES = [
         where="the scores: s = q @ k^T * (1 / sqrt(D))",
         section=PROBLEM,
         why="1/D is sqrt(D) times too small a scale, so the weights are far too flat",
-        oracle=_scaled_by(lambda d: 1.0 / d),
+        oracle=_scaled_by(lambda d, n: 1.0 / d),
+    ),
+    Mistake(
+        id="scale-by-length",
+        function="attention",
+        sentence="Your kernel scales the scores by 1/sqrt(N), the sequence length; the scale is 1/sqrt(D), "
+        "the head dimension.",
+        where="the scores: s = q @ k^T * (1 / sqrt(D)), D = q.shape[-1]",
+        section=PROBLEM,
+        why="the scale keeps a dot product of D terms at unit size, whatever the sequence length: with N "
+        "in its place the weights' sharpness changes with N",
+        oracle=_scaled_by(lambda d, n: 1.0 / math.sqrt(n) if n != d else None),
     ),
     Mistake(
         id="scores-in-fp16",
