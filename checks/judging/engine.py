@@ -14,7 +14,6 @@ import hashlib
 import importlib
 import importlib.util
 import itertools
-import json
 import linecache
 import os
 import sys
@@ -26,7 +25,7 @@ from typing import Callable, ContextManager, Iterable, Optional
 from checks import interpreter
 from checks.judging import case as check_case, failure_kinds, mistakes, properties
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
-from checks.judging.records import Record, error_advice, learner_traceback
+from checks.judging.records import Record, error_advice, jsonable, learner_traceback, short_repr
 from workshops import catalog
 
 _module_counter = itertools.count()
@@ -239,15 +238,6 @@ def _assigned_at(path: Path, name: str) -> Optional[int]:
     return max(lines, default=None)
 
 
-def _short_repr(value, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _jsonable(d: dict) -> dict:
-    return json.loads(json.dumps(d, default=str))
-
-
 def base_seed(seed: Optional[int] = None) -> int:
     """The run's base seed: ``seed`` when given, else $KERNEL_COURSE_SEED, else 0."""
     if seed is not None:
@@ -295,7 +285,7 @@ def run_case(
 
             torch.cuda.synchronize()  # surface asynchronous kernel errors inside this check
         rec.message = msg or ""
-        rec.details = _jsonable(ctx.details)
+        rec.details = jsonable(ctx.details)
     except Unavailable as e:
         rec.status, rec.message = "skipped", str(e)
     except NotImplementedError as e:
@@ -306,7 +296,7 @@ def run_case(
             rec.status = "error"
             rec.message = f"NotImplementedError raised by a library, not your TODO: {e}"
     except CheckFailed as e:
-        rec.status, rec.message, rec.details = "fail", _with_line(e, path), _jsonable(e.details)
+        rec.status, rec.message, rec.details = "fail", _with_line(e, path), jsonable(e.details)
     except AssertionError as e:
         rec.status, rec.message = "fail", str(e) or "assertion failed"
     except SystemExit as e:
@@ -321,7 +311,7 @@ def run_case(
         wrapped = cause_of_type(e, CheckFailed)  # e.g. an out-of-bounds access in the interpreter
         if wrapped is not None:
             rec.status, rec.message = "fail", _with_line(wrapped, path)
-            rec.details = _jsonable(wrapped.details)
+            rec.details = jsonable(wrapped.details)
         elif isinstance(e, AttributeError) and getattr(e, "obj", None) is mod:
             rec.status = "fail"
             rec.message = (
@@ -466,7 +456,7 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
     if not_functions:
         lines = {name: _assigned_at(path, name) for name in not_functions}
         said = [
-            f"{name} is {_short_repr(values[name])} (of type {type(values[name]).__name__}"
+            f"{name} is {short_repr(values[name])} (of type {type(values[name]).__name__}"
             + (f", line {lines[name]}" if lines[name] else "")
             + "), not a function"
             for name in not_functions

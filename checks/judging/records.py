@@ -7,6 +7,7 @@ files' (checks.json_files).  Standard library only.
 
 from __future__ import annotations
 
+import json
 import traceback
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -287,3 +288,13 @@ TRITON_RULES = (
 def error_advice(message: str) -> str:
     """'\n' and what to do about an error Triton raises for one of its rules, or ''."""
     return next((f"\n{advice}" for words, advice in TRITON_RULES if words in message), "")
+
+
+def short_repr(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def jsonable(d: dict) -> dict:
+    """``d`` as JSON gives it back (what is not JSON becomes its str)."""
+    return json.loads(json.dumps(d, default=str))
