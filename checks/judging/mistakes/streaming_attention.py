@@ -114,7 +114,9 @@ def _scaled_by(factor):
 
     def oracle(call: Call):
         found = _inputs(call)
-        scale = None if found is None else factor(found.d, found.n)
+        if found is None:
+            return None
+        scale = factor(found.d, found.n)
         return None if scale is None else attend(found.scores(scale=scale), found.v)  # None: N = D
 
     return oracle
