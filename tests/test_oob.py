@@ -227,3 +227,70 @@ def test_a_load_listener_hears_each_programs_active_lanes_and_nothing_after_it_c
     assert _triton_own_methods() == TRITONS_OWN  # the wrappers are gone again
     _copy_blocks[(3,)](x, y, 20, BLOCK=8)
     assert len(heard) == 3
+
+
+@triton.jit
+def _tile_with_another_row_stride(a, b, out, stride_a_row, stride_b_row, BLOCK: tl.constexpr):
+    # the bug: b's rows are addressed with a's row stride
+    rows = tl.arange(0, BLOCK)
+    cols = tl.arange(0, 16)
+    x = tl.load(a + rows[:, None] * stride_a_row + cols[None, :])
+    y = tl.load(b + rows[:, None] * stride_a_row + cols[None, :])
+    tl.store(out + rows[:, None] * 16 + cols[None, :], x + y)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_block_whose_rows_step_by_another_tensors_stride_names_that_tensor():
+    a = torch.randn(32, 16 * 3)[:, :16]  # rows 48 apart: a stride no other tensor has
+    b = torch.randn(32, 16)  # rows 16 apart
+    out = torch.empty(32, 16)
+    with pytest.raises(Exception) as info:
+        _tile_with_another_row_stride[(1,)](a, b, out, a.stride(0), b.stride(0), BLOCK=32)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["kind"] == "load"
+    assert "step by 48 elements along one axis of its block" in v.message
+    assert "none of b's strides (16, 1), but it is a stride of a (48, 1)" in v.message
+    assert "mask this access" not in v.message
+
+
+@triton.jit
+def _tile_past_the_end(x, out, start, BLOCK: tl.constexpr):
+    # the bug: the tile's start is far past the end (an offset from the wrong stride)
+    offs = start + tl.arange(0, BLOCK)
+    v = tl.load(x + offs)
+    tl.store(out + tl.arange(0, BLOCK), v)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_an_unmasked_tile_wholly_outside_is_not_told_to_add_a_mask_nor_blamed_on_a_contiguous_tensor():
+    x = torch.randn(64)
+    out = torch.empty(4096)  # contiguous and large: it holds any offset, which proves nothing
+    with pytest.raises(Exception) as info:
+        _tile_past_the_end[(1,)](x, out, 1024, BLOCK=32)
+    v = oob.find_violation(info.value)
+    assert v is not None
+    assert "a missing mask is not the cause" in v.message and "tile's start" in v.message
+    assert "step like the elements of" not in v.message and "mask this access" not in v.message
+
+
+@triton.jit
+def _heads_with_b_and_h_swapped(x, out, H, stride_b, stride_h, BLOCK: tl.constexpr):
+    # the bug: h multiplies the batch stride and b the head stride
+    head = tl.program_id(0)
+    b = head // H
+    h = head % H
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + h * stride_b + b * stride_h + offs, mask=offs < 4, other=0.0)
+    tl.store(out + head * 4 + offs, v, mask=offs < 4)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_an_offset_past_the_batch_dimension_says_which_stride_ran_past():
+    x = torch.randn(2, 3, 4)  # B=2, H=3: program 2 has b=0, h=2, and 2 * stride(0) is past x
+    out = torch.empty(6, 4)
+    with pytest.raises(Exception) as info:
+        _heads_with_b_and_h_swapped[(6,)](x, out, 3, x.stride(0), x.stride(1), BLOCK=8)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["program_id"][0] == 2
+    assert "at index 2 along dim 0, which has 2 entries" in v.message
+    assert "multiplies stride(0) runs past that dimension" in v.message

@@ -347,6 +347,23 @@ def test_a_kernel_reading_the_row_from_program_id_1_is_told_so(tmp_path):
     assert record.message.startswith("Every program of your kernel stores the same first rows")
 
 
+def test_the_last_heads_never_stored_are_a_short_grid_over_the_flattened_leading_dims():
+    import numpy as np
+
+    from checks.judging.stored import unwritten_cause
+
+    mask = np.zeros((5, 13, 8, 16), dtype=bool)
+    mask[4, 12] = True  # 65 heads, a grid capped at 64: the last head keeps the allocation's bytes
+    cause = unwritten_cause(mask, repeated=0)
+    assert cause is not None and cause[0] == "grid" and "last rows" in cause[1]
+    first = np.zeros((5, 13, 8, 16), dtype=bool)
+    first[0, :2] = True  # the first two heads: programs that count from the end
+    assert unwritten_cause(first, repeated=0)[0] == "grid"
+    one_row_of_a_head = np.zeros((5, 13, 8, 16), dtype=bool)
+    one_row_of_a_head[4, 12, 3] = True  # not a block at either end of the flattened rows
+    assert unwritten_cause(one_row_of_a_head, repeated=0) is None
+
+
 def test_scattered_or_whole_gaps_name_no_single_cause():
     import numpy as np
 

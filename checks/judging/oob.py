@@ -96,8 +96,55 @@ def _strides_of_another(bad_addrs, best, ranges) -> Optional[tuple]:
         o_shape, o_strides, _ = other[4]
         if other is best or o_strides == strides or int(np.prod(o_shape)) > (1 << 22):
             continue
-        if np.isin(rel, _view_offsets(other[4])).all():
+        offsets = np.unique(_view_offsets(other[4]))
+        # a tensor without holes (contiguous, or a permutation of contiguous) holds every
+        # offset below its size: any addresses fit it, which is no evidence of its strides
+        if offsets.size == int(offsets[-1]) - int(offsets[0]) + 1:
+            continue
+        if np.isin(rel, offsets).all():
             return other
+    return None
+
+
+def _step_of_another(block, best, ranges) -> Optional[tuple]:
+    """(step, tensor) when the access's block of addresses (every lane, in the block's
+    shape) moves by one constant ``step`` elements along one of its axes, a step that is
+    none of ``best``'s strides but is a stride of another tensor of the launch: the
+    addresses were built with that tensor's strides.  None when no axis shows that."""
+    start, _, _, _, (_, strides, elem) = best
+    if block is None or block.ndim < 2 or elem <= 0:
+        return None
+    a = block.astype(np.int64)
+    for axis in range(a.ndim):
+        if a.shape[axis] < 2:
+            continue
+        d = np.diff(a, axis=axis)
+        first = int(d.flat[0])
+        if first == 0 or first % elem or not (d == first).all():
+            continue
+        step = first // elem
+        if step in strides or -step in strides:
+            continue
+        owners = [r for r in ranges if r is not best and step in r[4][1]]
+        if owners:
+            return step, owners[0]
+    return None
+
+
+def _index_past_a_dimension(addrs, best) -> Optional[tuple]:
+    """(dim, index) when the access's lowest address, read with ``best``'s own strides
+    (largest first), lands at ``index`` along ``dim`` and that dimension has fewer entries:
+    the index multiplying that stride runs past it.  None when it reads as in range."""
+    start, _, _, _, (shape, strides, elem) = best
+    lo = int(addrs.astype(np.int64).min()) - int(start)
+    if elem <= 0 or lo < 0 or lo % elem:
+        return None
+    rel = lo // elem
+    dims = sorted(((s, d) for d, s in enumerate(strides) if s > 0 and shape[d] > 1), reverse=True)
+    for stride, dim in dims:
+        k, rel = divmod(rel, stride)
+        if k >= shape[dim]:
+            return dim, k
     return None
 
 
@@ -150,7 +197,12 @@ def _masked_advice(pid: tuple, partly_masked: bool, some_inside: bool = False) -
     )
 
 
-def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = False) -> None:
+def _check(
+    kind: str, addrs, elem: int, partly_masked: bool, masked: bool = False, block: Optional[Callable] = None
+) -> None:
+    """Raise :class:`OutOfBounds` when an active lane of this access lies outside every
+    tensor of the launch.  ``block()``: every lane's address in the block's shape (its
+    steps along each axis show which strides built it)."""
     launch = getattr(_state, "launch", None)
     if launch is None or addrs.size == 0:
         return
@@ -181,7 +233,14 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
         # one bad address shows no stride; the whole access (every active lane) may, when it
         # steps by more than one element (a consecutive run fits any layout that has one)
         lanes = bad_addrs if several else (addrs if _strided_run(addrs, elem) else None)
-        other = None if swapped or unit_columns or lanes is None else _strides_of_another(lanes, best, ranges)
+        stepped = None
+        if not (swapped or unit_columns) and block is not None:
+            stepped = _step_of_another(block(), best, ranges)
+        other = (
+            None
+            if swapped or unit_columns or stepped or lanes is None
+            else _strides_of_another(lanes, best, ranges)
+        )
         if swapped:
             where += f" (strides {strides})"
             advice = (
@@ -195,6 +254,15 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
                 f"the bad addresses are {name}'s elements as they would lie if its column stride "
                 f"were 1 (it is {strides[1]}): build its addresses from its own strides "
                 f"(row * stride_row + col * stride_col); a mask would only hide the misplaced elements"
+            )
+        elif stepped is not None:
+            step, owner = stepped
+            where += f" (strides {strides})"
+            advice = (
+                f"the addresses of this {kind} step by {step} elements along one axis of its block: "
+                f"that is none of {name}'s strides {strides}, but it is a stride of {owner[2]} "
+                f"{owner[4][1]}: {name}'s addresses are built with {owner[2]}'s strides; build each "
+                f"tensor's addresses from its own strides"
             )
         elif other is not None:
             # The offsets are valid for another argument's layout: its strides were used.
@@ -218,8 +286,26 @@ def _check(kind: str, addrs, elem: int, partly_masked: bool, masked: bool = Fals
             )
         else:
             where += ", past the memory of the tensor"
-            if partly_masked or masked:
+            past_dim = None if ok.any() or len(strides) < 3 else _index_past_a_dimension(addrs, best)
+            if past_dim is not None and past_dim[0] < len(strides) - 2:
+                # wholly outside, and the offset reads as an index past a batch or head dimension
+                dim, k = past_dim
+                advice = (
+                    f"read with {name}'s strides {strides}, the first lane of this {kind} is at index {k} "
+                    f"along dim {dim}, which has {best[4][0][dim]} entries: the index that multiplies "
+                    f"stride({dim}) runs past that dimension; check which index (batch, head, row) "
+                    f"multiplies each stride, and the grid axis it comes from"
+                )
+            elif partly_masked or masked:
                 advice = _masked_advice(pid, partly_masked, bool(ok.any()))
+            elif n_bad > 1 and not ok.any():
+                # a ragged last tile starts inside the tensor; this one lies wholly outside
+                advice = (
+                    f"every lane of this unmasked {kind} lies outside {name}, so a missing mask is not "
+                    f"the cause (a ragged last tile still starts inside the tensor): the offset that "
+                    f"moves the {kind} to its tile is wrong; check the tile's start (its index times "
+                    f"{name}'s own strides) and the loop's bounds"
+                )
     else:
         where = f"address {bad:#x}, and the launch has no tensor arguments"
     raise OutOfBounds(
@@ -251,7 +337,14 @@ class _BoundsCheck(launches.Listener):
             _state.launch = prev
 
     def access(self, access: launches.Access) -> None:
-        _check(access.kind, access.addrs, access.elem, access.partly_masked, access.masked)
+        _check(
+            access.kind,
+            access.addrs,
+            access.elem,
+            access.partly_masked,
+            access.masked,
+            block=lambda: access.lanes()[0],
+        )
 
 
 class _LoadListener(launches.Listener):

@@ -348,6 +348,13 @@ def unwritten_cause(mask: np.ndarray, repeated: int, launched: bool = False) -> 
         edge = _edge_block(rows)
         if edge and mask[..., rows, :].all():
             return SHORT_GRID if edge == "last" else SHORT_GRID_FIRST
+    if mask.ndim >= 3:
+        # whole rows of the flattened leading dimensions (the last heads of [B, H, N, D])
+        plane = mask.reshape(-1, mask.shape[-1])
+        flat_rows = np.asarray(plane.any(axis=1))
+        edge = _edge_block(flat_rows)
+        if edge and plane[flat_rows].all():
+            return SHORT_GRID if edge == "last" else SHORT_GRID_FIRST
     if mask.ndim >= 1 and mask.shape[-1] > 1:
         cols = np.asarray(mask.reshape(-1, mask.shape[-1]).any(axis=0))
         edge = _edge_block(cols)

@@ -54,6 +54,8 @@ NAMED_OOB_CAUSES = (
     "in memory that belongs to the tensor it is a view of",
     "compare the mask's bound with the size these offsets index",  # lanes the mask let through
     "this program owns no elements here",  # a later program wholly outside: the grid or axis
+    "a missing mask is not the cause",  # an unmasked access wholly outside: its tile's offset
+    "runs past that dimension",  # the offset reads as a batch or head index past its size
 )
 
 

@@ -32,6 +32,9 @@ def bf16_basic(mod, ctx):
     ctx.require_gpu(BF16_REASON)
     for M, N, K in ((127, 65, 33), (1, 1, 1), (33, 17, 70), (5, 40, 0)):
         run_gemm(ctx, mod, M, N, K, BF16)
+    # A bf16 bias beyond fp16's range (65,504): a bias cast through fp16 turns it into inf.
+    a, b, bias = gemm_operands(ctx, 33, 17, 70, BF16, bias_scale=1.0e5)
+    expect_matmul(ctx, mod.matmul_bias_relu(a, b, bias), a, b, bias, "33x17x70 bf16, bias of about 1e5")
     # Every tile_m in bf16 (its dot takes another instruction shape per tile); group_m only
     # orders the programs, whatever the dtype: options-sweep crosses it with every tile in
     # fp16, and here each group value comes once (each pair is one more kernel to compile).

@@ -2,8 +2,8 @@
 [B, H, N, D] (any nonnegative strides) computes every head independently.
 
 The oracle is the single-head float64 oracle of ``checks.judging.cases.streaming_attention``,
-applied head by head on the inputs' device.  Shapes stay tiny (B * H <= 6, N <= 70, D = 16) so that each check
-takes well under a second in Triton's interpreter.
+applied head by head on the inputs' device.  Shapes stay tiny (B * H <= 65, N <= 160,
+D = 16) so that each check takes about a second or less in Triton's interpreter.
 """
 
 import torch
@@ -65,7 +65,7 @@ def _run(mod, q, k, v, *, causal, block_n=32, what=""):
 
 @check(
     "heads-contiguous",
-    "[B, H, N, D] contiguous, B=2 H=3 N=40: every head matches its own oracle",
+    "[B, H, N, D] contiguous, B=2 H=3 N=40, and B=5 H=13 N=8 (65 heads): every head matches its own oracle",
     why="each program must find its head's rows through the batch and head strides",
     section=SECTION,
     cost=2,
@@ -74,6 +74,9 @@ def heads_contiguous(mod, ctx):
     q, k, v = (_bhnd(ctx, 2, 3, 40, 16) for _ in range(3))
     for causal in (False, True):
         _run(mod, q, k, v, causal=causal)
+    # more heads than 64: a grid axis over heads that is capped or shortened leaves some out
+    q, k, v = (_bhnd(ctx, 5, 13, 8, 16) for _ in range(3))
+    _run(mod, q, k, v, causal=False)
 
 
 @check(
@@ -92,17 +95,20 @@ def heads_transposed_view(mod, ctx):
 
 @check(
     "heads-mixed-strides",
-    "q contiguous, k a transposed view, v shared by every head (stride 0)",
+    "q contiguous, k a transposed view, v shared by every head (stride 0); N=24, and N=160 causal",
     why="each tensor has its own strides; one set of strides for all three is a bug",
     section=SECTION,
     cost=2,
     properties=("strided",),
 )
 def heads_mixed_strides(mod, ctx):
-    q = _bhnd(ctx, 1, 4, 24, 16)
-    k = _bnhd_view(ctx, 1, 4, 24, 16)
-    v = _bhnd(ctx, 1, 1, 24, 16).expand(1, 4, 24, 16)
-    _run(mod, q, k, v, causal=False)
+    # N=24 fits one key tile; N=160 causal also walks whole key tiles below the diagonal
+    # (the second block of 128 query rows sees four whole key tiles before its own)
+    for n, causal in ((24, False), (160, True)):
+        q = _bhnd(ctx, 1, 4, n, 16)
+        k = _bnhd_view(ctx, 1, 4, n, 16)
+        v = _bhnd(ctx, 1, 1, n, 16).expand(1, 4, n, 16)
+        _run(mod, q, k, v, causal=causal)
 
 
 @check(

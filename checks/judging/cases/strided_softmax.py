@@ -275,7 +275,8 @@ def ragged_widths(mod, ctx):
 
 @check(
     "many-rows-transposed",
-    "70x1100 transposed: partial row block and partial column tile",
+    "70x1100 transposed: partial row block and partial column tile; 600x5 every other row of "
+    "a transpose (row stride 2, more than 64 row blocks)",
     why="a program owning several rows must mask the rows past the end on store",
     section=SECTION_TILES,
     cost=3,
@@ -284,6 +285,9 @@ def ragged_widths(mod, ctx):
 def many_rows_transposed(mod, ctx):
     expect_softmax(mod, transposed_input(70, 1100, ctx=ctx), "x.t()")
     expect_softmax(mod, randn((70, 1100), ctx=ctx), "x")
+    # Rows that are neighbours in memory but not adjacent (strides (2, 1200)): the row
+    # stride is not 1, and a program per few rows needs more than 64 programs.
+    expect_softmax(mod, transposed_input(1200, 5, ctx=ctx)[::2], "x.t()[::2]")
 
 
 @check(
