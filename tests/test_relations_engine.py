@@ -364,6 +364,70 @@ def test_the_last_heads_never_stored_are_a_short_grid_over_the_flattened_leading
     assert unwritten_cause(one_row_of_a_head, repeated=0) is None
 
 
+def test_a_grid_of_zero_programs_is_said_as_such_not_as_stores_masked_off():
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    path = catalog.get("streaming_attention").folder / "wrong" / "grid_misses_tail.py"
+    (record,) = run_checks("streaming_attention", path, interpret=True, only=["basic"])
+    assert record.status == "fail" and record.details["cause"]["id"] == "empty-grid"
+    assert record.message.startswith("Your launch grid has no programs for this size")
+    assert "though the grid launched them" not in record.message
+
+
+def test_a_capped_gemm_grid_is_too_few_programs_not_a_short_last_group():
+    # every program stored its own tile and none twice, and the last tiles are missing: the
+    # grid is short; the fixed-group oracle fits the same numbers only with another grid
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    path = catalog.get("fused_gemm").folder / "wrong" / "capped_grid.py"
+    (record,) = run_checks("fused_gemm", path, interpret=True, only=["many-tiles"])
+    assert record.status == "fail" and record.details["cause"]["id"] == "grid"
+    assert record.message.startswith("Every program of your grid stored its own elements")
+    assert "mistake" not in record.details
+
+
+def test_only_a_tail_of_the_launch_order_reads_as_the_last_tiles():
+    import numpy as np
+
+    from checks.judging.stored import _a_tail_at_the_end
+
+    corner = np.zeros((681, 330), dtype=bool)
+    corner[656:, 320:] = True  # the last tile, row-major
+    assert _a_tail_at_the_end(corner)
+    grouped = np.zeros((681, 330), dtype=bool)
+    grouped[128:192, 256:] = True  # a super-row of 4 tile rows half done, then nothing
+    grouped[192:, :] = True
+    assert _a_tail_at_the_end(grouped)
+    holes = np.zeros((64, 64), dtype=bool)
+    holes[8:16, :] = holes[24:32, :] = holes[56:, :] = True  # half of every tile: a mask bug
+    assert not _a_tail_at_the_end(holes)
+    inside = np.zeros((64, 64), dtype=bool)
+    inside[10:20, 10:20] = True
+    assert not _a_tail_at_the_end(inside)
+    widening = np.zeros((8, 8), dtype=bool)
+    widening[4:, 6:] = True
+    widening[7, :] = False  # the last row stored: not a tail
+    assert not _a_tail_at_the_end(widening)
+
+
+def test_an_input_read_with_its_strides_exchanged_is_said_with_the_tensor_named(tmp_path):
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    answer = (catalog.get("fused_gemm").folder / "solution.py").read_text(encoding="utf-8")
+    right = "a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak"
+    assert right in answer
+    path = tmp_path / "a_strides_exchanged.py"
+    exchanged = "a_ptr + offs_m[:, None] * stride_ak + offs_k[None, :] * stride_am"
+    path.write_text(answer.replace(right, exchanged))
+    (record,) = run_checks("fused_gemm", path, interpret=True, only=["basic-fp16"])
+    assert record.status == "fail" and record.details["relation"]["id"] == "strides-swapped"
+    assert record.details["relation"]["evidence"]["argument"] == "a"
+    assert "a read with its last two strides exchanged" in record.message
+
+
 def test_scattered_or_whole_gaps_name_no_single_cause():
     import numpy as np
 

@@ -255,7 +255,7 @@ class _StoreWatcher(launches.Listener):
             and w.stores is not None
             and getattr(_state, "own_launch", False)
         ):
-            w.stores.add(access.addrs, access.values, access.elem)
+            w.stores.add(access.addrs, access.values, access.elem, (len(w.launches), access.program_id))
 
 
 def _learner_line(learner_file: str) -> Optional[int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -56,9 +56,13 @@ class StoreLog:
         self._values: list = []
         self._merged: Optional[tuple] = None
         self._gaps: dict = {}  # (address, shape, strides, dtype) -> Optional[Gaps], once per call
+        self.programs: set = set()  # (launch, program id) of every program that stored something
 
-    def add(self, addrs: np.ndarray, values: Optional[np.ndarray], elem: int) -> None:
-        """One store: ``addrs`` of its active lanes, ``values`` one row of bytes per lane."""
+    def add(self, addrs: np.ndarray, values: Optional[np.ndarray], elem: int, program: Any = None) -> None:
+        """One store: ``addrs`` of its active lanes, ``values`` one row of bytes per lane;
+        ``program``: which program of which launch stored them."""
+        if program is not None:
+            self.programs.add(program)
         if values is not None and values.shape[1] == elem:
             row = values.astype(np.int16)
         else:  # value not known (an atomic), or a width that is not the pointer's
@@ -226,7 +230,12 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
             if gaps.repeated
             else ""
         )
-        cause = unwritten_cause(mask, gaps.repeated, launched=bool(w.own_launches()))
+        own = w.own_launches()
+        empty_grids = bool(own) and all(l.programs is not None and 0 in l.programs for l in own)
+        cause = EMPTY_GRID if empty_grids else unwritten_cause(mask, gaps.repeated, launched=bool(own))
+        last_tiles = cause is None and not gaps.repeated and _a_tail_at_the_end(mask)
+        if last_tiles and _every_program_stored(w, own):
+            cause = TOO_FEW_PROGRAMS
         message = (
             (f"{cause[1]} — " if cause else "")
             + f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
@@ -310,6 +319,51 @@ def _edge_block(flags: np.ndarray) -> str:
     if flags[:k].all():
         return "first"
     return ""
+
+
+EMPTY_GRID = (
+    "empty-grid",
+    "Your launch grid has no programs for this size, so nothing is written: the program count "
+    "rounds down to 0.",
+    "a count of programs computed as size // BLOCK is 0 whenever the size is smaller than one block "
+    "(and leaves out the last partial block otherwise): every launch ran zero programs",
+    "Give the grid triton.cdiv(size, BLOCK) programs: a partial block still needs its program",
+)
+TOO_FEW_PROGRAMS = (
+    "grid",
+    "Every program of your grid stored its own elements and none stored an element twice, yet some "
+    "are never written: the grid has fewer programs than the tiles need.",
+    "when each program owns one tile and every program did its part, elements left over need "
+    "programs that were never launched: a grid capped below the tile count, or computed from the "
+    "wrong sizes",
+    "Give the grid one program per tile: triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) (or per "
+    "row), not a fixed cap",
+)
+
+
+def _a_tail_at_the_end(mask: np.ndarray) -> bool:
+    """True when the never-stored elements are a tail of the flattened plane: the rows
+    from the first one with a gap to the last, each missing a run of columns up to its
+    end that starts no later than the row above's (the last tiles of a launch order,
+    row-major or grouped), not holes in every tile."""
+    plane = mask.reshape(-1, mask.shape[-1]) if mask.ndim else mask.reshape(1, 1)
+    rows = np.flatnonzero(plane.any(axis=1))
+    if rows.size == 0 or rows[-1] != plane.shape[0] - 1 or rows.size != rows[-1] - rows[0] + 1:
+        return False
+    starts = plane.shape[1] - np.fliplr(~plane[rows]).argmax(axis=1)  # where each row's final run begins
+    starts[plane[rows].all(axis=1)] = 0
+    if any(not plane[r, c:].all() or plane[r, :c].any() for r, c in zip(rows, starts)):
+        return False
+    return bool((np.diff(starts) <= 0).all())
+
+
+def _every_program_stored(w, own: list) -> bool:
+    """True when the learner's launches ran at least one program and every program of
+    every launch stored something (each launch's grid known)."""
+    if not own or any(l.programs is None for l in own):
+        return False
+    launched = sum(math.prod(l.programs) for l in own)
+    return 0 < launched == len(w.stores.programs)
 
 
 NOTHING_STORED = (

@@ -50,6 +50,7 @@ NO_LAUNCH = "no-launch"
 NAMED_OOB_CAUSES = (
     "mask this access",  # the access had no mask at all
     "as they would lie if its column stride were 1",
+    "as they would lie with its row and column strides swapped",
     "step like the elements of",  # another tensor's strides
     "in memory that belongs to the tensor it is a view of",
     "compare the mask's bound with the size these offsets index",  # lanes the mask let through

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -31,6 +32,21 @@ RECENT_CALLS = 4  # contract calls remembered per check, most recent last
 
 # The record's details["mistake"] has exactly these keys (the app and the CLI read them).
 DETAIL_KEYS = ("id", "sentence", "where", "section", "why")
+
+
+def _programs_launched(details: Any) -> Optional[int]:
+    """The programs of every launch a failure's details list (``{"grid": [...]}`` each),
+    or None when a grid is missing or unreadable."""
+    launched = details.get("launches") if isinstance(details, dict) else None
+    if not isinstance(launched, list) or not launched:
+        return None
+    total = 0
+    for launch in launched:
+        grid = launch.get("grid") if isinstance(launch, dict) else None
+        if not isinstance(grid, list) or not all(isinstance(g, int) for g in grid):
+            return None
+        total += math.prod(grid)
+    return total
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,9 @@ class Call:
     kwargs: dict
     result: Any
     names: tuple = field(default=(), compare=False)  # the function's parameter names, when known
+    # programs the learner's kernels ran in this call, where the interpreter counted them
+    # (a call that left elements unwritten): None when not known
+    programs: Optional[int] = field(default=None, compare=False)
 
     def argument(self, index: int, name: str, default: Any = None) -> Any:
         """The argument at position ``index`` or keyword ``name`` (else ``default``)."""
@@ -120,7 +139,9 @@ class Recorder:
                 # A failure that still carries what the call returned (elements no program
                 # stored, in the interpreter): the oracles may name how the rest was written.
                 if getattr(e, "returned", None) is not None:
-                    calls.append(Call(name, args, dict(kwargs), e.returned, names))  # type: ignore[attr-defined]
+                    programs = _programs_launched(getattr(e, "details", None))
+                    returned = e.returned  # type: ignore[attr-defined]
+                    calls.append(Call(name, args, dict(kwargs), returned, names, programs))
                 raise
             calls.append(Call(name, args, dict(kwargs), result, names))
             return result

@@ -178,6 +178,8 @@ def _fixed_group_tiles(call: Call):
     candidates = Variants()
     for block_n in BLOCK_N_CHOICES:
         num_pid_n = -(-found.n // block_n)
+        if call.programs is not None and call.programs != num_pid_m * num_pid_n:
+            continue  # the mistake launches one program per tile of this width: another grid is another bug
         known = torch.zeros(found.m, found.n, dtype=torch.bool)
         for pid in range(num_pid_m * num_pid_n):
             pid_m, pid_n = tile_of(pid, num_pid_m, num_pid_n, found.group_m, fixed_group=True)

@@ -63,6 +63,9 @@ def relation_for(
                 )
             if isinstance(right, (tuple, int, float)):
                 return None  # a state or a count: no tensor relation
+            swapped = read_with_swapped_strides(module, call)
+            if swapped is not None:
+                return swapped
             atol, rtol = _tolerance(call.result)
             trivial = module.trivially_right_rows(call) if hasattr(module, "trivially_right_rows") else 0
             return _with_poisoned_gaps(
@@ -80,6 +83,56 @@ def relation_for(
             )
         except Exception:  # noqa: BLE001 - a relation is extra evidence; a failure to find one says nothing
             return None
+    return None
+
+
+def _swapped_view(t: Any) -> Any:
+    """``t`` read with its last two strides exchanged (same storage and offset), or None
+    when that is no different or reaches past the storage."""
+    if not hasattr(t, "untyped_storage") or t.dim() < 2 or t.numel() == 0:
+        return None
+    shape, strides = tuple(t.shape), list(t.stride())
+    if shape[-1] < 2 or shape[-2] < 2 or strides[-1] == strides[-2]:
+        return None
+    strides[-1], strides[-2] = strides[-2], strides[-1]
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(shape, strides))
+    if min(strides) < 0 or last >= t.untyped_storage().nbytes() // t.element_size():
+        return None
+    return t.as_strided(shape, strides, t.storage_offset())
+
+
+def read_with_swapped_strides(module: Any, call: Call) -> Optional[relations.Relation]:
+    """When the learner's result is the right answer for one input read with its last two
+    strides exchanged (row and column, or token and feature), say so: the kernel takes
+    that tensor's strides in the other order."""
+    if not hasattr(call.result, "dtype"):
+        return None
+    names = list(call.names) + [f"argument {i + 1}" for i in range(len(call.names), len(call.args))]
+    places = [(i, names[i], a) for i, a in enumerate(call.args)] + [(k, k, a) for k, a in call.kwargs.items()]
+    for where, name, value in places:
+        view = _swapped_view(value)
+        if view is None:
+            continue
+        args, kwargs = list(call.args), dict(call.kwargs)
+        if isinstance(where, int):
+            args[where] = view
+        else:
+            kwargs[where] = view
+        other = Call(call.function, tuple(args), kwargs, call.result, call.names)
+        expected = module.right(other)
+        if expected is None or isinstance(expected, (list, tuple, int, float)):
+            continue
+        if not module.agrees(other, expected):
+            continue
+        s = tuple(value.stride())
+        return relations.Relation(
+            "strides-swapped",
+            f"Your result is the right answer for {name} read with its last two strides exchanged "
+            f"({s[-1]} where {s[-2]} belongs, and {s[-2]} where {s[-1]} belongs): the kernel takes "
+            f"{name}'s row and column strides in the other order; pass them in the order the kernel "
+            f"declares them, each multiplying its own index.",
+            {"argument": name, "strides": list(s)},
+        )
     return None
 
 
