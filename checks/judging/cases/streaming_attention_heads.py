@@ -161,6 +161,25 @@ def heads_causal_per_head(mod, ctx):
 
 
 @check(
+    "heads-long-batched",
+    "[1, 2, 8320, 16]: more than 64 query blocks in each head, causal and full",
+    why="a batched head may be 16,384 tokens long: the grid's query-block axis must reach its last "
+    "block however many there are",
+    section=SECTION,
+    cost=2,
+    interpreter=False,
+    interpreter_reason="8,320 tokens a head: minutes in the interpreter (one program at a time); the "
+    "interpreted checks cover every query block of shorter heads",
+    properties=("many-rows", "tile-multiple"),
+)
+def heads_long_batched(mod, ctx):
+    ctx.require_gpu("8,320 tokens a head are checked on a GPU")
+    q, k, v = (_bhnd(ctx, 1, 2, 8320, 16) for _ in range(3))
+    for causal in (False, True):
+        _run(mod, q, k, v, causal=causal)
+
+
+@check(
     "heads-empty",
     "B=0, H=0 or N=0: an empty output of q's shape, nothing launched",
     why="a grid with zero programs is an error on some launches",
