@@ -93,6 +93,31 @@ def test_a_mistake_outside_the_catalogue_is_separated_by_what_its_calls_show(tmp
     )
 
 
+def test_a_reversed_causal_mask_is_separated_by_the_causal_keyword_of_its_calls(tmp_path):
+    """Keys j >= i instead of j <= i: every failing call is causal, full runs pass (and a
+    causal call of one key passes too, which must not hide the pattern)."""
+    from checks.judging.engine import run_checks
+    from workshops import catalog
+
+    answer = (catalog.get("streaming_attention").folder / "solution.py").read_text(encoding="utf-8")
+    right = "offs_n[None, :] <= offs_m[:, None]"
+    assert right in answer
+    path = tmp_path / "mask_reversed.py"
+    path.write_text(answer.replace(right, "offs_n[None, :] >= offs_m[:, None]"))
+    only = ["basic", "causal-basic", "causal-row-zero", "tiny-lengths", "ragged-lengths"]
+    records = {r.id: r for r in run_checks("streaming_attention", path, interpret=True, only=only)}
+    assert records["basic"].status == "pass" and "full" in records["basic"].details["observed"]
+    failed = records["causal-basic"]
+    assert failed.status == "fail" and "causal" in failed.details["observed"]
+    assert records["tiny-lengths"].status == "pass"  # a causal call of one key: right either way
+    # the pattern, once the widths say nothing: every failure causal, a full run passing
+    causal, full = properties.PROPERTIES["causal"][0], properties.PROPERTIES["full"][0]
+    seen = [_rec("fail", ["causal"]), _rec("fail", ["causal"]), _rec("pass", ["causal"])]
+    seen.append(_rec("pass", ["full"]))
+    assert causal in properties.separating(seen)
+    assert full in properties.separating([_rec("fail", ["full"]), _rec("pass", ["causal"])])
+
+
 def test_a_ragged_or_strided_pattern_is_said_though_one_such_check_passed():
     # padding that only matters for small values: some ragged checks pass, every failure is ragged
     ragged = properties.PROPERTIES["ragged"][0]

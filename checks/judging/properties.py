@@ -43,6 +43,7 @@ PROPERTIES = {
     "fp16": ("the inputs are fp16", "look at the conversions: load, compute in fp32, cast once at the store"),
     "bf16": ("the inputs are bf16", "look at the conversions: load, compute in fp32, cast once at the store"),
     "causal": ("attention is causal", "look at the causal mask (key j <= query i) and the tiles it skips"),
+    "full": ("attention is full (not causal)", "look at the loop over every key tile and the tail's mask"),
     "ragged-rows": (
         "the number of rows is not a multiple of the row block",
         "look at the mask on the rows of the last block",
@@ -54,8 +55,10 @@ OPPOSITES = {
     "tile-multiple": "ragged",
     "strided": "contiguous",
     "contiguous": "strided",
+    "causal": "full",
+    "full": "causal",
 }
-LOOSE = ("ragged", "strided")  # said though some passing check has them (see separating)
+LOOSE = ("ragged", "strided", "causal")  # said though some passing check has them (see separating)
 
 
 def check_properties(properties: Iterable[str], case_id: str = "") -> tuple:
@@ -79,11 +82,15 @@ def _tensors(call) -> list:
 def observed(calls: Iterable) -> list:
     """The properties the tensors of ``calls`` exercise: 'ragged' when some size (above
     1) is not a power of two, else 'tile-multiple'; 'strided' when some view is not
-    contiguous, else 'contiguous'; 'fp16' / 'bf16' by dtype.  Empty tensors and calls
+    contiguous, else 'contiguous'; 'fp16' / 'bf16' by dtype; 'causal' / 'full' by a
+    ``causal`` keyword of True / False.  Empty tensors and calls
     without tensors say nothing ([] when no call handed a non-empty tensor)."""
     found: set = set()
     sizes, contiguous, any_tensor = [], True, False
     for call in calls:
+        causal = getattr(call, "kwargs", {}).get("causal")
+        if isinstance(causal, bool):  # an attention call says which kind it is
+            found.add("causal" if causal else "full")
         for t in _tensors(call):
             if 0 in tuple(t.shape):
                 continue
