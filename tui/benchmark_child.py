@@ -32,7 +32,7 @@ from checks.benchmark import row_text
 from checks.benchmark.rows import ROW_LINE_TYPE
 from checks.benchmark.statistics import add_speedups
 from checks.interpreter import interpreter_env
-from checks.running import RECORD_VARIANTS, benchmark_variants_file
+from checks.running import DISCOVERY_LINE, RECORD_VARIANTS, benchmark_variants_file
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_DIRS = (REPO / "results" / "reference", REPO / "results")
@@ -324,7 +324,10 @@ class BenchmarkRun:
         if code == 0 and rows:
             return rows, "", tail
         why = EXIT_MEANING.get(code, "it stopped before it finished" if code == -1 else f"exit code {code}")
-        last = next((l for l in reversed(tail.strip().splitlines()) if l.strip()), "")
+        said = (
+            l for l in reversed(tail.strip().splitlines()) if l.strip() and not l.startswith(DISCOVERY_LINE)
+        )
+        last = next(said, "")  # the benchmark's own last word, not the worker's note on its variants
         error = (
             f"benchmark: {why}"
             + (f"; {problem}" if problem else "")

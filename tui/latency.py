@@ -90,7 +90,7 @@ from typing import Optional
 from checks.command_line import UsageParser
 from checks.doctor import gpu_present
 from checks.json_files import write_json_atomic
-from checks.running import SettingError, compile_workers, pool_size as machine_pool_size
+from checks.running import SettingError, compile_workers, discovery_said, pool_size as machine_pool_size
 from checks.workspace import content_hash
 from tui import benchmark_child, watch
 from tui.headless import HeadlessSession
@@ -230,7 +230,7 @@ def bench_after(session: HeadlessSession, timeout: float, passed_at: Optional[fl
         worker=worker,
         on_row=lambda row: arrived.append(time.monotonic()),
     )
-    rows, error, _ = run.run()
+    rows, error, output = run.run()
     end = time.monotonic()
     session.controller.prime()  # the next save finds its workers warm again
     return {
@@ -241,6 +241,7 @@ def bench_after(session: HeadlessSession, timeout: float, passed_at: Optional[fl
         "bench_warm": worker is not None,
         "bench_rows": len(rows),
         "bench_error": error or None,
+        "bench_discovery": discovery_said(output),  # the variants handed to the compile pool
     }
 
 

@@ -27,6 +27,7 @@ The package, one concern per module:
     ceilings.py    the card's ceilings, measured once per card and kept
     measuring.py   one timed callable's samples until sure, harness cost, working set
     runner.py      check then time every variant of one op
+    planned.py     the shapes a run measures and the calls it will time, each once
     timed_calls.py the witness of timed calls: input sets rotated, launches counted
     targets.py     verdicts of the specs' speed targets
     evidence.py    the JSON evidence of a run: its envelope, file hashes, strict JSON

@@ -40,6 +40,7 @@ from typing import Any, Callable, Optional
 
 from checks.benchmark.kernels import first_view
 from checks.benchmark.measuring import harness_cost, measure_all, one_set_device_us, working_set_bytes
+from checks.benchmark.planned import planned_shapes
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
 from checks.benchmark.statistics import (
@@ -195,9 +196,7 @@ def run_op(
 
     timing = _Timing(timers, clock, l2_bytes, cache, aa)
     broken = None  # a sticky CUDA error: nothing after it can run in this process
-    selected = [s for s in spec.SHAPES if shapes == "all" or s.get("role") == shapes]
-    selected.sort(key=lambda s: s.get("role") != "comparison")  # the comparison rows come first
-    for shape in selected:
+    for shape in planned_shapes(spec, shapes):  # the comparison rows first
         for dname in dtypes:
             timing.harness_seen = {}  # a new shape and dtype: new input sets
             if broken:

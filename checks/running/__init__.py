@@ -14,10 +14,14 @@
                        compile pool after a save
     compile_pool.py    compile workers: every variant of a save compiled once, in parallel
     compile_worker.py  ``python -m checks.running.compile_worker``: one such process
+    handoff.py         the folder through which a benchmark hands the variants it will
+                       need to the compile pool (the app's side)
+    discovery.py       the benchmark worker's side: its planned calls run once with
+                       Triton's compiles skipped, the variants they ask for offered
 
 This module is the room's front door: the app imports the running room only from here.
-The app's side (session, child, pool, compile_pool, processes, events) is standard library
-only: the app never imports torch or triton.
+The app's side (session, child, pool, compile_pool, handoff, processes, events) is standard
+library only: the app never imports torch or triton.
 """
 
 from checks.running import events
@@ -25,11 +29,13 @@ from checks.running.child import ChildRun, Worker, preload_for, run_benchmark
 from checks.running.compile_ahead import RECORD_VARIANTS, benchmark_variants_file
 from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
 from checks.running.events import Begin, End, Event, Loaded, Plan, RecordEvent, RunOutcome
+from checks.running.handoff import SAID as DISCOVERY_LINE, said_in as discovery_said
 from checks.running.pool import ShardedRun, WorkerPool, pool_size, split
 from checks.running.run_records import RunRecords
 from checks.running.session import RunSession, progress_status
 
 __all__ = [
+    "DISCOVERY_LINE",
     "RECORD_VARIANTS",
     "Begin",
     "ChildRun",
@@ -48,6 +54,7 @@ __all__ = [
     "WorkerPool",
     "benchmark_variants_file",
     "compile_workers",
+    "discovery_said",
     "env_count",
     "events",
     "pool_size",

@@ -32,6 +32,7 @@ from typing import Any, Iterator, Optional
 from checks.interpreter import interpreter_env
 from checks.judging.records import Record
 from checks.running import events, processes
+from checks.running.handoff import POLL_S, Handoff
 from checks.running.run_records import RunRecords
 from checks.running.timeouts import stuck_at, timeout_activity
 
@@ -128,6 +129,8 @@ class Worker:
         else:
             threading.Thread(target=self._read_file, daemon=True).start()
         self.ready_at: Optional[float] = None
+        # a benchmark's way to the app's compile pool (checks.running.handoff.Door), or None
+        self.door: Any = None
 
     # --- the record channel ---
     def _put_line(self, line: str) -> None:
@@ -454,24 +457,37 @@ class ChildRun:
 def run_benchmark(worker: Worker, argv: list, timeout: float, cancelled=lambda: False) -> tuple:
     """Run ``python -m checks.benchmark ARGV`` in the warm ``worker``: (exit code, or
     None when it crashed, timed out or was cancelled; the tail of its output).  The
-    worker is killed afterwards, as after a check run."""
+    worker is killed afterwards, as after a check run.  With ``worker.door`` (the app's
+    compile pool, lent by the session) the worker is offered a folder to hand the
+    variants it will need to that pool (checks/running/handoff.py)."""
+    handoff = Handoff.open(getattr(worker, "door", None))
+    job: dict = {"benchmark": list(argv)}
+    if handoff is not None:
+        job["discover"] = handoff.folder
     try:
-        worker.send_job({"benchmark": list(argv)})
+        worker.send_job(job)
     except (BrokenPipeError, OSError):
         pass
     deadline = time.monotonic() + timeout
     code = None
-    while time.monotonic() < deadline and not cancelled():
-        try:
-            ev = worker.events.get(timeout=0.1)
-        except queue.Empty:
-            continue
-        if isinstance(ev, events.Done):
-            code = ev.code
-            break
-        if isinstance(ev, events.Eof):
-            break
-    worker.kill()
+    try:
+        while time.monotonic() < deadline and not cancelled():
+            if handoff is not None:
+                handoff.poll()
+            quick = handoff is not None and handoff.waiting()
+            try:
+                ev = worker.events.get(timeout=POLL_S if quick else 0.1)
+            except queue.Empty:
+                continue
+            if isinstance(ev, events.Done):
+                code = ev.code
+                break
+            if isinstance(ev, events.Eof):
+                break
+    finally:
+        worker.kill()
+        if handoff is not None:
+            handoff.close()
     return code, (worker.stdout.text(3000) + worker.stderr.text(1500)).strip()
 
 

@@ -97,6 +97,7 @@ class CompileAhead:
         self.last: dict = {}  # the compile pool's summary of the last run
         self.planned: list = []  # the variants handed to the pool by the last start()
         self.left_folder: Optional[str] = None  # markers of a job left compiling for the benchmark
+        self.benchmark_job: Any = None  # the variants a benchmark discovered, being compiled
 
     def file(self, benchmark: bool = False) -> Path:
         return variants_file(self.workspace, self.workshop_id, benchmark)
@@ -163,6 +164,29 @@ class CompileAhead:
                 return
             self.pool.cancel()  # what is left was never asked for
         shutil.rmtree(predicted["folder"], ignore_errors=True)
+
+    def offers_benchmark(self) -> bool:
+        """Whether a benchmark may hand the variants it discovers to the pool: there is
+        one, with workers, and the GPU's compile target is known."""
+        return self.pool is not None and bool(self.compilers) and bool(self.target)
+
+    def compile_for_benchmark(self, path: str, digest: str, found: list, folder: str) -> list:
+        """Hand the pool the variants a benchmark discovered (its markers go to ``folder``):
+        the identities it compiles, in order ([]: none).  The job left compiling for the
+        benchmark (those of its last list) is replaced: these are what it needs now."""
+        if not self.offers_benchmark() or not found:
+            return []
+        assert self.pool is not None and self.target  # offers_benchmark
+        job = self.pool.submit(Path(path), digest, self.target, found, folder)
+        self._drop_left()
+        self.benchmark_job = job
+        return list(job.ids)
+
+    def benchmark_ended(self) -> None:
+        """The benchmark is over: what the pool has not compiled for it is not needed."""
+        job, self.benchmark_job = self.benchmark_job, None
+        if job is not None and job.finished_at is None and self.pool is not None:
+            self.pool.cancel(job)  # only while it is the pool's job: a newer save's stays
 
     def _drop_left(self) -> None:
         folder, self.left_folder = self.left_folder, None

@@ -262,9 +262,11 @@ class CompilePool:
                 pass  # the run's folder is gone: nobody waits
         self._items.clear()
 
-    def cancel(self) -> None:
+    def cancel(self, job: Optional[CompileJob] = None) -> None:
+        """Compile nothing more of the current job (with ``job``: only if it is that one)."""
         with self._cond:
-            self._cancel_locked()
+            if job is None or self.job is job:
+                self._cancel_locked()
 
     def _next(self, k: int):
         with self._cond:

@@ -11,7 +11,9 @@ A GPU workshop's run (on a GPU) has two parts that start the moment a save lands
 compile pool compiles every kernel variant the last run needed (see compile_ahead.py),
 then those the app's last benchmark needed, and one warm check worker runs the checks in
 order, finding those variants compiled; a run that passes with benchmarks on leaves the
-pool compiling for the benchmark that follows.
+pool compiling for the benchmark that follows, and that benchmark's worker may hand the
+pool the variants it finds it will need (checks/running/handoff.py: its first run has
+no list of them).
 A newer save cancels both parts of the older run.  Without a GPU a GPU workshop runs in
 Triton's interpreter: its checks are sharded over one warm worker per core instead
 (checks/running/pool.py), balanced by the seconds each check took in the last run, their
@@ -27,6 +29,7 @@ Standard library plus the engine's stdlib-only modules: never torch, never trito
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import traceback
@@ -35,7 +38,7 @@ from typing import Any, Callable, Optional
 
 from checks import workspace as ws
 from checks.judging import Progress, progress_of
-from checks.running import events
+from checks.running import events, handoff
 from checks.running.child import ChildRun, Worker, preload_for
 from checks.running.compile_ahead import CompileAhead
 from checks.running.compile_pool import CompilePool, compile_workers, env_count
@@ -254,9 +257,24 @@ class RunSession:
         if not (self.benchmarks and self._gpu_run) or self._closed:
             return None
         try:
-            return self.bench_pool.take("gpu")[0]
+            worker = self.bench_pool.take("gpu")[0]
         except OSError:
             return None
+        if self.ahead.offers_benchmark():  # the variants it discovers go to the compile pool
+            worker.door = handoff.Door(
+                functools.partial(self._compile_for_benchmark, self.generation), self.ahead.benchmark_ended
+            )
+        return worker
+
+    def _compile_for_benchmark(
+        self, generation: int, path: str, digest: str, found: list, folder: str
+    ) -> list:
+        """A benchmark's discovered variants to the compile pool, unless a newer save came
+        since it started (the pool then compiles that save's); the identities compiled."""
+        with self._lock:
+            if generation != self.generation or self._closed:
+                return []
+            return self.ahead.compile_for_benchmark(path, digest, found, folder)
 
     @staticmethod
     def _cases(worker: Worker) -> list:

@@ -61,7 +61,7 @@ def write_marker(folder, ident: str, ok: bool, note: str = "") -> None:
         pass  # the run's folder is gone: nobody waits any more
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:
@@ -92,14 +92,19 @@ class Recorder(launches.Listener):
         jit = getattr(fn, "jit_function", None)
         code = getattr(getattr(jit, "fn", None), "__code__", None)
         data = compile.get("specialization_data") if isinstance(compile, dict) else None
-        if code is None or not data or not _same_file(code.co_filename, self.learner_file):
+        if code is None or not data or not same_file(code.co_filename, self.learner_file):
             return None
         ident = identity(fn.name, data)
         self.variants.append({"qualname": fn.name, "data": data, "id": ident})
+        self.before_compiling(ident)
         if ident in self.expected:
             self.expected.discard(ident)
             self._wait_for(ident)
         return None  # never skip: Triton compiles, or finds the pool's work in its cache
+
+    def before_compiling(self, ident: str) -> None:
+        """Called with each learner's variant before it is waited for (a subclass may learn
+        only now what it expects, see checks/running/discovery.py)."""
 
     def _wait_for(self, ident: str) -> None:
         folder = self.folder

@@ -26,7 +26,9 @@ Protocol (see checks/running/child.py for the parent side):
   in this warm process (its output goes to stdout, its JSON where its arguments say)
   and ends with ``done`` carrying the exit code: the app's timings start without a new
   process's imports and CUDA start.  ``--record-variants PATH`` among the arguments is
-  the worker's own: it keeps the kernel variants the benchmark compiled in PATH.
+  the worker's own: it keeps the kernel variants the benchmark compiled in PATH.  With
+  ``"discover": FOLDER`` (the app's) it first finds the variants the benchmark will need
+  and hands them to the app's compile pool through FOLDER (checks/running/discovery.py).
 * It exits right after the job, so no state leaks from one run into the next.
 """
 
@@ -49,7 +51,7 @@ from checks import interpreter
 from checks.judging import launches
 from checks.running import events
 
-PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted", "benchmark"}
+PROTOCOL_KEYS = {"workshop", "file", "interpret", "only", "timeout", "predicted", "benchmark", "discover"}
 
 
 def _channel(args):
@@ -210,12 +212,14 @@ def _option(argv: list, name: str) -> tuple[list, Optional[str]]:
 
 
 @contextlib.contextmanager
-def recording_benchmark_variants(argv: list, target: Optional[list]) -> Iterator[list]:
+def recording_benchmark_variants(argv: list, target: Optional[list], discover: Any = None) -> Iterator[list]:
     """The benchmark's arguments without ``--record-variants PATH``; with it, the variants
     of the learner's kernels (``--file``) the benchmark compiles are heard as the checks'
     are (:class:`checks.running.variants.Recorder`) and kept in PATH with the compile
     ``target`` when it ends, for the compile pool to compile after the next save (see
-    checks/running/compile_ahead.py).  A benchmark that compiled none leaves PATH as it was."""
+    checks/running/compile_ahead.py).  A benchmark that compiled none leaves PATH as it was.
+    ``discover``: the app's folder for the variants the benchmark will need, found before
+    it starts and compiled by the app's compile pool (checks/running/discovery.py)."""
     from checks.running import compile_ahead
 
     rest, to = _option(argv, compile_ahead.RECORD_VARIANTS)
@@ -224,11 +228,14 @@ def recording_benchmark_variants(argv: list, target: Optional[list]) -> Iterator
     if not to or not learner:
         yield rest
         return
-    from checks.running import variants
+    from checks.running import discovery, variants
 
-    recorder = variants.Recorder(learner)
+    offered = discovery.offer(rest, discover, learner, to, target) if discover else None
+    recorder = offered.recorder(learner) if offered is not None else variants.Recorder(learner)
     with launches.listening(recorder):
         yield rest
+    if offered is not None:
+        print(offered.line(), file=sys.stderr)
     found = recorder.take()["variants"]
     if found:
         try:
@@ -318,7 +325,8 @@ def main(argv=None) -> int:
         _stack_dump(args.stack_file, job.get("timeout"))
 
     if isinstance(job.get("benchmark"), list):
-        with recording_benchmark_variants([str(a) for a in job["benchmark"]], ready.get("target")) as argv:
+        bench = [str(a) for a in job["benchmark"]]
+        with recording_benchmark_variants(bench, ready.get("target"), job.get("discover")) as argv:
             code = _benchmark(argv)
         send(events.Done(code=code))
         sys.stdout.flush()
