@@ -294,3 +294,23 @@ def test_an_offset_past_the_batch_dimension_says_which_stride_ran_past():
     assert v is not None and v.details["program_id"][0] == 2
     assert "at index 2 along dim 0, which has 2 entries" in v.message
     assert "multiplies stride(0) runs past that dimension" in v.message
+
+
+@triton.jit
+def _copy_adding_the_storage_offset(x, y, offset, n, BLOCK: tl.constexpr):
+    # the bug: x already points at the view's first element; the offset is added again
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + offset + offs, mask=offs < n, other=0.0)
+    tl.store(y + offs, v, mask=offs < n)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_storage_offset_added_to_the_views_own_pointer_is_said_so():
+    base = torch.randn(128)
+    x = base[40:56]  # a view 40 elements into its storage: x's pointer is already there
+    y = torch.empty(16)
+    with pytest.raises(Exception) as info:
+        _copy_adding_the_storage_offset[(1,)](x, y, x.storage_offset(), 16, BLOCK=16)
+    v = oob.find_violation(info.value)
+    assert v is not None and "moved 40 elements further, which is its storage offset" in v.message
+    assert "adding storage_offset() counts it twice" in v.message

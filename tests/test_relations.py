@@ -170,3 +170,17 @@ def test_only_first_rows_is_not_said_of_rows_any_mistake_leaves_right(want):
     assert rel.relate(got, want, trivially_right=1) is None
     got[1] = want[1]
     assert rel.relate(got, want, trivially_right=1).evidence["right_rows"] == 2
+
+
+def test_a_softmax_whose_sum_counts_padding_lanes_is_told_so_only_on_a_ragged_width():
+    # padding lanes loaded as 0 add exp(0 - max) to each row's sum: every row comes out smaller
+    rng = np.random.default_rng(3)
+    for width, told in ((100, True), (128, False)):
+        x = rng.normal(size=(12, width))
+        p = softmax(x)
+        pad = 128 - width if told else 28  # a power-of-two width has no padding lanes of its own
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        got = e / (e.sum(axis=1) + pad * np.exp(-x.max(axis=1)))[:, None]
+        found = rel.relate(got, p)
+        assert found is not None and found.id == "factor-per-row"
+        assert ("loaded as 0 rather than -inf" in found.sentence) is told

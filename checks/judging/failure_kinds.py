@@ -35,8 +35,8 @@ NOT_OWN_WHY = (
 OUT_OF_BOUNDS_WHY = (
     "a load or store outside every tensor the launch was given reads or overwrites memory "
     "that is not the kernel's: on a GPU it returns garbage or faults near a page boundary, "
-    "so a right answer here would be luck. Mask the access (mask=..., other=...) or fix the "
-    "offset arithmetic the message points at"
+    "so a right answer here would be luck. Fix what the message points at: the offset "
+    "arithmetic, or a mask for lanes that can run past the end (mask=..., other=...)"
 )
 
 UNWRITTEN_WHY = (

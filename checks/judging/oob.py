@@ -148,6 +148,20 @@ def _index_past_a_dimension(addrs, best) -> Optional[tuple]:
     return None
 
 
+def _offset_added_twice(bad_addrs, best) -> bool:
+    """True when every out-of-range address, moved back by the view's storage offset, is one
+    of the view's elements: the kernel added storage_offset() to a pointer that has it."""
+    start, _, _, (st_start, _), layout = best
+    elem = layout[2]
+    shift = (int(start) - int(st_start)) // elem if elem > 0 else 0
+    if shift <= 0 or int(np.prod(layout[0])) > (1 << 22):
+        return False
+    rel = bad_addrs.astype(np.int64) - np.int64(start)
+    if (rel % elem).any():
+        return False
+    return bool(np.isin(rel // elem - shift, _view_offsets(layout)).all())
+
+
 def _as_if_unit_column_stride(bad_addrs, best) -> bool:
     """True when every out-of-range address of a 2D ``best`` whose column stride is not 1
     is one of its elements as they would lie with a column stride of 1: the kernel assumed
@@ -197,6 +211,20 @@ def _masked_advice(pid: tuple, partly_masked: bool, some_inside: bool = False) -
     )
 
 
+def _tensor_of_the_access(addrs, bad: int, ranges):
+    """The tensor an access belongs to: the one holding its lowest lane (where its pointer
+    most likely starts), else the view whose storage holds the bad address, else the tensor
+    nearest to it. Nearness alone names a neighbour when the allocator puts two side by side."""
+    lo = int(addrs.min())
+    for r in ranges:
+        if r[0] <= lo < r[1]:
+            return r
+    for r in ranges:
+        if r[3][0] <= bad < r[3][1]:
+            return r
+    return min(ranges, key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
+
+
 def _check(
     kind: str, addrs, elem: int, partly_masked: bool, masked: bool = False, block: Optional[Callable] = None
 ) -> None:
@@ -214,8 +242,7 @@ def _check(
         return
     bad_addrs = addrs[~ok]
     bad, n_bad = int(bad_addrs[0]), int(bad_addrs.size)
-    # Describe the address relative to the nearest tensor.
-    best = min(ranges, key=lambda r: min(abs(bad - r[0]), abs(bad - r[1])), default=None)
+    best = _tensor_of_the_access(addrs, bad, ranges)
     pid = launches.program_id()
     advice = "mask this access"
     if best is not None:
@@ -275,6 +302,15 @@ def _check(
                 f"{other[2]} {other[4][1]}: an offset computed with {other[2]}'s strides (or a row "
                 f"index past {name}'s last row); build each tensor's addresses from its own strides "
                 f"and bound its row index; a mask would only hide the elements this access misplaces"
+            )
+        elif st_start <= bad < st_end and _offset_added_twice(bad_addrs, best):
+            where += ", in memory that belongs to the tensor it is a view of"
+            shift = (start - st_start) // max(elem, 1)
+            advice = (
+                f"the addresses are {name}'s own elements moved {shift} elements further, which is "
+                f"its storage offset: the pointer a kernel receives already points at the view's "
+                f"first element, so adding storage_offset() counts it twice; build the address from "
+                f"the pointer and the view's strides alone"
             )
         elif st_start <= bad < st_end:
             # Inside the tensor's memory but outside the view the kernel was given: the

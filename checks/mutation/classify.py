@@ -57,6 +57,7 @@ NAMED_OOB_CAUSES = (
     "this program owns no elements here",  # a later program wholly outside: the grid or axis
     "a missing mask is not the cause",  # an unmasked access wholly outside: its tile's offset
     "runs past that dimension",  # the offset reads as a batch or head index past its size
+    "adding storage_offset() counts it twice",  # a view's offset added to its own pointer
 )
 
 

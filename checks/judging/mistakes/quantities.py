@@ -47,7 +47,8 @@ def softmax_rows(x64: torch.Tensor) -> list:
                 top.numpy(),
                 missing="the numerator is exp(x) where the sum used exp(x - max): subtract the "
                 "same max in both",
-                extra="the max is subtracted twice in the numerator",
+                extra="the numerator and the sum disagree on the max: the sum was taken over "
+                "exp(x) without subtracting it (or the numerator subtracts it twice)",
             )
         )
     raw = l * top
