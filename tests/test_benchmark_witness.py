@@ -193,6 +193,16 @@ def test_the_ceiling_margin_says_which_limit():
     assert statistics.impossible({"gbps": 4120.0}, {"copy_gbps": 4000.0}) is None
 
 
+def test_a_warm_row_whose_working_set_fits_the_l2_may_pass_the_memorys_copy_bandwidth():
+    # 8 MiB read and written warm: the L2 serves it, faster than the memory's copy
+    fits = {"gbps": 4640.0, "colder_than_label": False}
+    assert statistics.impossible(fits, {"copy_gbps": 4000.0}) is None
+    assert "116%" in statistics.impossible(dict(fits, colder_than_label=True), {"copy_gbps": 4000.0})
+    assert "116%" in statistics.impossible(dict(fits, colder_than_label=None), {"copy_gbps": 4000.0})
+    said = statistics.impossible(dict(fits, gbps=24000.0), {"copy_gbps": 4000.0})
+    assert said and "600%" in said and "even with every byte in the L2" in said
+
+
 # --- on a CUDA GPU only ------------------------------------------------------------------------
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
