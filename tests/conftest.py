@@ -15,6 +15,10 @@ from pathlib import Path
 import pytest
 
 os.environ["TRITON_INTERPRET"] = "1"
+# One check worker per run unless a test asks for more (the sharding tests set or clear
+# this themselves): on a 2-core machine running four test workers, two check workers per
+# app or CLI run only add torch imports that wait for the same cores.
+os.environ.setdefault("KERNEL_COURSE_POOL", "1")
 _WS = tempfile.mkdtemp(prefix="kernel-course-tests-")
 os.environ["KERNEL_COURSE_WORKSPACE"] = os.path.join(_WS, "workspace")
 

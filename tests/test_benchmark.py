@@ -463,6 +463,8 @@ def test_without_a_gpu_exits_3_and_writes_nothing(tmp_path, interpret):
     assert r.returncode == 3, r.stdout + r.stderr
     assert "timings need a CUDA GPU" in r.stdout
     assert not out.exists()
+    # what it can say without a GPU: the reading, predicted for an H200 instead of timed
+    assert "performance readings instead" in r.stdout and "Performance step: " in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize(

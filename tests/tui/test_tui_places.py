@@ -106,9 +106,15 @@ def test_the_lesson_keeps_its_place_while_the_results_take_room_from_it(make_app
             viewer = screen.query_one("#lesson")
             headings = viewer.document.table_of_contents
             screen.goto_section(str(headings[len(headings) // 3][1]))
-            await pilot.pause(0.3)
+            await wait_for(  # the scroll lands in the layout's own time (slower on a busy machine)
+                pilot,
+                lambda: (
+                    (top := _top_block(viewer)) is not None and viewer.scroll_y == top.virtual_region.y > 10
+                ),
+                5,
+                "the lesson at the section",
+            )
             heading, wide = _top_block(viewer), viewer.document.size.width
-            assert heading is not None and viewer.scroll_y == heading.virtual_region.y > 10
             await save(pilot, path, WRONG)
             panel = await wait_for_run(pilot, digest_of(path))
             await wait_for(pilot, lambda: panel.table.has_focus, 5, "the results' focus")
