@@ -819,7 +819,7 @@ def variants(mod, inputs, shape):
 spec.variants = variants
 timers, method = timing.make_timers(timing_mode, cache, True)
 rows = runner.run_op("gpu_test", spec, mod, path, dtypes=["fp32"], timers=timers,
-                     ceilings=timing.measure_ceilings(True), device="cuda",
+                     ceilings=timing.measure_ceilings(True), device="cuda", cache=cache,
                      sync=torch.cuda.synchronize, inspect_kernels=kernels.capture_kernels)
 print("ROWS" + json.dumps([{k: r[k] for k in ("shape", "variant", "status", "message",
                                               "median_us", "samples_us", "fraction_of_ceiling",
