@@ -332,6 +332,12 @@ def _pci_bus_id(props: Any) -> "str | None":
     return f"{parts[0]:08X}:{parts[1]:02X}:{parts[2]:02X}.0"
 
 
+def l2_bytes(props=None) -> Optional[int]:
+    """The current CUDA device's L2 size in bytes (None where torch does not say)."""
+    props = props or torch.cuda.get_device_properties(torch.cuda.current_device())
+    return int(getattr(props, "L2_cache_size", 0) or 0) or None
+
+
 def environment() -> dict:
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return {
@@ -339,7 +345,7 @@ def environment() -> dict:
         "gpu_uuid": _uuid(props),
         "pci_bus_id": _pci_bus_id(props),
         "sm_count": int(props.multi_processor_count),
-        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0) or None,
+        "l2_bytes": l2_bytes(props),
         "driver": _driver() or None,
         "cuda": torch.version.cuda,
         "torch": torch.__version__,

@@ -148,18 +148,19 @@ def _index_past_a_dimension(addrs, best) -> Optional[tuple]:
     return None
 
 
-def _offset_added_twice(bad_addrs, best) -> bool:
-    """True when every out-of-range address, moved back by the view's storage offset, is one
-    of the view's elements: the kernel added storage_offset() to a pointer that has it."""
+def _offset_added_twice(bad_addrs, best) -> Optional[int]:
+    """The view's storage offset (in elements) when every out-of-range address, moved back
+    by it, is one of the view's elements: the kernel added storage_offset() to a pointer
+    that has it.  None otherwise."""
     start, _, _, (st_start, _), layout = best
     elem = layout[2]
     shift = (int(start) - int(st_start)) // elem if elem > 0 else 0
     if shift <= 0 or int(np.prod(layout[0])) > (1 << 22):
-        return False
+        return None
     rel = bad_addrs.astype(np.int64) - np.int64(start)
     if (rel % elem).any():
-        return False
-    return bool(np.isin(rel // elem - shift, _view_offsets(layout)).all())
+        return None
+    return shift if np.isin(rel // elem - shift, _view_offsets(layout)).all() else None
 
 
 def _as_if_unit_column_stride(bad_addrs, best) -> bool:
@@ -303,9 +304,8 @@ def _check(
                 f"index past {name}'s last row); build each tensor's addresses from its own strides "
                 f"and bound its row index; a mask would only hide the elements this access misplaces"
             )
-        elif st_start <= bad < st_end and _offset_added_twice(bad_addrs, best):
+        elif st_start <= bad < st_end and (shift := _offset_added_twice(bad_addrs, best)):
             where += ", in memory that belongs to the tensor it is a view of"
-            shift = (start - st_start) // max(elem, 1)
             advice = (
                 f"the addresses are {name}'s own elements moved {shift} elements further, which is "
                 f"its storage offset: the pointer a kernel receives already points at the view's "

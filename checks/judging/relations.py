@@ -180,11 +180,6 @@ def _enough(shape: tuple, per: str) -> bool:
     return {"all": rows * cols, "row": cols, "column": rows}[per] >= MIN_EVIDENCE
 
 
-def ragged_width(n: int) -> bool:
-    """A width that no power-of-two tile fills: the last tile has padding lanes."""
-    return n > 1 and bool(n & (n - 1))
-
-
 def constant_factor(
     got, want, atol: float = ATOL, rtol: float = RTOL, quantities: Sequence[Quantity] = ()
 ) -> Optional[Relation]:
@@ -220,8 +215,9 @@ def constant_factor(
         sentence = f"{subject} of your result is {what} times {said} ({shown}){_said_quantity(found)}"
         if found is None:
             sentence += ": a scale or a normalization is applied one time too many or too few"
-            if per == "row" and (values < 1).all() and ragged_width(got.shape[-1]):
-                # a sum that counts extra terms: padding lanes that load 0 add exp(0 - max)
+            n = got.shape[-1]
+            if per == "row" and (values < 1).all() and n & (n - 1):
+                # a ragged width (a power-of-two tile has padding lanes): lanes loaded as 0 add exp(0 - max)
                 sentence += (
                     ", or each row's sum counts terms it should not (lanes past the row's end "
                     "loaded as 0 rather than -inf add exp(0 - max) to it)"
