@@ -7,6 +7,7 @@ without a GPU (two workers here).
 """
 
 import inspect
+import os
 import threading
 import time
 
@@ -289,3 +290,19 @@ def test_a_ready_worker_lists_the_workshop_checks():
         assert ids == [c.id for c in engine.cases_for(A1.id)]
     finally:
         w.kill()
+
+
+def test_a_worker_leaves_no_temporary_files_once_its_run_ended(tmp_path):
+    """Every worker is handed a stack file for time limits; a run that ends by itself
+    (no kill) must remove it, or each save leaves a file in the temporary folder."""
+    worker = Worker(preload="cpu", warm=A1.id)
+    path = tmp_path / A1.exercise_name
+    path.write_text(SOLUTION)
+    stack_file = worker._stack_file
+    assert os.path.exists(stack_file)
+    records = ChildRun(A1.id, path, timeout=60, worker=worker).run()
+    assert records and all(r.status == "pass" for r in records)
+    deadline = time.monotonic() + 10
+    while os.path.exists(stack_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(stack_file)

@@ -149,6 +149,7 @@ class Worker:
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
             for line in f:
                 self._put_line(line)
+        self._remove_files()  # the process has closed its end: no stack is coming
         self.events.put(events.Eof())
 
     def _read_file(self) -> None:
@@ -164,6 +165,7 @@ class Worker:
                     pos = f.tell()
                     self._put_line(line)
             if self.proc.poll() is not None:
+                self._remove_files()
                 self.events.put(events.Eof())
                 return
             time.sleep(0.02)
@@ -227,6 +229,10 @@ class Worker:
     def kill(self) -> None:
         """Kill the worker and everything it started (its whole process group)."""
         processes.kill_group(self.proc)
+        self._remove_files()
+
+    def _remove_files(self) -> None:
+        """Remove the temporary files the worker was handed (once it ended or was killed)."""
         for leftover in (self._record_file, self._stack_file):
             if leftover:
                 try:
