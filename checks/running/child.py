@@ -99,9 +99,6 @@ class Worker:
         )
         if warm:
             args += ["--warm", warm]
-        fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
-        os.close(fd)
-        args += ["--stack-file", self._stack_file]
         kwargs: dict[str, Any] = dict(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -109,22 +106,28 @@ class Worker:
             cwd=str(REPO),
             env=child_env,
         )
-        self._record_file = None
         kwargs.update(processes.own_group())
-        if POSIX:
+        self._record_file = self._stack_file = None
+        self._stack: Optional[_Tail] = None
+        if POSIX:  # two pipes: the records, and the stack written on SIGUSR1 (no files to clean up)
             r, w = os.pipe()
-            args += ["--record-fd", str(w)]
-            kwargs.update(pass_fds=(w,))
-        else:  # Windows: no fd passing; the worker appends to a file we tail
+            stack_r, stack_w = os.pipe()
+            args += ["--record-fd", str(w), "--stack-fd", str(stack_w)]
+            kwargs.update(pass_fds=(w, stack_w))
+        else:  # Windows: no fd passing; the worker appends to files the parent reads
             fd, self._record_file = tempfile.mkstemp(prefix="checks-records-", suffix=".jsonl")
             os.close(fd)
-            args += ["--record-file", self._record_file]
+            fd, self._stack_file = tempfile.mkstemp(prefix="checks-stack-", suffix=".txt")
+            os.close(fd)
+            args += ["--record-file", self._record_file, "--stack-file", self._stack_file]
         self.started = time.monotonic()
         self.proc = subprocess.Popen(args, **kwargs)
         self.stdout = _Tail(self.proc.stdout)
         self.stderr = _Tail(self.proc.stderr)
         if POSIX:
             os.close(w)
+            os.close(stack_w)
+            self._stack = _Tail(os.fdopen(stack_r, "rb"))
             threading.Thread(target=self._read_pipe, args=(r,), daemon=True).start()
         else:
             threading.Thread(target=self._read_file, daemon=True).start()
@@ -149,7 +152,6 @@ class Worker:
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
             for line in f:
                 self._put_line(line)
-        self._remove_files()  # the process has closed its end: no stack is coming
         self.events.put(events.Eof())
 
     def _read_file(self) -> None:
@@ -205,26 +207,43 @@ class Worker:
     def dump_stack(self, wait: float = 1.0) -> str:
         """Ask the running worker for the Python stack of its threads (POSIX: SIGUSR1,
         answered by faulthandler even inside an endless loop) and return the text."""
-        if POSIX and self.alive():
-            try:
-                os.kill(self.proc.pid, signal.SIGUSR1)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if self._stack is not None:
+            return self._stack_from_pipe(self._stack, wait)
         deadline, size = time.monotonic() + wait, -1
         while time.monotonic() < deadline:
             time.sleep(0.05)
             try:
-                now = os.path.getsize(self._stack_file)
+                now = os.path.getsize(self._stack_file or "")
             except OSError:
                 return ""
             if now and now == size:
                 break  # written and no longer growing
             size = now
         try:
-            with open(self._stack_file, encoding="utf-8", errors="replace") as f:
+            with open(self._stack_file or "", encoding="utf-8", errors="replace") as f:
                 return f.read()[-20000:]
         except OSError:
             return ""
+
+    def _stack_from_pipe(self, tail: "_Tail", wait: float) -> str:
+        """SIGUSR1 to the worker, then what its stack pipe brought since, once it stops growing."""
+        before = tail.total
+        if self.alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            except (ProcessLookupError, PermissionError):
+                return ""
+        deadline, size = time.monotonic() + wait, before
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = tail.total
+            if now > before and now == size:
+                break  # written and no longer growing
+            size = now
+        with tail.lock:
+            data = b"".join(tail.buf)
+        fresh = min(tail.total - before, len(data))
+        return data[len(data) - fresh :].decode("utf-8", "replace")[-20000:] if fresh else ""
 
     def kill(self) -> None:
         """Kill the worker and everything it started (its whole process group)."""

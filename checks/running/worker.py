@@ -11,9 +11,10 @@ Protocol (see checks/running/child.py for the parent side):
   says ``{"type": "ready"}``: a warm worker.  With ``--warm WORKSHOP`` it also imports
   that workshop's checks and lists them in the ready event (``cases``: id, label,
   why, section, cost, in run order), so the parent can split them between workers.
-* With ``--stack-file PATH`` the worker writes the Python stack of every thread to
-  PATH when it receives SIGUSR1 (POSIX; elsewhere shortly before the job's
-  ``timeout``): the parent asks for it before it stops a run that timed out.
+* With ``--stack-fd N`` (POSIX) the worker writes the Python stack of every thread to
+  the pipe N when it receives SIGUSR1; with ``--stack-file PATH`` (elsewhere) to PATH
+  shortly before the job's ``timeout``: the parent asks for it before it stops a run
+  that timed out.
 * It reads ONE job from stdin as a JSON line: {"workshop", "file", "interpret",
   "only", "timeout"}; any other key is passed to ``engine.run_checks`` when it
   accepts that keyword (e.g. ``seed``) and ignored otherwise.  It replaces stdin
@@ -167,8 +168,12 @@ class _LaunchTally(launches.Listener):
         return proceed()
 
 
-def _stack_dump(path, timeout) -> None:
-    """Arrange for the stack of every thread to be written to ``path`` on request."""
+def _stack_dump(path, timeout, fd=None) -> None:
+    """Arrange for the stack of every thread to be written on request: to the pipe ``fd``
+    (POSIX, on SIGUSR1) or to the file ``path``."""
+    if fd is not None and hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=fd, all_threads=True, chain=False)
+        return
     if not path:
         return
     f = open(path, "w", encoding="utf-8")  # kept open for the life of the process
@@ -276,11 +281,12 @@ def main(argv=None) -> int:
     p.add_argument("--preload", choices=("none", "cpu", "interpret", "gpu"), default="none")
     p.add_argument("--warm", default="", help="workshop whose checks to import while warming up")
     p.add_argument("--stack-file", default="")
+    p.add_argument("--stack-fd", type=int)
     args = p.parse_args(argv)
     send = _channel(args)
     faulthandler.enable()  # a segfault prints the Python stack to stderr
     if hasattr(signal, "SIGUSR1"):
-        _stack_dump(args.stack_file, None)
+        _stack_dump(args.stack_file, None, args.stack_fd)
 
     if args.preload == "interpret":
         interpreter.select(True)  # before triton is imported; a job may not say otherwise
