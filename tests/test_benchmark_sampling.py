@@ -141,6 +141,64 @@ def test_sample_count_bound_and_empty_rounds():
         statistics.until_sure(lambda: [], rel_target=0.01, cap_s=1.0, clock=clock)
 
 
+def episodes(clock, levels, per_round=5, seconds=0.01):
+    """Rounds whose loops agree within 1 % but whose level changes from round to round,
+    as a host's slow episodes of tens of milliseconds make per-call loops do."""
+    rng, state = random.Random(7), {"k": 0}
+
+    def next_round():
+        level = levels[state["k"] % len(levels)]
+        state["k"] += 1
+        clock.t += seconds
+        return [level * (1 + rng.uniform(-0.005, 0.005)) for _ in range(per_round)]
+
+    return next_round
+
+
+def test_a_round_inside_one_episode_does_not_pass_for_a_sure_median():
+    """Counted as independent samples, five tight loops of one round look sure at once;
+    by the rounds' medians, it samples on until it has seen the episodes."""
+    levels = [0.040, 0.040, 0.060, 0.040, 0.040, 0.040, 0.060, 0.040]
+    clock = FakeClock()
+    loose = statistics.until_sure(episodes(clock, levels, 11), rel_target=0.02, cap_s=2.0, clock=clock)
+    assert loose["converged"] and loose["rounds"] == 1
+    clock = FakeClock()
+    by_round = statistics.until_sure(
+        episodes(clock, levels, 11), rel_target=0.02, cap_s=2.0, clock=clock, by_round=True, min_rounds=6
+    )
+    assert by_round["rounds"] >= 6
+    assert statistics.quantile(by_round["samples"], 0.5) == pytest.approx(0.040, rel=0.01)
+
+
+def test_min_rounds_holds_even_when_the_first_rounds_agree():
+    clock, rng = FakeClock(), random.Random(5)
+    nxt, state = rounds_of(clock, 0.01, lambda: 0.010 * (1 + rng.uniform(-0.001, 0.001)), per_round=5)
+    got = statistics.until_sure(nxt, rel_target=0.01, cap_s=10.0, clock=clock, by_round=True, min_rounds=12)
+    assert got["converged"] and got["rounds"] == 12 and state["k"] == 12
+
+
+def test_the_reported_interval_is_that_of_the_rounds_medians():
+    us_rounds = [[40.0] * 5, [41.0] * 5, [60.0] * 5, [40.5] * 5, [59.0] * 5, [40.2] * 5, [40.1] * 5]
+    flat_ms = [u / 1e3 for r in us_rounds for u in r]
+    loose = statistics.sample_stats(flat_ms, {"rounds": 7})
+    blocked = statistics.sample_stats(flat_ms, {"rounds": 7, "round_size": 5})
+    assert blocked["round_size"] == 5 and "round_size" not in loose
+    assert blocked["median_us"] == loose["median_us"]
+    width = {k: r["median_high_us"] - r["median_low_us"] for k, r in (("loose", loose), ("blocked", blocked))}
+    assert width["blocked"] > width["loose"]
+    assert statistics.block_medians([1, 2, 3, 10, 20, 30, 7], 3) == [2, 20, 7]
+
+
+def test_the_per_call_timer_judges_by_rounds_and_the_device_timer_by_samples():
+    from checks.benchmark import timing
+
+    timers, said = timing.make_timers("both", "warm", quick=False)
+    assert timers["events"].by_round and timers["events"].min_rounds >= 6
+    assert not timers["graph"].by_round and "the interval over the rounds' medians" in said
+    quick, _ = timing.make_timers("both", "warm", quick=True)
+    assert quick["events"].by_round and quick["events"].min_rounds >= 6
+
+
 # --- the runner with round timers -----------------------------------------------------------
 
 

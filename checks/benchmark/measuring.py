@@ -43,8 +43,13 @@ def measure(timer: Callable, fn: Callable, clock: Callable[[], float]) -> tuple:
                 cap_s=timer.cap_s,
                 clock=clock,
                 max_samples=timer.max_samples,
+                by_round=timer.by_round,
+                min_rounds=timer.min_rounds,
             )
-            return got["samples"], {"rounds": got["rounds"], "converged": got["converged"]}
+            sampling = {"rounds": got["rounds"], "converged": got["converged"]}
+            if timer.by_round and got["rounds"]:
+                sampling["round_size"] = len(got["samples"]) // got["rounds"]
+            return got["samples"], sampling
         return list(timer(fn)), {"rounds": 1, "converged": None}
 
 

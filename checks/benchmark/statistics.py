@@ -120,13 +120,18 @@ class RoundTimer:
     half width of the median's 95 % interval to reach; ``cap_s``: the seconds one
     measurement may take.  ``harness``: its samples include the per-call cost of the
     loop around the calls (the runner then measures that cost with an empty candidate
-    and subtracts it).  Called like a plain timer, it times one round."""
+    and subtracts it).  ``by_round``: the samples of one round are not independent (the
+    loops of one round share the host's state of those milliseconds), so how sure the
+    median is comes from the rounds' medians, and ``min_rounds`` rounds at least are
+    taken.  Called like a plain timer, it times one round."""
 
     sampler: Callable[[Callable], Callable[[], list]]
     rel_target: float
     cap_s: float
     harness: bool = False
     max_samples: int = 2000
+    by_round: bool = False
+    min_rounds: int = 1
 
     def __call__(self, fn: Callable) -> list:
         return list(self.sampler(fn)())
@@ -140,15 +145,20 @@ def until_sure(
     clock: Callable[[], float] = time.perf_counter,
     max_samples: int = 2000,
     confidence: float = CONFIDENCE,
+    by_round: bool = False,
+    min_rounds: int = 1,
 ) -> dict:
     """Rounds of samples until the median's interval is narrow enough.
 
-    Stops as soon as the relative half width is at most ``rel_target`` (converged), or
-    when the next round would end past ``cap_s`` seconds from the start, judged by the
-    longest round so far, or at ``max_samples``.  The first round always runs.
+    Stops as soon as the relative half width is at most ``rel_target`` (converged) after
+    ``min_rounds`` rounds, or when the next round would end past ``cap_s`` seconds from
+    the start, judged by the longest round so far, or at ``max_samples``.  The first
+    round always runs.  ``by_round``: the interval is that of the rounds' medians (the
+    unit whose values are independent; see :func:`block_medians`), not of the samples.
     Returns samples, rounds, converged, rel_half_width and elapsed_s."""
     start = clock()
     samples: list = []
+    medians: list = []
     rounds, longest, half = 0, 0.0, None
     converged = False
     while True:
@@ -157,11 +167,13 @@ def until_sure(
         if not got:
             raise ValueError("a round of timing gave no samples")
         samples += got
+        medians.append(quantile(got, 0.5))
         rounds += 1
         now = clock()
         longest = max(longest, now - began)
-        half = relative_half_width(median_interval(samples, confidence), quantile(samples, 0.5))
-        if half is not None and half <= rel_target:
+        unit = medians if by_round else samples
+        half = relative_half_width(median_interval(unit, confidence), quantile(unit, 0.5))
+        if half is not None and half <= rel_target and rounds >= min_rounds:
             converged = True
             break
         if now - start + longest > cap_s or len(samples) >= max_samples:
@@ -184,8 +196,8 @@ def sample_stats(samples_ms: list, sampling: Optional[dict] = None) -> dict:
     if not us:
         raise ValueError("no timing samples")
     median = quantile(us, 0.5)
-    interval = median_interval(us)
     sampling = sampling or {}
+    interval = median_interval(block_medians(us, sampling.get("round_size")))
     return {
         "samples_us": [round(u, 4) for u in us],
         "median_us": median,
@@ -200,7 +212,20 @@ def sample_stats(samples_ms: list, sampling: Optional[dict] = None) -> dict:
         "n_samples": len(us),
         "rounds": sampling.get("rounds", 1),
         "converged": sampling.get("converged"),
+        **({"round_size": sampling["round_size"]} if sampling.get("round_size") else {}),
     }
+
+
+def block_medians(xs: list, size: Optional[int]) -> list:
+    """The medians of consecutive blocks of ``size`` samples (the rounds of a timer whose
+    samples within a round are not independent), or ``xs`` itself without a size.  The
+    interval of a median is then taken over these: samples taken milliseconds apart share
+    the host's state, and counting them as independent makes the interval look narrower
+    than a second run would agree with."""
+    if not size or size <= 1:
+        return list(xs)
+    size = int(size)
+    return [quantile(xs[i : i + size], 0.5) for i in range(0, len(xs), size)]
 
 
 def add_timings(
