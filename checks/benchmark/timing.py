@@ -55,7 +55,7 @@ SETTINGS = {
         "events_rep": 100,
         "loop_ms": 2,
         "loops": 5,
-        "min_rounds": 12,
+        "min_rounds": 20,
         "cap_s": 2.0,
     },
     True: {  # --quick
