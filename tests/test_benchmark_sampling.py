@@ -164,17 +164,28 @@ def test_a_round_inside_one_episode_does_not_pass_for_a_sure_median():
     assert loose["converged"] and loose["rounds"] == 1
     clock = FakeClock()
     by_round = statistics.until_sure(
-        episodes(clock, levels, 11), rel_target=0.02, cap_s=2.0, clock=clock, by_round=True, min_rounds=6
+        episodes(clock, levels, 11), rel_target=0.02, cap_s=2.0, clock=clock, by_round=True, min_span_s=0.06
     )
     assert by_round["rounds"] >= 6
     assert statistics.quantile(by_round["samples"], 0.5) == pytest.approx(0.040, rel=0.01)
 
 
-def test_min_rounds_holds_even_when_the_first_rounds_agree():
+def test_the_shortest_span_holds_even_when_the_first_rounds_agree():
     clock, rng = FakeClock(), random.Random(5)
     nxt, state = rounds_of(clock, 0.01, lambda: 0.010 * (1 + rng.uniform(-0.001, 0.001)), per_round=5)
-    got = statistics.until_sure(nxt, rel_target=0.01, cap_s=10.0, clock=clock, by_round=True, min_rounds=12)
+    got = statistics.until_sure(
+        nxt, rel_target=0.01, cap_s=10.0, clock=clock, by_round=True, min_span_s=0.115
+    )
     assert got["converged"] and got["rounds"] == 12 and state["k"] == 12
+
+
+def test_a_slow_call_needs_only_the_six_rounds_an_interval_needs():
+    """The shortest span is in seconds, not rounds: a call of a quarter second per round
+    converges after six rounds instead of running to the cap."""
+    clock, rng = FakeClock(), random.Random(6)
+    nxt, _ = rounds_of(clock, 0.25, lambda: 0.050 * (1 + rng.uniform(-0.001, 0.001)), per_round=5)
+    got = statistics.until_sure(nxt, rel_target=0.02, cap_s=2.0, clock=clock, by_round=True, min_span_s=0.2)
+    assert got["converged"] and got["rounds"] == 6
 
 
 def test_the_reported_interval_is_that_of_the_rounds_medians():
@@ -193,10 +204,10 @@ def test_the_per_call_timer_judges_by_rounds_and_the_device_timer_by_samples():
     from checks.benchmark import timing
 
     timers, said = timing.make_timers("both", "warm", quick=False)
-    assert timers["events"].by_round and timers["events"].min_rounds >= 6
+    assert timers["events"].by_round and timers["events"].min_span_s >= 0.1
     assert not timers["graph"].by_round and "the interval over the rounds' medians" in said
     quick, _ = timing.make_timers("both", "warm", quick=True)
-    assert quick["events"].by_round and quick["events"].min_rounds >= 6
+    assert quick["events"].by_round and quick["events"].min_span_s > 0
 
 
 # --- the runner with round timers -----------------------------------------------------------

@@ -44,7 +44,7 @@ def measure(timer: Callable, fn: Callable, clock: Callable[[], float]) -> tuple:
                 clock=clock,
                 max_samples=timer.max_samples,
                 by_round=timer.by_round,
-                min_rounds=timer.min_rounds,
+                min_span_s=timer.min_span_s,
             )
             sampling = {"rounds": got["rounds"], "converged": got["converged"]}
             if timer.by_round and got["rounds"]:

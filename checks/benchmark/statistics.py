@@ -122,8 +122,8 @@ class RoundTimer:
     loop around the calls (the runner then measures that cost with an empty candidate
     and subtracts it).  ``by_round``: the samples of one round are not independent (the
     loops of one round share the host's state of those milliseconds), so how sure the
-    median is comes from the rounds' medians, and ``min_rounds`` rounds at least are
-    taken.  Called like a plain timer, it times one round."""
+    median is comes from the rounds' medians, and sampling goes on for ``min_span_s``
+    seconds at least.  Called like a plain timer, it times one round."""
 
     sampler: Callable[[Callable], Callable[[], list]]
     rel_target: float
@@ -131,7 +131,7 @@ class RoundTimer:
     harness: bool = False
     max_samples: int = 2000
     by_round: bool = False
-    min_rounds: int = 1
+    min_span_s: float = 0.0
 
     def __call__(self, fn: Callable) -> list:
         return list(self.sampler(fn)())
@@ -146,12 +146,12 @@ def until_sure(
     max_samples: int = 2000,
     confidence: float = CONFIDENCE,
     by_round: bool = False,
-    min_rounds: int = 1,
+    min_span_s: float = 0.0,
 ) -> dict:
     """Rounds of samples until the median's interval is narrow enough.
 
     Stops as soon as the relative half width is at most ``rel_target`` (converged) after
-    ``min_rounds`` rounds, or when the next round would end past ``cap_s`` seconds from
+    ``min_span_s`` seconds of sampling, or when the next round would end past ``cap_s`` seconds from
     the start, judged by the longest round so far, or at ``max_samples``.  The first
     round always runs.  ``by_round``: the interval is that of the rounds' medians (the
     unit whose values are independent; see :func:`block_medians`), not of the samples.
@@ -173,7 +173,7 @@ def until_sure(
         longest = max(longest, now - began)
         unit = medians if by_round else samples
         half = relative_half_width(median_interval(unit, confidence), quantile(unit, 0.5))
-        if half is not None and half <= rel_target and rounds >= min_rounds:
+        if half is not None and half <= rel_target and now - start >= min_span_s:
             converged = True
             break
         if now - start + longest > cap_s or len(samples) >= max_samples:

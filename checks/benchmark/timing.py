@@ -43,7 +43,7 @@ import triton.testing
 from checks.benchmark.statistics import RoundTimer
 
 # Per measurement: replay length and replays per round of the graph timer; warm-up,
-# loop length, loops per round and the fewest rounds of the loop timer, in ms of measured time
+# loop length, loops per round and the shortest span of the loop timer, in ms of measured time
 # (triton.testing's units); the seconds one measurement may take; the relative half
 # width of the median's 95 % interval to reach.  MAX_SAMPLES bounds a row's samples so
 # a JSON file stays a few MB.
@@ -55,7 +55,7 @@ SETTINGS = {
         "events_rep": 100,
         "loop_ms": 2,
         "loops": 5,
-        "min_rounds": 20,
+        "min_span_s": 0.2,
         "cap_s": 2.0,
     },
     True: {  # --quick
@@ -65,7 +65,7 @@ SETTINGS = {
         "events_rep": 30,
         "loop_ms": 1,
         "loops": 4,
-        "min_rounds": 6,
+        "min_span_s": 0.06,
         "cap_s": 0.5,
     },
 }
@@ -74,7 +74,7 @@ SETTINGS = {
 # so a quick run (the app's view after a pass) stops per-call sampling at 5 %, not 2 %.
 # The host also has episodes of tens of milliseconds at up to twice the cost per call (seen
 # on both cards: one round of loops 38 us per call, the next 56): a per-call measurement
-# is judged by its rounds' medians and takes at least "min_rounds" short rounds, so it
+# is judged by its rounds' medians and samples short rounds for "min_span_s" at least, so it
 # spans several episodes instead of converging inside one (A/A disagreement p90 was 27-41 %
 # when the loops of one round counted as independent samples).
 TARGETS = {"graph": 0.01, "events": 0.02}
@@ -233,7 +233,7 @@ def make_timers(timing: str, cache: str, quick: bool, cap_s: Optional[float] = N
                 f"steps, CUDA events per call, L2 flushed before each call"
             )
         else:
-            loop_ms, loops, min_rounds = s["loop_ms"], int(s["loops"]), int(s["min_rounds"])
+            loop_ms, loops, span = s["loop_ms"], int(s["loops"]), float(s["min_span_s"])
 
             def warm(fn: Callable) -> Callable[[], list]:
                 return loop_sampler(fn, w, loop_ms, loops)
@@ -245,12 +245,12 @@ def make_timers(timing: str, cache: str, quick: bool, cap_s: Optional[float] = N
                 harness=True,
                 max_samples=MAX_SAMPLES,
                 by_round=True,
-                min_rounds=min_rounds,
+                min_span_s=span,
             )
             said.append(
                 f"loop_sampler(warmup={w}, loop_ms={loop_ms}, loops={loops}): one pair of CUDA "
                 f"events around a loop of back-to-back Python calls, no L2 flush; the loop's own "
-                f"cost per call (an empty candidate's) taken off; at least {min_rounds} rounds, "
+                f"cost per call (an empty candidate's) taken off; rounds for {span:g} s at least, "
                 f"the interval over the rounds' medians"
             )
     targets = ", ".join(f"{k} {goal[k]:.0%}" for k in timers)
