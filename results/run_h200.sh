@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# The reference answers' evidence on one NVIDIA H200.  All the GPU evidence of a commit comes
-# from two parts that each fit one ten-minute device call:
+# The reference answers' evidence on one NVIDIA GPU (H200 or H100).  All the GPU evidence of a
+# commit comes from two parts that each fit one ten-minute device call:
 #
-#   OUT=/some/folder bash results/run_h200.sh checks     # from the repository root
-#   OUT=/some/folder bash results/run_h200.sh latency
-#   OUT=/some/folder bash results/run_h200.sh tests       # run `bash results/gpu_wheels.sh`
+#   OUT=/some/folder bash results/run_h200.sh timing       # from the repository root
+#   OUT=/some/folder bash results/run_h200.sh correctness  # run `bash results/gpu_wheels.sh`
 #                                                          # first, where PyPI answers; carry .whl
 #
-# QUICK=1 takes fewer timing repetitions (the checks part fits ten minutes with it: self-check
-# about 130 s, bench-both about 90 s, bench-aa about a minute on the H200); REPEATS=N sets the latency repeats (default 1);
+# "timing" (about 8 minutes on an H100): the latency of record (the app's path, the five GPU
+# workshops, one repeat), the A/A benchmark and the benchmark's roofline rows (quick).
+# "correctness" (about 9 minutes): the GPU self-check, then the README's test command.
+# Each step has its own time limit so a part ends inside its call.  The finer parts below
+# (checks, latency, tests) remain for a step measured alone.
+#
+# QUICK=1 takes fewer timing repetitions in "checks" (the checks part fits ten minutes with it:
+# self-check about 130 s, bench-both about 90 s, bench-aa about two minutes on the H200);
+# REPEATS=N sets the latency repeats (default 1);
 # WORKSHOPS=a,b measures only those (default the five GPU workshops) and PART=name names the
 # latency file latency-h200-<name>.json; PATHS=warm,sharded,fresh sets the latency paths
-# (default warm,fresh).
+# (default warm,fresh; "timing" takes warm).
 #
 # Needs python3 with torch, triton, numpy and rich (no jsonschema, textual or watchfiles).
 # "checks" writes into $OUT (at most 8 files come back from a device call), its steps' output
@@ -59,9 +65,53 @@ step() {   # step NAME COMMAND...: run, append to the part's log, remember the w
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
 $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.version.cuda)"
 
+CARD=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 GPU_WORKSHOPS=strided_softmax,softmax_backward,fused_gemm,split_softmax,streaming_attention
 
+limited() {   # limited SECONDS COMMAND...: stop the command (SIGINT, then KILL) after SECONDS
+    local seconds=$1; shift
+    timeout -s INT -k 20 "$seconds" "$@"
+}
+
+install_wheels() {   # the wheels results/gpu_wheels.sh downloaded (.whl/) into /tmp/site
+    if ! ls .whl/*.whl >/dev/null 2>&1; then
+        echo "no wheels in .whl/: run 'bash results/gpu_wheels.sh' where PyPI answers, then carry .whl" >&2
+        exit 66
+    fi
+    rm -rf /tmp/site
+    $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+}
+
+run_tests() {   # run_tests LIMIT: the README's test command, stopped after LIMIT seconds
+    # 16 cores: test workers, and each test's own check and compile workers capped at
+    # two (a 2-core machine gives it two and none), torch one CPU thread per process:
+    # left to the machine's size, every test would start 8 to 16 workers of its own.
+    export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH KERNEL_COURSE_OFFLINE=1
+    export KERNEL_COURSE_POOL=${KERNEL_COURSE_POOL:-2} KERNEL_COURSE_COMPILERS=${KERNEL_COURSE_COMPILERS:-2}
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+    local workers=${WORKERS:-12}
+    step tests timeout -s INT -k 30 "$1" $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
+        --junitxml "$OUT/tests-junit.xml" ${PYTEST_ARGS:-}
+    $PY results/junit_summary.py "$OUT/tests-junit.xml" --output "$OUT/tests.json" \
+        --workers "$workers" --exit-code "$status" || status=1
+    rm -f "$OUT/tests-junit.xml"   # tests.json holds what it says; the XML is several MB
+}
+
 case "${1:-checks}" in
+timing)
+    step latency-h200 limited 330 $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" \
+        --repeats "${REPEATS:-1}" --paths warm --benchmarks --json "$OUT/latency-h200.json"
+    step bench-aa limited 150 $PY -m checks.benchmark --op all --solution --timing both \
+        --shapes comparison --aa --output "$OUT/bench-aa.json"
+    step bench-both limited 100 $PY -m checks.benchmark --op all --solution --timing both --quick \
+        --output "$OUT/bench-both.json"
+    $PY results/latency_table.py --label "${CARD:-GPU}" "$OUT/latency-h200.json" || status=1
+    ;;
+correctness)
+    step self-check limited 170 $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
+    install_wheels
+    run_tests "${TESTS_LIMIT:-360}"
+    ;;
 checks)
     step self-check $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
     step bench-both $PY -m checks.benchmark --op all --solution --timing both --dtype all ${QUICK:+--quick} \
@@ -76,35 +126,20 @@ latency)
     name=latency-h200${PART:+-$PART}
     step "$name" $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" --repeats "${REPEATS:-1}" \
         --paths "${PATHS:-warm,fresh}" --benchmarks --json "$OUT/$name.json"
-    $PY results/latency_table.py --label H200 "$OUT/$name.json" || status=1
+    $PY results/latency_table.py --label "${CARD:-GPU}" "$OUT/$name.json" || status=1
     ;;
 tests)
     # The README's test command (pyproject's options) on this machine, which has no network
     # and lacks the app's and the test extras' libraries: the wheels results/gpu_wheels.sh
-    # downloaded (.whl/) go into /tmp/site first.  Writes tests.log, tests-junit.xml and
-    # tests.json (counts, duration, failures, skip reasons, the slowest tests).  WORKERS=N
-    # sets the test workers (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k);
-    # TESTS_LIMIT=S stops the run after S seconds (default 540; unfinished tests are counted so).
-    if ! ls .whl/*.whl >/dev/null 2>&1; then
-        echo "no wheels in .whl/: run 'bash results/gpu_wheels.sh' where PyPI answers, then carry .whl" >&2
-        exit 66
-    fi
-    rm -rf /tmp/site
-    $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-    export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH KERNEL_COURSE_OFFLINE=1
-    # 16 cores: 12 test workers, and each test's own check and compile workers capped at
-    # two (a 2-core machine gives it two and none), torch one CPU thread per process:
-    # left to the machine's size, every test would start 8 to 16 workers of its own.
-    export KERNEL_COURSE_POOL=${KERNEL_COURSE_POOL:-2} KERNEL_COURSE_COMPILERS=${KERNEL_COURSE_COMPILERS:-2}
-    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-    workers=${WORKERS:-12}
-    step tests timeout -s INT -k 30 "${TESTS_LIMIT:-540}" $PY -m pytest -q -n "$workers" --maxprocesses "$workers" \
-        --junitxml "$OUT/tests-junit.xml" ${PYTEST_ARGS:-}
-    $PY results/junit_summary.py "$OUT/tests-junit.xml" --output "$OUT/tests.json" \
-        --workers "$workers" --exit-code "$status" || status=1
+    # downloaded (.whl/) go into /tmp/site first.  Writes tests.log and tests.json (counts,
+    # duration, failures, skip reasons, the slowest tests).  WORKERS=N sets the test workers
+    # (default 12); PYTEST_ARGS adds pytest arguments (test ids, -k); TESTS_LIMIT=S stops the
+    # run after S seconds (default 540; unfinished tests are counted so).
+    install_wheels
+    run_tests "${TESTS_LIMIT:-540}"
     ;;
 *)
-    echo "usage: OUT=DIR bash results/run_h200.sh checks|latency|tests" >&2
+    echo "usage: OUT=DIR bash results/run_h200.sh timing|correctness|checks|latency|tests" >&2
     exit 64
     ;;
 esac
