@@ -99,18 +99,18 @@ run_tests() {   # run_tests LIMIT: the README's test command, stopped after LIMI
 
 case "${1:-checks}" in
 timing)
-    step latency-h200 limited 330 $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" \
+    step latency-h200 limited 300 $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" \
         --repeats "${REPEATS:-1}" --paths warm --benchmarks --json "$OUT/latency-h200.json"
     step bench-aa limited 150 $PY -m checks.benchmark --op all --solution --timing both \
         --shapes comparison --aa --output "$OUT/bench-aa.json"
-    step bench-both limited 100 $PY -m checks.benchmark --op all --solution --timing both --quick \
+    step bench-both limited 90 $PY -m checks.benchmark --op all --solution --timing both --quick \
         --output "$OUT/bench-both.json"
     $PY results/latency_table.py --label "${CARD:-GPU}" "$OUT/latency-h200.json" || status=1
     ;;
 correctness)
-    step self-check limited 170 $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
+    step self-check limited 180 $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
     install_wheels
-    run_tests "${TESTS_LIMIT:-360}"
+    run_tests "${TESTS_LIMIT:-320}"
     ;;
 checks)
     step self-check $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
