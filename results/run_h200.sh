@@ -101,7 +101,7 @@ case "${1:-checks}" in
 timing)
     step latency-h200 limited 300 $PY -m tui.latency --workshops "${WORKSHOPS:-$GPU_WORKSHOPS}" \
         --repeats "${REPEATS:-1}" --paths warm --benchmarks --json "$OUT/latency-h200.json"
-    step bench-aa limited 150 $PY -m checks.benchmark --op all --solution --timing both \
+    step bench-aa limited 200 $PY -m checks.benchmark --op all --solution --timing both \
         --shapes comparison --aa --output "$OUT/bench-aa.json"
     step bench-both limited 90 $PY -m checks.benchmark --op all --solution --timing both --quick \
         --output "$OUT/bench-both.json"

@@ -18,11 +18,12 @@ from checks.benchmark.timed_calls import TimedCall
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while timing (collected once before): a
-    collection inside a timed loop of Python calls adds milliseconds to one sample and
-    widens the per-call interval; put back as it was."""
+    """Python's cyclic garbage collector off while timing, as timeit does: a collection
+    inside a timed loop of Python calls adds milliseconds to one sample and widens the
+    per-call interval; put back as it was.  No full collection first: with torch and
+    Triton loaded one takes 40-80 ms, and one per measurement was a third of the app's
+    benchmark time (garbage left uncollected costs a timed loop nothing)."""
     was_on = gc.isenabled()
-    gc.collect()
     gc.disable()
     try:
         yield

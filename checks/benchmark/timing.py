@@ -55,11 +55,11 @@ SETTINGS = {
         "events_rep": 100,
         "loop_ms": 2,
         "loops": 5,
-        "min_span_s": 0.2,
+        "min_span_s": 0.5,
         "cap_s": 2.0,
     },
     True: {  # --quick
-        "graph_rep": 8,
+        "graph_rep": 4,
         "graph_replays": 10,
         "events_warmup": 10,
         "events_rep": 30,
