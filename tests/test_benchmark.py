@@ -618,7 +618,8 @@ def test_real_spec_oracle_is_the_named_checks_oracle(op: str) -> None:
             for b in range(q.shape[0]):
                 for h in range(q.shape[1]):
                     head = case_oracle(*(inputs[a][b, h] for a in args), shape["causal"])
-                    assert torch.equal(got[b, h], head), (op, shape["name"], b, h)
+                    # the same formula in batches of heads: at most the last float64 bits differ
+                    torch.testing.assert_close(got[b, h], head, rtol=1e-13, atol=1e-13)
             continue
         extra = (shape["causal"],) if "causal" in shape else ()
         assert torch.equal(got, case_oracle(*(inputs[a] for a in args), *extra)), (op, shape["name"])

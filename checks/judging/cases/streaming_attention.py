@@ -43,9 +43,14 @@ def attention_oracle(
     """float64 softmax(q k^T / sqrt(D) [masked]) v of one head ([N, D] each) on ``device``
     (default: the inputs' own), from the stored values."""
     device = q.device if device is None else device
-    q64, k64, v64 = (t.detach().to(device, torch.float64) for t in (q, k, v))
-    n, d = q64.shape
-    scores = q64 @ k64.T / math.sqrt(d)
+    return attention64(*(t.detach().to(device, torch.float64) for t in (q, k, v)), causal)
+
+
+def attention64(q64: torch.Tensor, k64: torch.Tensor, v64: torch.Tensor, causal: bool) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D) [masked]) v over the last two dimensions of float64 tensors
+    ([N, D] for one head, [heads, N, D] for a batch of them): the one formula of the oracles."""
+    n, d = q64.shape[-2], q64.shape[-1]
+    scores = q64 @ k64.transpose(-1, -2) / math.sqrt(d)
     if causal:
         future = torch.ones(n, n, dtype=torch.bool, device=q64.device).triu(1)  # key j > query i
         scores = scores.masked_fill(future, float("-inf"))

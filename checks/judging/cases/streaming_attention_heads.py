@@ -6,8 +6,6 @@ applied head by head on the inputs' device.  Shapes stay tiny (B * H <= 65, N <=
 D = 16) so that each check takes about a second or less in Triton's interpreter.
 """
 
-import math
-
 import torch
 
 from checks.judging.case import CheckFailed, check, collect
@@ -28,26 +26,24 @@ def heads_oracle(
     causal: bool,
     device: "torch.device | str | None" = None,
 ) -> torch.Tensor:
-    """The single-head float64 oracle's formula on every [B, H] head of [B, H, N, D]
-    inputs, on ``device`` (default: the inputs' own; the checks compute it after the
-    learner's call).  Heads go in batches whose N x N float64 scores stay within
-    ORACLE_CHUNK_BYTES: a few launches per batch instead of a few per head (65 heads
-    took about 0.2 s of launches on a GPU), and never all score matrices at once."""
+    """The single-head float64 oracle's formula (``attention64``) on every [B, H] head of
+    [B, H, N, D] inputs, on ``device`` (default: the inputs' own; the checks compute it after
+    the learner's call).  Heads go in batches whose N x N float64 scores stay within
+    ORACLE_CHUNK_BYTES: a few launches per batch instead of a few per head (65 heads took
+    about 0.2 s of launches on a GPU), and never all score matrices at once.  A batched
+    product may round the last float64 bit differently from one head's alone."""
+    from checks.judging.cases.streaming_attention import attention64
+
     device = q.device if device is None else device
     b, h, n, d = q.shape
     out = torch.empty((b * h, n, d), dtype=torch.float64, device=device)
     if out.numel() == 0:
         return out.reshape(q.shape)
     q64, k64, v64 = (t.detach().reshape(b * h, n, d) for t in (q, k, v))
-    future = torch.ones(n, n, dtype=torch.bool, device=device).triu(1) if causal else None
     step = max(1, ORACLE_CHUNK_BYTES // max(1, n * n * 8))
     for first in range(0, b * h, step):
         part = slice(first, first + step)
-        qs, ks, vs = (t[part].to(device, torch.float64) for t in (q64, k64, v64))
-        scores = qs @ ks.transpose(-1, -2) / math.sqrt(d)
-        if future is not None:  # key j > query i
-            scores = scores.masked_fill(future, float("-inf"))
-        out[part] = torch.softmax(scores, dim=-1) @ vs
+        out[part] = attention64(*(t[part].to(device, torch.float64) for t in (q64, k64, v64)), causal)
     return out.reshape(q.shape)
 
 
