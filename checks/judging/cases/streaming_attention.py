@@ -43,7 +43,8 @@ def attention_oracle(
     """float64 softmax(q k^T / sqrt(D) [masked]) v of one head ([N, D] each) on ``device``
     (default: the inputs' own), from the stored values."""
     device = q.device if device is None else device
-    return attention64(*(t.detach().to(device, torch.float64) for t in (q, k, v)), causal)
+    q64, k64, v64 = (t.detach().to(device, torch.float64) for t in (q, k, v))
+    return attention64(q64, k64, v64, causal)
 
 
 def attention64(q64: torch.Tensor, k64: torch.Tensor, v64: torch.Tensor, causal: bool) -> torch.Tensor:

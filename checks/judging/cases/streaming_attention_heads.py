@@ -43,7 +43,8 @@ def heads_oracle(
     step = max(1, ORACLE_CHUNK_BYTES // max(1, n * n * 8))
     for first in range(0, b * h, step):
         part = slice(first, first + step)
-        out[part] = attention64(*(t[part].to(device, torch.float64) for t in (q64, k64, v64)), causal)
+        qs, ks, vs = (t[part].to(device, torch.float64) for t in (q64, k64, v64))
+        out[part] = attention64(qs, ks, vs, causal)
     return out.reshape(q.shape)
 
 
