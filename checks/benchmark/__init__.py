@@ -32,6 +32,7 @@ The package, one concern per module:
     targets.py     verdicts of the specs' speed targets
     evidence.py    the JSON evidence of a run: its envelope, file hashes, strict JSON
     tables.py      printed tables
+    arguments.py   the command line's arguments: parser, validation, usage errors
     cli.py         the command line
 
 Exit codes: 0 everything ran and passed; 1 a variant failed; 2 a variant is still TODO

@@ -27,68 +27,27 @@ memory at all, the builder's ``create_masked_load``, ``create_masked_store``,
 Compiles are heard through Triton's public knobs (``runtime.jit_cache_hook`` and
 ``compilation.listener``), set here and restored here.
 
+The launch kinds, :class:`Launch`, :class:`Listener` and :func:`python_function` live in
+checks.judging.launch_records and are re-exported here.
+
 Standard library at import time; triton and numpy are imported when a seam is installed.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-# What was launched: Triton's JIT dispatch, the interpreter's, an autotuner, a heuristics
-# wrapper, or a compiled kernel's handle (``compiled[grid](...)``).
-JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE = "jit", "interpreted", "autotuner", "heuristics", "handle"
-
-
-def python_function(kernel: Any) -> Any:
-    """The Python function under a kernel object (autotuner and heuristics wrappers hold
-    the JIT function in ``.fn``, which holds the function in ``.fn``), or None."""
-    inner = kernel
-    for _ in range(8):
-        if hasattr(inner, "__code__"):
-            return inner
-        inner = getattr(inner, "fn", None)
-    return None
-
-
-@dataclass
-class Launch:
-    """One launch as its entry point saw it.  ``kernel``: the object launched (for a
-    handle launch, the JIT function the compiled kernel came from, when it says);
-    ``kwargs`` without ``grid`` and ``warmup``; ``depth``: how many launches of this
-    thread were already running around it (an autotuner's inner run is at depth 1)."""
-
-    kernel: Any
-    kind: str
-    args: tuple
-    kwargs: dict
-    grid: Any
-    depth: int
-    compiled: Any = None  # a handle launch: the CompiledKernel
-
-    @property
-    def function(self) -> Any:
-        return python_function(self.kernel)
-
-    @property
-    def name(self) -> str:
-        fn = self.function
-        return fn.__name__ if fn is not None else str(getattr(self.kernel, "__name__", "kernel"))
-
-    @property
-    def file(self) -> str:
-        fn = self.function
-        return fn.__code__.co_filename if fn is not None else "<unknown>"
-
-    def arg_names(self) -> list:
-        """The kernel's parameter names, in order ([] when they cannot be read)."""
-        names = getattr(self.kernel, "arg_names", None)
-        if isinstance(names, list):
-            return names
-        fn = self.function
-        code = getattr(fn, "__code__", None)
-        return list(code.co_varnames[: code.co_argcount]) if code is not None else []
+from checks.judging.launch_records import (
+    AUTOTUNER,
+    HANDLE,
+    HEURISTICS,
+    INTERPRETED,
+    JIT,
+    Launch,
+    Listener,
+    python_function as python_function,
+)
 
 
 class Access:
@@ -133,34 +92,6 @@ class Access:
         if self._active is not None:
             vals = vals[self._active]
         return np.ascontiguousarray(vals).view(np.uint8).reshape(vals.size, -1)
-
-
-class Listener:
-    """Override what you want to hear; the rest costs nothing (a seam is installed only
-    while some listener overrides one of its methods).  ``launch_kinds``: the entry
-    points :meth:`around_launch` needs wrapped (another listener may have more wrapped,
-    so check ``launch.kind`` where it matters)."""
-
-    launch_kinds: frozenset = frozenset((JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE))
-
-    def around_launch(self, launch: Launch, proceed: Callable[[], Any]) -> Any:
-        """Called for every launch that is not a warmup, at every depth; return what
-        ``proceed()`` returns (or, to replace Triton's dispatch, what it would)."""
-        return proceed()
-
-    def access(self, access: Access) -> None:
-        """Before every load, store and atomic in the interpreter (active lanes only)."""
-
-    def stored(self, access: Access) -> None:
-        """After every store and atomic read-modify-write in the interpreter."""
-
-    def compiling(self, **info: Any) -> Optional[bool]:
-        """Triton's ``jit_cache_hook``: a new variant is about to be compiled (or found in
-        Triton's cache); True would skip it."""
-        return None
-
-    def compiled(self, **info: Any) -> None:
-        """Triton's ``compilation.listener``: a compile finished, or hit the cache."""
 
 
 _lock = threading.RLock()

@@ -1,0 +1,100 @@
+"""What a launch looks like to a listener, and what a listener is.
+
+The launch kinds, :class:`Launch` (one launch as its entry point saw it) and the
+:class:`Listener` base class, whose methods checks.judging.launches calls around every
+launch, load, store and compile.  checks.judging.launches registers listeners and installs
+the seams, and re-exports every name here; :class:`~checks.judging.launches.Access` (one
+interpreted load or store) lives there, beside the interpreter's program id it reads.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:  # annotations only: launches imports this module
+    from checks.judging.launches import Access
+
+# What was launched: Triton's JIT dispatch, the interpreter's, an autotuner, a heuristics
+# wrapper, or a compiled kernel's handle (``compiled[grid](...)``).
+JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE = "jit", "interpreted", "autotuner", "heuristics", "handle"
+
+
+def python_function(kernel: Any) -> Any:
+    """The Python function under a kernel object (autotuner and heuristics wrappers hold
+    the JIT function in ``.fn``, which holds the function in ``.fn``), or None."""
+    inner = kernel
+    for _ in range(8):
+        if hasattr(inner, "__code__"):
+            return inner
+        inner = getattr(inner, "fn", None)
+    return None
+
+
+@dataclass
+class Launch:
+    """One launch as its entry point saw it.  ``kernel``: the object launched (for a
+    handle launch, the JIT function the compiled kernel came from, when it says);
+    ``kwargs`` without ``grid`` and ``warmup``; ``depth``: how many launches of this
+    thread were already running around it (an autotuner's inner run is at depth 1)."""
+
+    kernel: Any
+    kind: str
+    args: tuple
+    kwargs: dict
+    grid: Any
+    depth: int
+    compiled: Any = None  # a handle launch: the CompiledKernel
+
+    @property
+    def function(self) -> Any:
+        return python_function(self.kernel)
+
+    @property
+    def name(self) -> str:
+        fn = self.function
+        return fn.__name__ if fn is not None else str(getattr(self.kernel, "__name__", "kernel"))
+
+    @property
+    def file(self) -> str:
+        fn = self.function
+        return fn.__code__.co_filename if fn is not None else "<unknown>"
+
+    def arg_names(self) -> list:
+        """The kernel's parameter names, in order ([] when they cannot be read)."""
+        names = getattr(self.kernel, "arg_names", None)
+        if isinstance(names, list):
+            return names
+        fn = self.function
+        code = getattr(fn, "__code__", None)
+        return list(code.co_varnames[: code.co_argcount]) if code is not None else []
+
+
+class Listener:
+    """Override what you want to hear; the rest costs nothing (a seam is installed only
+    while some listener overrides one of its methods).  ``launch_kinds``: the entry
+    points :meth:`around_launch` needs wrapped (another listener may have more wrapped,
+    so check ``launch.kind`` where it matters)."""
+
+    launch_kinds: frozenset = frozenset((JIT, INTERPRETED, AUTOTUNER, HEURISTICS, HANDLE))
+
+    def around_launch(self, launch: Launch, proceed: Callable[[], Any]) -> Any:
+        """Called for every launch that is not a warmup, at every depth; return what
+        ``proceed()`` returns (or, to replace Triton's dispatch, what it would)."""
+        return proceed()
+
+    def access(self, access: Access) -> None:
+        """Before every load, store and atomic in the interpreter (active lanes only)."""
+
+    def stored(self, access: Access) -> None:
+        """After every store and atomic read-modify-write in the interpreter."""
+
+    def compiling(self, **info: Any) -> Optional[bool]:
+        """Triton's ``jit_cache_hook``: a new variant is about to be compiled (or found in
+        Triton's cache); True would skip it."""
+        return None
+
+    def compiled(self, **info: Any) -> None:
+        """Triton's ``compilation.listener``: a compile finished, or hit the cache."""
