@@ -5,7 +5,8 @@
     run_records.py     one run's records by check id, in plan order (read by all)
     events.py          the typed events of a run, from the worker's JSON lines to the screen
     worker.py          ``python -m checks.running.worker``: one job of checks (or a benchmark)
-    child.py           the parent's side of a worker: time limits, crashes, cancellation
+    child.py           the parent's side of a run: time limits, crashes, cancellation
+    worker_process.py  a started worker process: its record pipe, stack dumps, output tails
     processes.py       a worker's own process group, and killing it (POSIX or Windows)
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them

@@ -1,6 +1,6 @@
 """The child process that runs one job of checks: ``python -m checks.running.worker``.
 
-Protocol (see checks/running/child.py for the parent side):
+Protocol (see checks/running/worker_process.py and child.py for the parent side):
 
 * The parent passes a record channel: ``--record-fd N`` (a pipe, POSIX) or
   ``--record-file PATH`` (a file the parent tails, Windows).  Only this process

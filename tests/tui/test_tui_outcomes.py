@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,8 @@ from workshops import catalog
 
 from readable_helpers import SIZE_IDS, SIZES, Toasts, drawn
 from tui_helpers import digest_of, wait_for, wait_for_run
+
+REPO = Path(__file__).resolve().parents[2]
 
 A1 = catalog.get("online_normalizer")
 I1 = catalog.get("strided_softmax")
@@ -173,21 +177,27 @@ def test_n_says_why_it_cannot_move_on(make_app, workspace, size):
 # --- the timings panel ---
 
 
-def reference_rows():
+# One committed run, named: the layout tests must not change when newer evidence lands
+# (the app itself shows the newest run, tested below).
+PINNED_REFERENCE = "2026-12-03-cab4d8f-h200-both.json"
+
+
+def reference_rows(tmp_path):
     from tui import benchmark_child
 
-    rows, source = benchmark_child.load_reference(I1.id)
+    shutil.copy(REPO / "results" / PINNED_REFERENCE, tmp_path / PINNED_REFERENCE)
+    rows, source = benchmark_child.load_reference(I1.id, tmp_path)
     assert rows, "a committed reference run for strided_softmax"
     return rows, source
 
 
 @pytest.mark.parametrize("width", [80, 120, 200])
-def test_timings_bars_compare_within_a_shape_and_columns_fit(width):
+def test_timings_bars_compare_within_a_shape_and_columns_fit(width, tmp_path):
     from textual.app import App
 
     from tui.widgets.timings import BAR_WIDTH, COLUMNS, MarkedBar, TimingsPanel
 
-    rows, source = reference_rows()
+    rows, source = reference_rows(tmp_path)
 
     class One(App):
         def compose(self):

@@ -1,20 +1,18 @@
 """One workshop: the lesson, hints, the learner's file, live checks and timings.
 
 The check loop lives in tui.run_loop (a mixin), the export in
-tui.export, the layout by terminal size in tui.layout; this module
-composes the screen and answers the keys.
+tui.export, the layout by terminal size in tui.layout, the keys e, r and o
+(edit, reset, export) in tui.screens.workshop_file_keys (a mixin); this module
+composes the screen and answers the other keys.
 """
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from textual import work
-from textual.app import ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -35,6 +33,7 @@ from tui.run_loop import RunLoop
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
+from tui.screens.workshop_file_keys import WorkshopFileKeys
 from tui.screens.workshop_layout import BANNER, BANNER_SHORT, WorkshopLayout
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.footer import CourseFooter
@@ -84,7 +83,7 @@ def not_yet(records: list) -> str:
     return rest  # unavailable: none of the checks can run on this machine
 
 
-class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
+class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
     DEFAULT_CSS = (
         """
     #banner { background: $warning; color: $text; text-style: bold; padding: 0 1; height: auto; }
@@ -340,58 +339,6 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         )
         self.run_toasts = True
 
-    def action_edit(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify(
-                "$EDITOR is not set. Open your file in any editor:\n"
-                + self.toast_path(self.path, inside=False),
-                title="No editor",
-                severity="warning",
-                timeout=15,
-            )
-            return
-        cmd = shlex.split(editor, posix=os.name != "nt") + [str(self.path)]
-        try:
-            with self.app.suspend():
-                subprocess.run(cmd, check=False)
-        except SuspendNotSupported:
-            self.notify(
-                "This terminal cannot hand over to an editor; edit\n"
-                + self.toast_path(self.path, inside=False),
-                severity="warning",
-                timeout=15,
-            )
-            return
-        except OSError as e:
-            self.notify(f"could not start {editor!r}: {e}", severity="error", timeout=15)
-            return
-        self.request_run()
-
-    def action_reset(self) -> None:
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                path, saved = ws.reset(self.workshop, course_app(self).workspace)
-            except OSError as e:
-                self.notify(f"reset failed: {e}", severity="error")
-                return
-            where = (
-                f"your previous file is saved beside your workspace as\n{self.toast_path(saved)}"
-                if saved
-                else "there was no file to back up."
-            )
-            self.notify(f"Restored the starter; your best result is kept; {where}", title="Reset", timeout=15)
-            self.request_run()
-
-        self.app.push_screen(
-            ConfirmScreen(
-                f"Reset {self.path.name} to the starter?\nYour current file is backed up first.", yes="Reset"
-            ),
-            answered,
-        )
-
     def _passed_before(self) -> bool:
         progress, _ = ws.load_progress(course_app(self).workspace)
         entry = progress.get(self.workshop.id) or {}
@@ -480,40 +427,3 @@ class WorkshopScreen(RunLoop, WorkshopLayout, Screen[None]):
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
         base = course_app(self).workspace.parent if inside else None
         return layout.toast_path(path, self.app.size, base, self.has_class("-results-focus"))
-
-    # --- export ---
-    def export_payload(self) -> dict | None:
-        return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
-
-    def action_export(self) -> None:
-        panel = self.query_one(ResultsPanel)
-        if self.last is not None and (not panel.outcome or panel.digest != self.last.content_hash):
-            self.notify(  # the last results are of an older save: not exported as the file's
-                "Your latest save is being checked; export once its checks finish.", severity="warning"
-            )
-            return
-        data = self.export_payload()
-        if data is None:
-            self.notify("Nothing to export yet: wait for the checks to finish.", severity="warning")
-            return
-        self._export_worker(data)
-
-    @work(thread=True, group="export", exit_on_error=False)
-    def _export_worker(self, data: dict) -> None:
-        try:
-            path = export.write(Path(course_app(self).results_dir), data)
-        except OSError as e:
-            self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
-            return
-        self.last_export = path
-        app = course_app(self)
-        if Path(app.results_dir) == export.default_export_dir(app.workspace):
-            where = f"beside your workspace to\n{self.toast_path(path)}"
-        else:  # --export-dir: the folder the learner named
-            where = f"to\n{self.toast_path(path, inside=False)}"
-        self.app.call_from_thread(
-            self.notify,
-            f"Results ({data['outcome']}) written {where}",
-            title="Exported",
-            timeout=10,
-        )
