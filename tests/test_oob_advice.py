@@ -99,6 +99,27 @@ def test_row_and_column_strides_passed_in_the_wrong_order_are_named():
 
 
 @triton.jit
+def _rows_unmasked(x, y, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x + row * stride_row + cols * stride_col)  # the bug: no mask, BLOCK > n_cols
+    tl.store(y + row * n_cols + cols, v, mask=cols < n_cols)
+
+
+@pytest.mark.usefixtures("bounds_checked")
+def test_a_row_read_past_its_end_without_a_mask_is_not_called_a_stride_swap():
+    """The last row's lanes past the end land where the swapped layout (whose extent is
+    larger) would reach, but the lanes before them do not: no layout is named, the mask is."""
+    x, y = torch.randn(33, 40), torch.empty(33, 40)
+    with pytest.raises(Exception) as info:
+        _rows_unmasked[(33,)](x, y, 40, x.stride(0), x.stride(1), BLOCK=64)
+    v = oob.find_violation(info.value)
+    assert v is not None and v.details["program_id"][0] == 32
+    assert "swapped" not in v.message and "column stride" not in v.message
+    assert "mask this access" in v.message
+
+
+@triton.jit
 def _store_with_input_strides(x, y, n_cols, stride_row, stride_col, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)

@@ -256,8 +256,10 @@ def _check(
             side = "past the end" if past else "before the start"
             where = f"{dist} bytes ({dist // max(elem, 1)} elements) {side} of {name}"
         several = np.unique(bad_addrs).size > 1  # one address shows no stride
-        unit_columns = several and _as_if_unit_column_stride(bad_addrs, best)
-        swapped = several and not unit_columns and _as_if_strides_swapped(bad_addrs, best)
+        # A layout is named only when it places every active lane, not only the bad ones: a
+        # row read past its end without a mask also lands where a wider layout would reach.
+        unit_columns = several and _as_if_unit_column_stride(addrs, best)
+        swapped = several and not unit_columns and _as_if_strides_swapped(addrs, best)
         # one bad address shows no stride; the whole access (every active lane) may, when it
         # steps by more than one element (a consecutive run fits any layout that has one)
         lanes = bad_addrs if several else (addrs if _strided_run(addrs, elem) else None)

@@ -79,7 +79,7 @@ def backward(y, grad_output, *, num_warps=4):
     # --- launch ---
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     if n_rows == 0:
-        return dx  # a grid of zero programs is not a valid launch
+        return dx  # nothing to compute (a grid of zero programs launches nothing)
     block_cols = triton.next_power_of_2(n_cols)
     # Narrow rows leave most lanes of a program idle; pack several rows per program so
     # each one still moves a tile of about TILE_ELEMENTS elements.
