@@ -28,7 +28,10 @@ def _parked(values, rows, cols, *, row_step, col_step, pad, device):
 @check(
     "transposed-inputs",
     "y transposed with g contiguous, g transposed with y contiguous, both",
-    why="a transpose's column stride is not 1: each load must use its own tensor's strides",
+    why=(
+        "a transpose's column stride is not 1: each load uses its own tensor's strides, and "
+        "the store the fresh output's"
+    ),
     section="Tile ownership and addresses",
     cost=3,
     properties=("strided",),
