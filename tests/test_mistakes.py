@@ -541,6 +541,28 @@ def test_g_read_with_ys_strides_is_not_called_a_unit_column_stride(tmp_path):
     assert "y and grad_output are views inside a buffer of NaN" in record.message
 
 
+def test_a_dot_summed_down_the_columns_of_a_packed_block_is_named(tmp_path):
+    """A mistake outside the kept wrong answers: the reference's packed rows reduced over
+    axis 0. Each column's sum over the program's rows stands in for each row's dot."""
+    from checks.judging.engine import run_checks
+
+    answer = (catalog.get("softmax_backward").folder / "solution.py").read_text(encoding="utf-8")
+    own = "dot = tl.sum(y * g, axis=1)"
+    assert own in answer
+    path = tmp_path / "dot_across_rows.py"
+    broadcast = "dx = y * (g - dot[:, None])"
+    assert broadcast in answer
+    path.write_text(
+        answer.replace(own, own.replace("axis=1", "axis=0")).replace(broadcast, "dx = y * (g - dot[None, :])")
+    )
+    records = run_checks(
+        "softmax_backward", path, interpret=True, only=["worked-example", "matches-autograd"]
+    )
+    assert [r.status for r in records] == ["fail", "fail"]
+    assert "sums y * g across the rows of its block (axis 0)" in records[0].message
+    assert records[0].details["mistake"]["id"] == "dot-across-rows"
+
+
 def test_a_padding_mistake_on_a_uniform_row_is_not_called_misplaced_stores(tmp_path):
     # broadcast-column gives uniform rows: stores at the input's strides would misplace values
     # equal to the right ones, so that mistake cannot be told from what the output shows

@@ -6,7 +6,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake
+from checks.judging.mistakes import Call, Mistake, Variants
 from checks.judging.mistakes.compare import (
     Partial,
     agrees as _agrees,
@@ -70,6 +70,27 @@ def _y_factor_left_out(call: Call):
         return None
     y64, g64 = as64(found[0]), as64(found[1])
     return g64 - (y64 * g64).sum(dim=-1, keepdim=True)
+
+
+def _dot_across_rows(call: Call):
+    """A kernel that holds several rows per program and reduces over axis 0: each column's
+    sum over the program's block of rows (padding rows add 0) stands in for each row's dot.
+    One candidate per power-of-two block height (the learner's rows per program)."""
+    found = _inputs(call)
+    if found is None:
+        return None
+    y64, g64 = as64(found[0]), as64(found[1])
+    rows, cols = y64.shape
+    products = y64 * g64
+    candidates, height = Variants(), 2
+    while height <= min(256, max(2, 1 << max(rows - 1, 0).bit_length())):
+        blocks = -(-rows // height)
+        padded = products.new_zeros((blocks * height, cols))
+        padded[:rows] = products
+        dots = padded.view(blocks, height, cols).sum(dim=1).repeat_interleave(height, dim=0)[:rows]
+        candidates.append(y64 * (g64 - dots))
+        height *= 2
+    return candidates or None
 
 
 def _unit_column_stride(call: Call):
@@ -159,6 +180,21 @@ MISTAKES = [
         section=DERIVING,
         why="the Jacobian of softmax is diag(y) - y y^T: every element of dx is y_j times (g_j - dot)",
         oracle=_y_factor_left_out,
+    ),
+    Mistake(
+        id="dot-across-rows",
+        function="backward",
+        sentence=(
+            "Your kernel sums y * g across the rows of its block (axis 0) instead of along each row "
+            "(axis 1): each row's dot must be its own."
+        ),
+        where="the row reduction: with a [rows, columns] block, dot = tl.sum(y * g, axis=1)",
+        section=DERIVING,
+        why=(
+            "dx_j = y_j * (g_j - sum_k y_k g_k) sums over the columns k of one row; a sum down a column "
+            "mixes the rows a program holds, so one-row blocks hide the mistake and packed rows show it"
+        ),
+        oracle=_dot_across_rows,
     ),
     Mistake(
         id="unit-column-stride",
