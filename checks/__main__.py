@@ -120,6 +120,18 @@ def _no_cuda_gpu() -> bool:
     return not torch.cuda.is_available()
 
 
+def interpret_without_a_gpu(args, selected: list, out: Printer) -> None:
+    """GPU workshops on a machine without a CUDA GPU run in Triton's interpreter, as the
+    app does (one notice, not one per check); ``--no-interpret`` refuses instead."""
+    if any(w.gpu for w in selected) and not args.interpret and not args.no_interpret and _no_cuda_gpu():
+        args.interpret = True
+        out.line(
+            "No CUDA GPU here: the GPU workshops run in Triton's interpreter on the CPU "
+            "(correct but slow, not timed; checks that need a GPU are skipped). "
+            "--no-interpret refuses instead."
+        )
+
+
 def _shown(path: Path) -> str:
     """A path as the learner would type it: relative to the current folder when inside it."""
     try:
@@ -190,14 +202,7 @@ def run(args, out: Printer) -> int:
 
     selected = select_workshops(args)
     validate(args, selected)
-    if any(w.gpu for w in selected) and not args.interpret and not args.no_interpret:
-        if _no_cuda_gpu():
-            args.interpret = True  # as the app does; one notice, not one per check
-            out.line(
-                "No CUDA GPU here: the GPU workshops run in Triton's interpreter on the CPU "
-                "(correct but slow, not timed; checks that need a GPU are skipped). "
-                "--no-interpret refuses instead."
-            )
+    interpret_without_a_gpu(args, selected, out)
     if args.interpret:
         from checks import interpreter
 
@@ -336,7 +341,9 @@ def main(argv=None) -> int:
         if args.self_check:
             from checks.authoring import self_check
 
-            code = self_check(select_workshops(args), args, out)
+            selected = select_workshops(args)
+            interpret_without_a_gpu(args, selected, out)  # as a run of one file does
+            code = self_check(selected, args, out)
             if left_out(args):
                 out.line(left_out(args))
             return code

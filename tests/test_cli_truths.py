@@ -46,6 +46,31 @@ def test_the_self_check_of_all_names_what_it_left_out_too():
     assert f"Left out: {len(GPU_WORKSHOPS)} GPU workshops" in r.stdout
 
 
+def test_a_gpu_workshops_self_check_without_a_gpu_runs_interpreted_as_a_run_of_one_file_does(
+    monkeypatch, capsys
+):
+    """Without a GPU, --self-check of a GPU workshop chooses Triton's interpreter with the same
+    one notice as ``--file`` (it used to skip every check and call the answer BAD)."""
+    import torch
+
+    from checks import __main__ as checks_main, authoring
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    seen = {}
+
+    def fake_self_check(selected, args, out):
+        seen.update(ids=[w.id for w in selected], interpret=args.interpret)
+        return 0
+
+    monkeypatch.setattr(authoring, "self_check", fake_self_check)
+    assert checks_main.main(["softmax_backward", "--self-check"]) == 0
+    assert seen == {"ids": ["softmax_backward"], "interpret": True}
+    assert "No CUDA GPU here: the GPU workshops run in Triton's interpreter" in capsys.readouterr().out
+    seen.clear()
+    assert checks_main.main(["softmax_backward", "--self-check", "--no-interpret"]) == 0
+    assert seen["interpret"] is False
+
+
 def test_a_named_workshop_says_nothing_about_left_out_ones():
     r = cli("online_normalizer", "--solution")
     assert r.returncode == 0 and "Left out" not in r.stdout
