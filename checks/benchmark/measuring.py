@@ -1,7 +1,7 @@
 """Measuring one timed callable for the runner: each timer's samples (a
 :class:`~checks.benchmark.statistics.RoundTimer` in rounds until it is sure enough, a plain
-timer once), the timing loop's own cost per call, and the bytes the timed calls rotate
-through.
+timer once), the timing loop's own cost per call, the bytes the timed calls rotate
+through, and :class:`Timing`, how the runner times a row (with A/A, the L2 state).
 
 No torch import: tensors are only asked for their storage.
 """
@@ -12,7 +12,7 @@ import contextlib
 import gc
 from typing import Callable, Iterator, Optional
 
-from checks.benchmark.statistics import RoundTimer, quantile, until_sure
+from checks.benchmark.statistics import RoundTimer, aa_row, add_timings, cache_state, quantile, until_sure
 from checks.benchmark.timed_calls import TimedCall
 
 
@@ -108,3 +108,35 @@ def working_set_bytes(timed: TimedCall) -> Optional[int]:
         except (RuntimeError, AttributeError):  # e.g. a tensor without storage
             continue
     return sum(storages.values()) if storages else None
+
+
+class Timing:
+    """How the runner times: the timers, the clock of their caps, the L2 and cache label
+    a working set is measured against, A/A, and the harness cost per rotation."""
+
+    def __init__(
+        self, timers: dict, clock: Callable[[], float], l2_bytes: Optional[int], cache: str, aa: bool
+    ) -> None:
+        self.timers, self.clock, self.l2_bytes, self.cache, self.aa = timers, clock, l2_bytes, cache, aa
+        self.harness_seen: dict = {}
+
+    def harness(self, timed: TimedCall) -> Optional[float]:
+        return harness_cost(self.timers, timed, self.clock, self.harness_seen)
+
+    def measure(self, timed: TimedCall) -> list:
+        """[(samples, sampling)]: once, or twice with A/A (the second right after)."""
+        return [measure_all(self.timers, timed, self.clock) for _ in range(2 if self.aa else 1)]
+
+    def fill(self, row: dict, measured: list, harness_us: Optional[float], timed: TimedCall) -> None:
+        (samples, sampling), *again = measured
+        add_timings(
+            row, samples.get("graph"), samples.get("events"), harness_us=harness_us, sampling=sampling
+        )
+        row.update(cache_state(working_set_bytes(timed), self.l2_bytes, self.cache))
+        if row.get("colder_than_label"):  # measured both ways: the rotation's L2 and one set's
+            row["one_set_device_us"] = one_set_device_us(self.timers, timed, self.clock)
+        for samples2, sampling2 in again:
+            second = add_timings(
+                {}, samples2.get("graph"), samples2.get("events"), harness_us=harness_us, sampling=sampling2
+            )
+            row["aa"] = aa_row(row, second)

@@ -39,17 +39,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from checks.benchmark.kernels import first_view
-from checks.benchmark.measuring import harness_cost, measure_all, one_set_device_us, working_set_bytes
+from checks.benchmark.measuring import Timing
 from checks.benchmark.planned import planned_shapes
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
 from checks.benchmark.statistics import (
     IMPOSSIBLE,
-    aa_row,
     add_speedups,
     add_throughput,
-    add_timings,
-    cache_state,
     finite,
     impossible,
 )
@@ -198,7 +195,7 @@ def run_op(
         from checks.benchmark import timing as card
 
         l2_bytes = card.l2_bytes()
-    timing = _Timing(timers, clock, l2_bytes, cache, aa)
+    timing = Timing(timers, clock, l2_bytes, cache, aa)
     broken = None  # a sticky CUDA error: nothing after it can run in this process
     for shape in planned_shapes(spec, shapes):  # the comparison rows first
         for dname in dtypes:
@@ -290,38 +287,6 @@ def _other_inputs(spec, mod, shape, dtype, device, seed) -> Optional[tuple]:
     return inputs, ref, fns
 
 
-class _Timing:
-    """How the runner times: the timers, the clock of their caps, the L2 and cache label
-    a working set is measured against, A/A, and the harness cost per rotation."""
-
-    def __init__(
-        self, timers: dict, clock: Callable[[], float], l2_bytes: Optional[int], cache: str, aa: bool
-    ) -> None:
-        self.timers, self.clock, self.l2_bytes, self.cache, self.aa = timers, clock, l2_bytes, cache, aa
-        self.harness_seen: dict = {}
-
-    def harness(self, timed: TimedCall) -> Optional[float]:
-        return harness_cost(self.timers, timed, self.clock, self.harness_seen)
-
-    def measure(self, timed: TimedCall) -> list:
-        """[(samples, sampling)]: once, or twice with A/A (the second right after)."""
-        return [measure_all(self.timers, timed, self.clock) for _ in range(2 if self.aa else 1)]
-
-    def fill(self, row: dict, measured: list, harness_us: Optional[float], timed: TimedCall) -> None:
-        (samples, sampling), *again = measured
-        add_timings(
-            row, samples.get("graph"), samples.get("events"), harness_us=harness_us, sampling=sampling
-        )
-        row.update(cache_state(working_set_bytes(timed), self.l2_bytes, self.cache))
-        if row.get("colder_than_label"):  # measured both ways: the rotation's L2 and one set's
-            row["one_set_device_us"] = one_set_device_us(self.timers, timed, self.clock)
-        for samples2, sampling2 in again:
-            second = add_timings(
-                {}, samples2.get("graph"), samples2.get("events"), harness_us=harness_us, sampling=sampling2
-            )
-            row["aa"] = aa_row(row, second)
-
-
 class _Sets:
     """The input sets one variant is timed on: the checked one and, when there is one,
     a second with other values."""
@@ -388,7 +353,7 @@ def _run_variant(
     work: dict,
     *,
     path,
-    timing: _Timing,
+    timing: Timing,
     ceilings,
     sync,
     warm_calls: int,
