@@ -1,0 +1,90 @@
+"""``python -m checks.repair WORKSHOP --file PATH``: find and verify the smallest change of a
+failing exercise that makes every check pass (the learner's file is never written).
+
+With ``--jsonl`` every line of stdout is one JSON object: ``{"event": "begin"}``, then
+``{"event": "progress", ...}`` lines, then ``{"event": "result", "repair": {...}}`` (what the
+app reads).  Exit 0 whatever was found; 64 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+USAGE = 64
+
+
+def print_repair(repair: dict, out=None) -> None:
+    """The repair as the command line says it."""
+    out = out or sys.stdout
+    if repair["status"] == "found":
+        print(f"Smallest change that makes every check pass ({repair['seconds']:.0f} s, "
+              f"{repair['tried']} changes tried):", file=out)
+        print(f"  {repair['says']}", file=out)
+        for label, text in (("yours", repair["before"]), ("fixed", repair["after"])):
+            for i, line in enumerate(text.splitlines() or [""]):
+                print(f"  {label if i == 0 else '':5} | {line}", file=out)
+    else:
+        print(f"Repair: {repair['note']}", file=out)
+
+
+def main(argv=None) -> int:
+    from checks import interpreter
+    from workshops import catalog
+
+    p = argparse.ArgumentParser(prog="python -m checks.repair", description=__doc__.split("\n\n")[0])
+    p.add_argument("workshop", help="workshop id or code (e.g. fused_gemm, I3)")
+    p.add_argument("--file", required=True, type=Path, help="the exercise file to repair (never written)")
+    p.add_argument("--interpret", action="store_true", help="run GPU workshops in Triton's interpreter")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds to search at most (default 60)")
+    p.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core, at most 8)")
+    p.add_argument("--seed", type=int, default=None, help="the checks' seed (as python -m checks --seed)")
+    p.add_argument("--jsonl", action="store_true", help="progress and result as JSON lines")
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return USAGE if e.code else 0
+    try:
+        w = catalog.get(args.workshop)
+    except (KeyError, ValueError) as e:
+        print(f"python -m checks.repair: workshop: {e}", file=sys.stderr)
+        return USAGE
+    if not args.file.is_file():
+        print(f"python -m checks.repair: --file: no such file: {args.file}", file=sys.stderr)
+        return USAGE
+    if args.budget <= 0:
+        print("python -m checks.repair: --budget: must be more than 0 seconds", file=sys.stderr)
+        return USAGE
+    interpret = bool(args.interpret and w.gpu) or (w.gpu and not _has_gpu())
+    interpreter.select(interpret)
+
+    from checks.repair.search import find_repair
+
+    def progress(event: dict) -> None:
+        if args.jsonl:
+            print(json.dumps(event), flush=True)
+
+    repair = find_repair(
+        w.id, args.file, interpret=interpret, budget=args.budget, workers=args.workers, seed=args.seed,
+        on_progress=progress,
+    )
+    if args.jsonl:
+        print(json.dumps({"event": "result", "repair": repair}), flush=True)
+    else:
+        print_repair(repair)
+    return 0
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

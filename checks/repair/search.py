@@ -1,0 +1,385 @@
+"""The search for the smallest change that makes every check pass.
+
+1. The baseline: which checks the file fails, and what each passing check costs (the
+   caller's records, or one run of the whole suite).
+2. Single edits of the error model (checks.repair.error_model), most likely first (its
+   prior, raised where the failing checks' messages point at the edit's kind or line).
+   Each is tried on the failing checks, cheapest first, then on every other check, in warm
+   workers with a time limit each, stopping at the first check that does not pass.
+3. When no single edit passes: pairs of the edits that made a failing check pass.
+
+A change is reported only when every check passed with it.  The learner's file is never
+written; candidates are files in a temporary folder.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from checks.interpreter import interpreter_env
+from checks.repair import error_model
+from checks.running import processes
+
+REPO = Path(__file__).resolve().parents[2]
+PASSING = ("pass", "skipped")
+WRONG = ("fail", "error", "not run")
+RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
+MAX_PAIRS_FROM = 40  # promising single edits combined into pairs
+
+# What a failing run's words say about the kind of the mistake: its candidates go first.
+HINTS = {
+    ("out of bounds", "past the end", "outside"): ("mask", "boundary", "padding", "constant"),
+    ("never stored", "no program", "not written", "never written", "unwritten"): (
+        "floor-division", "clamp", "boundary", "grid-axes", "constant",
+    ),
+    ("nan", "inf"): ("padding", "start-value", "exp-base", "boundary"),
+    ("16 bits", "fp16", "bf16", "round", "dtype"): ("dtype", "early-cast"),
+    ("stride", "transpose", "layout"): ("same-kind-name", "exchanged-names"),
+}
+
+
+@dataclass
+class Tried:
+    candidate: error_model.Candidate
+    source: str
+    statuses: list  # [[check, status], ...] of its last try
+
+
+class _Worker:
+    def __init__(self, interpret: bool, folders: list, stderr: Path):
+        r, w = os.pipe()
+        self.stderr = open(stderr, "ab")
+        cmd = [sys.executable, "-m", "checks.repair.worker", "--channel-fd", str(w)]
+        cmd += ["--interpret"] if interpret else []
+        for f in folders:
+            cmd += ["--path", f]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
+            pass_fds=(w,),
+            cwd=str(REPO),
+            env=interpreter_env(interpret),
+            **processes.own_group(),
+        )
+        os.close(w)
+        self.messages: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(r,), daemon=True).start()
+        self.done = 0
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "r", encoding="utf-8") as f:
+            for line in f:
+                try:
+                    self.messages.put(json.loads(line))
+                except ValueError:
+                    continue
+        self.messages.put(None)
+
+    def run(self, job: dict, limit: float) -> Optional[list]:
+        """The statuses of ``job``'s checks, or None when it ran past ``limit`` seconds or its
+        process died (the worker is then stopped)."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except OSError:
+            return None
+        end = time.monotonic() + limit
+        while True:
+            try:
+                message = self.messages.get(timeout=max(end - time.monotonic(), 0.01))
+            except queue.Empty:
+                message = None
+            if message is None:
+                self.stop()
+                return None
+            if message.get("n") == job["n"]:
+                self.done += 1
+                return message["statuses"]
+
+    def stop(self) -> None:
+        processes.kill_group(self.proc)
+        self.stderr.close()
+
+
+def apply(source: str, edits: tuple) -> str:
+    """``source`` with every edit spliced in (edits must not overlap)."""
+    data = source.encode("utf-8")
+    starts, total = [], 0
+    for line in data.splitlines(keepends=True):
+        starts.append(total)
+        total += len(line)
+    spans = []
+    for e in edits:
+        last = e.last or e.node
+        a = starts[e.node.lineno - 1] + e.node.col_offset
+        b = starts[last.end_lineno - 1] + last.end_col_offset
+        spans.append((a, b, e.text))
+    spans.sort()
+    for (_, b, _), (a, _, _) in zip(spans, spans[1:]):
+        if a < b:
+            raise ValueError("overlapping edits")
+    for a, b, text in reversed(spans):
+        data = data[:a] + text.encode("utf-8") + data[b:]
+    return data.decode("utf-8")
+
+
+def rank(cands: list, records: list) -> list:
+    """The candidates, most likely first: the prior, raised for the kinds the failing
+    checks' words point at and for the lines they name."""
+    words = " ".join(
+        f"{r.get('message', '')} {json.dumps(r.get('details', {}), default=str)}".lower()
+        for r in records
+        if r.get("status") in WRONG
+    )
+    favoured: set = set()
+    for keys, kinds in HINTS.items():
+        if any(k in words for k in keys):
+            favoured.update(kinds)
+    lines = {c.line for c in cands if f"line {c.line}" in words}
+
+    def score(c: error_model.Candidate) -> float:
+        return c.prior * (1.4 if c.kind in favoured else 1.0) * (1.5 if c.line in lines else 1.0)
+
+    return sorted(cands, key=lambda c: (-score(c), c.line))
+
+
+def valid_variants(source: str, cands: list) -> list:
+    """(candidate, its source) for each candidate that parses and changes the program; one
+    per distinct program (the likelier one kept)."""
+    original = ast.dump(ast.parse(source))
+    seen: set = {original}
+    out = []
+    for c in cands:
+        try:
+            new = apply(source, c.edits)
+            dumped = ast.dump(ast.parse(new))
+        except (SyntaxError, ValueError):
+            continue
+        if dumped in seen:
+            continue
+        seen.add(dumped)
+        out.append((c, new))
+    return out
+
+
+def changed_lines(before: str, after: str) -> tuple:
+    """(the lines the change removes, the lines it adds, a unified diff)."""
+    a, b = before.splitlines(), after.splitlines()
+    removed, added = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "equal":
+            removed += a[i1:i2]
+            added += b[j1:j2]
+    diff = "\n".join(difflib.unified_diff(a, b, "your file", "with the change", n=1, lineterm=""))
+    return "\n".join(removed), "\n".join(added), diff
+
+
+def _result(status: str, tried: int, t0: float, **kw) -> dict:
+    out = {
+        "status": status,
+        "says": "",
+        "line": None,
+        "kind": "",
+        "before": "",
+        "after": "",
+        "diff": "",
+        "tried": tried,
+        "seconds": round(time.monotonic() - t0, 2),
+        "note": "",
+    }
+    out.update(kw)
+    return out
+
+
+def find_repair(
+    workshop: str,
+    path: Path,
+    *,
+    interpret: bool,
+    records: Optional[list] = None,
+    budget: float = 60.0,
+    workers: int = 0,
+    seed: Optional[int] = None,
+    on_progress: Optional[Callable[[dict], None]] = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    pairs: bool = True,
+) -> dict:
+    """The smallest verified change of ``path`` that makes every check of ``workshop``
+    pass, as a dict (status found/none/budget/cancelled/not-applicable, the sentence, the
+    line, the before/after lines, a diff, how many changes were tried, seconds).
+    ``records``: the failing run's records as dicts (else the suite runs once first)."""
+    t0 = time.monotonic()
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+        ast.parse(source)
+    except (OSError, SyntaxError, ValueError) as e:
+        return _result("not-applicable", 0, t0, note=f"the file cannot be read as Python ({type(e).__name__})")
+    from checks.judging.engine import cases_for
+
+    order = [c.id for c in cases_for(workshop)]  # cheapest first
+    folder = Path(tempfile.mkdtemp(prefix="repair-"))
+    n_workers = workers or max(1, min(os.cpu_count() or 1, 8))
+    pool: queue.Queue = queue.Queue()
+    made: list = []
+
+    def worker() -> _Worker:
+        try:
+            w = pool.get_nowait()
+            if w.proc.poll() is None and w.done < RESTART_EVERY:
+                return w
+            w.stop()
+        except queue.Empty:
+            pass
+        w = _Worker(interpret, [str(path.resolve().parent)], folder / "stderr.txt")
+        made.append(w)
+        return w
+
+    counter = iter(range(10**9))
+
+    def run(text: str, checks: list, limit: float) -> Optional[list]:
+        n = next(counter)
+        file = folder / f"{path.stem}_candidate_{n}.py"
+        file.write_text(text, encoding="utf-8")
+        w = worker()
+        got = w.run({"n": n, "workshop": workshop, "file": str(file), "checks": checks, "seed": seed}, limit)
+        if got is not None:
+            pool.put(w)
+        file.unlink(missing_ok=True)
+        return got
+
+    try:
+        if records is None:
+            base = run(source, order, max(budget, 30.0))
+            records = [{"id": c, "status": s} for c, s in (base or [])]
+        failing = [r["id"] for r in records if r.get("status") in WRONG]
+        if not failing:
+            return _result("not-applicable", 0, t0, note="no check failed: there is nothing to repair")
+        seconds = {r["id"]: float(r.get("seconds") or 0.05) for r in records}
+        failing.sort(key=lambda c: (seconds.get(c, 1.0), order.index(c) if c in order else 0))
+        rest = [c for c in order if c not in failing]
+        screen = failing + rest
+        limit = max(10.0, 3 * sum(seconds.get(c, 0.2) for c in screen) + 5)
+
+        variants = valid_variants(source, rank(error_model.candidates(source), records))
+        total = len(variants)
+        if on_progress:
+            on_progress({"event": "begin", "candidates": total})
+        found: list = []
+        promising: list = []
+        tried = [0]
+        lock = threading.Lock()
+        deadline = t0 + budget
+
+        def attempt(cand: error_model.Candidate, text: str) -> None:
+            statuses = run(text, screen, limit)
+            with lock:
+                tried[0] += 1
+                if statuses is None:
+                    return
+                passed = sum(s in PASSING for _, s in statuses)
+                if passed == len(screen):
+                    found.append(Tried(cand, text, statuses))
+                elif passed > 0:
+                    promising.append((passed, Tried(cand, text, statuses)))
+                if on_progress:
+                    on_progress(
+                        {"event": "progress", "tried": tried[0], "candidates": total, "stage": stage[0],
+                         "seconds": round(time.monotonic() - t0, 1)}
+                    )
+
+        stage = ["single"]
+        _drain(variants, attempt, n_workers, lambda: bool(found) or cancelled() or time.monotonic() > deadline)
+        if not found and pairs and not cancelled() and time.monotonic() < deadline:
+            stage[0] = "pair"
+            best = [t for _, t in sorted(promising, key=lambda p: -p[0])][:MAX_PAIRS_FROM]
+            combos = []
+            for i, a in enumerate(best):
+                for b in best[i + 1:]:
+                    cand = _pair(a.candidate, b.candidate)
+                    if cand is not None:
+                        combos.append(cand)
+            total += len(combos)
+            _drain(valid_variants(source, combos), attempt, n_workers,
+                   lambda: bool(found) or cancelled() or time.monotonic() > deadline)
+        if found:
+            return _found(found[0], source, tried[0], t0)
+        if cancelled():
+            return _result("cancelled", tried[0], t0, note="stopped: the file changed")
+        spent = round(time.monotonic() - t0)
+        if time.monotonic() > deadline:
+            return _result("budget", tried[0], t0, note=(
+                f"no change found within the time allowed ({spent} s, {tried[0]} of {total} changes tried)"
+            ))
+        return _result("none", tried[0], t0, note=(
+            f"no change of one or two edits made every check pass ({tried[0]} changes tried in {spent} s): "
+            f"the mistake may span several lines"
+        ))
+    finally:
+        for w in made:
+            if w.proc.poll() is None:
+                w.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_model.Candidate]:
+    if a.line == b.line and a.kind == b.kind:
+        return None
+    first, second = sorted((a, b), key=lambda c: c.line)
+    says = f"{first.says}; and line {second.line}: {second.says}"
+    return error_model.Candidate(
+        f"{first.kind}+{second.kind}", first.edits + second.edits, first.line, says, first.prior * second.prior,
+        first.function,
+    )
+
+
+def _drain(variants: list, attempt: Callable, n_workers: int, stop: Callable[[], bool]) -> None:
+    """Try the variants in order on ``n_workers`` threads until ``stop()``."""
+    jobs: queue.Queue = queue.Queue()
+    for v in variants:
+        jobs.put(v)
+
+    def loop() -> None:
+        while not stop():
+            try:
+                cand, text = jobs.get_nowait()
+            except queue.Empty:
+                return
+            attempt(cand, text)
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(n_workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _found(t: Tried, source: str, tried: int, t0: float) -> dict:
+    before, after, diff = changed_lines(source, t.source)
+    c = t.candidate
+    return _result(
+        "found", tried, t0,
+        says=f"line {c.line}: {c.says}",
+        line=c.line,
+        kind=c.kind,
+        before=before,
+        after=after,
+        diff=diff,
+        note=f"every check passes with this change (verified: {len(t.statuses)} checks)",
+    )

@@ -1,0 +1,72 @@
+"""``python -m checks.repair.worker``: a warm process that runs a workshop's checks on one
+candidate file after another (torch and triton imported once), one check at a time in the
+order it is given, stopping at the first that does not pass.
+
+Protocol: one JSON job a line on stdin, ``{"n": N, "workshop": ID, "file": PATH, "checks":
+[ID, ...], "seed": S}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
+true}`` once, then ``{"n": N, "statuses": [[ID, STATUS], ...]}`` for each job (the checks
+run, in order; the last is the first that did not pass, when one did not).  The candidate's
+own prints go to stderr.  End of stdin ends the worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from checks import interpreter
+
+PASSING = ("pass", "skipped")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m checks.repair.worker")
+    p.add_argument("--channel-fd", type=int, required=True)
+    p.add_argument("--interpret", action="store_true")
+    p.add_argument("--path", action="append", default=[], help="a folder the learner's file imports from")
+    args = p.parse_args(argv)
+    interpreter.select(args.interpret)  # before anything imports triton
+    channel = os.fdopen(args.channel_fd, "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)  # a print of the candidate can never be read as a message
+    for folder in args.path:
+        if folder not in sys.path:
+            sys.path.append(folder)
+
+    from checks.judging.engine import run_checks, use_interpreter
+
+    if args.interpret:
+        use_interpreter()
+        import torch  # noqa: F401 - imported once for every candidate
+        import triton  # noqa: F401
+
+    def send(message: dict) -> None:
+        channel.write(json.dumps(message, default=str) + "\n")
+        channel.flush()
+
+    send({"ready": True})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        statuses: list = []
+        for check in job["checks"]:
+            try:
+                records = run_checks(
+                    job["workshop"], job["file"], interpret=args.interpret, only=[check], seed=job.get("seed")
+                )
+                status = "pass" if all(str(r.status) in PASSING for r in records) else (
+                    str(records[0].status) if records else "error"
+                )
+            except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
+                status = f"error: {type(e).__name__}"
+            statuses.append([check, status])
+            if status not in PASSING:
+                break
+        send({"n": job["n"], "statuses": statuses})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
