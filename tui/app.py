@@ -46,6 +46,7 @@ class CourseApp(App[None]):
         gpu: Optional[bool] = None,
         results_dir: Optional[Path] = None,
         check_timeout: float = DEFAULT_TIMEOUT,
+        repair: bool = True,
     ):
         super().__init__()
         self.workspace = Path(workspace).expanduser().resolve() if workspace else ws.default_workspace()
@@ -61,6 +62,9 @@ class CourseApp(App[None]):
             Path(results_dir).expanduser().resolve() if results_dir else default_export_dir(self.workspace)
         )
         self.check_timeout = check_timeout
+        # after a failing run, look for the smallest change that makes every check pass
+        # (python -m checks.repair, tui.screens.workshop_repair)
+        self.repair_enabled = repair
         self._compile_pool: Optional[CompilePool] = None  # started with the first GPU workshop, shared by all
 
     @property

@@ -1,7 +1,8 @@
 """Export of one workshop's last results as JSON (key o): beside the workspace's state
 folder unless --export-dir says otherwise, with counts per status, the outcome word and
-the workshop's history of timed saves (checks.benchmark.history), written atomically
-with an ordinary file mode."""
+the workshop's history of timed saves (checks.benchmark.history) and, when the repair
+search ran for the exported content, its repair, written atomically with an ordinary
+file mode."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from workshops.catalog import Workshop
 
 # version 2: "outcome" in the vocabulary of checks.judging.records.Outcome, "not run" counted;
 # "history" (the timed saves, oldest first) added since without a version change: readers
-# of version 2 ignore it
+# of version 2 ignore it; so was "repair" (the last repair search's result for this content,
+# python -m checks.repair's dict: status, says, line, kind, before, after, diff, ...)
 EXPORT_SCHEMA, EXPORT_VERSION = "kernel-course/export", 2
 
 
@@ -47,16 +49,18 @@ def payload(
     bench_rows: dict,
     interpreted: bool,
     state_dir: Optional[Path] = None,
+    repair: Optional[dict] = None,
 ) -> dict | None:
     """The export of ``last``, a finished run's records (None: nothing to export yet); the
     workshop's timing history is read from ``state_dir``, by default the state folder of the
-    workspace ``path`` is in."""
+    workspace ``path`` is in.  ``repair``: the repair search's result for ``last``'s
+    content, kept under "repair" (None: no search ended for it, no key)."""
     records = last.records if last is not None else []
     if last is None or not records:
         return None
     digest = last.content_hash
     rows = bench_rows.get("rows", []) if bench_rows.get("digest") == digest else []
-    return {
+    data = {
         "schema": EXPORT_SCHEMA,
         "version": EXPORT_VERSION,
         "workshop": workshop.id,
@@ -74,6 +78,9 @@ def payload(
             s.to_dict() for s in history.load(state_dir or ws.state_dir(Path(path).parent), workshop.id)
         ],
     }
+    if repair is not None:
+        data["repair"] = dict(repair)
+    return data
 
 
 def write(folder: Path, data: dict) -> Path:

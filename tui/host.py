@@ -23,6 +23,7 @@ class CourseHost(Protocol):
     workspace: Path
     poll: bool
     bench_enabled: bool
+    repair_enabled: bool
     results_dir: Path
     check_timeout: float
 

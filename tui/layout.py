@@ -38,6 +38,8 @@ WorkshopScreen.-compact.-results-focus #record-detail { display: block; max-heig
 /* its two lines (CompletionPanel), wrapped */
 WorkshopScreen.-compact #completion { max-height: 4; border-top: none; border-bottom: none; }
 WorkshopScreen.-compact #record-detail { display: none; }
+/* the repair line (tui.widgets.repair): every row for its words */
+WorkshopScreen.-compact RepairLine { border-top: none; }
 WorkshopScreen.cpu TimingsPanel { display: none; }  /* a CPU workshop has no kernel to time */
 /* small terminals: the status line; results keep the room */
 WorkshopScreen.-compact TimingsPanel { max-height: 3; }

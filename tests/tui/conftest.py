@@ -14,13 +14,15 @@ def workspace(tmp_path) -> Path:
 
 @pytest.fixture
 def make_app(tmp_path, workspace):
-    """CourseApp on a temporary workspace, exporting into tmp_path/exports, no GPU."""
+    """CourseApp on a temporary workspace, exporting into tmp_path/exports, no GPU, and no
+    repair search after a failing run (repair=True turns it on: tests/tui/test_tui_repair.py)."""
     from tui.app import CourseApp
 
     def make(**kwargs):
         kwargs.setdefault("workspace", workspace)
         kwargs.setdefault("results_dir", tmp_path / "exports")
         kwargs.setdefault("gpu", False)
+        kwargs.setdefault("repair", False)
         return CourseApp(**kwargs)
 
     return make

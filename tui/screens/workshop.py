@@ -2,7 +2,8 @@
 
 The check loop lives in tui.run_loop (a mixin), the export in
 tui.export, the layout by terminal size in tui.layout, the keys e, r and o
-(edit, reset, export) in tui.screens.workshop_file_keys (a mixin); this module
+(edit, reset, export) in tui.screens.workshop_file_keys (a mixin), the repair search
+after a failing run and its key f in tui.screens.workshop_repair (a mixin); this module
 composes the screen and answers the other keys.
 """
 
@@ -35,10 +36,12 @@ from tui.screens.explanation import ExplanationScreen
 from tui.screens.failure import FailureScreen
 from tui.screens.workshop_file_keys import WorkshopFileKeys
 from tui.screens.workshop_layout import BANNER, BANNER_SHORT, WorkshopLayout
+from tui.screens.workshop_repair import WorkshopRepair
 from tui.widgets.completion import CompletionPanel
 from tui.widgets.footer import CourseFooter
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
+from tui.widgets.repair import RepairLine
 from tui.widgets.record_text import lesson_section
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
@@ -83,7 +86,7 @@ def not_yet(records: list) -> str:
     return rest  # unavailable: none of the checks can run on this machine
 
 
-class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
+class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, Screen[None]):
     DEFAULT_CSS = (
         """
     #banner { background: $warning; color: $text; text-style: bold; padding: 0 1; height: auto; }
@@ -107,6 +110,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
         Binding("h", "hint", "Hint", id="hint"),
         Binding("e", "edit", "Edit", id="edit"),
         Binding("space,ctrl+r", "run_checks", "Re-run", id="run", key_display="space", priority=True),
+        # shown only while the repair search has found a change (WorkshopRepair)
+        Binding("f", "show_repair", "Fix", id="fix"),
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
         Binding("B", "bench_everything", "Time all shapes", id="bench-all", show=False),
@@ -163,6 +168,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
                 yield Static("", id="file-info")
                 yield CompletionPanel(id="completion")
                 yield ResultsPanel(id="results-panel")
+                yield RepairLine(id="repair-line")
         yield TimingsPanel(id="timings-panel")
         yield CourseFooter(drop_first=FOOTER_DROP_FIRST)
 
@@ -226,6 +232,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
             self.run_toasts = False
 
     def shutdown(self) -> None:
+        self.cancel_repair()
         if self._bench_run is not None:
             self._bench_run.cancel()
         if self.controller is not None:
@@ -243,6 +250,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
             return self.timeable
         if action == "bench_why":  # a CPU workshop: nothing to time or read
             return not self.timeable and not self.workshop.gpu
+        if action == "show_repair":  # f: only once a change was found for this run
+            return self.repair_found is not None
         return True
 
     # --- a finished run (called by RunLoop with the run's records) ---
@@ -265,6 +274,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
         else:
             panel.hide()
             self._focus_first_failure()
+            self.repair_after(message, records)
         self.was_passed = self.passed
         self.refresh_bindings()
 
@@ -280,6 +290,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, Screen[None]):
         """A new run starts: what the last one said (the completion panel, its toasts)
         no longer holds."""
         self.query_one(CompletionPanel).hide()
+        self.cancel_repair()
         if self.run_toasts:
             self.app.clear_notifications()
             self.run_toasts = False

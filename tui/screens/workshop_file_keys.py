@@ -35,8 +35,8 @@ else:
 
 class WorkshopFileKeys(_Host):
     """Needs from the screen: workshop, path, interpret, last (the records of the last
-    finished run, None before one), bench_rows, last_export, toast_path() and
-    request_run()."""
+    finished run, None before one), bench_rows, last_export, toast_path(), request_run()
+    and repair_for()."""
 
     # the screen's attributes (annotations only: WorkshopScreen sets them)
     workshop: Workshop
@@ -51,6 +51,8 @@ class WorkshopFileKeys(_Host):
         def toast_path(self, path, inside: bool = True) -> str: ...  # the screen's
 
         def request_run(self, force: bool = False) -> bool: ...  # tui.run_loop's
+
+        def repair_for(self, content_hash: str | None) -> dict | None: ...  # workshop_repair's
 
     # --- edit and reset ---
     def action_edit(self) -> None:
@@ -107,7 +109,10 @@ class WorkshopFileKeys(_Host):
 
     # --- export ---
     def export_payload(self) -> dict | None:
-        return export.payload(self.workshop, self.path, self.last, self.bench_rows, self.interpret)
+        digest = self.last.content_hash if self.last is not None else None
+        return export.payload(
+            self.workshop, self.path, self.last, self.bench_rows, self.interpret, repair=self.repair_for(digest)
+        )
 
     def action_export(self) -> None:
         panel = self.query_one(ResultsPanel)

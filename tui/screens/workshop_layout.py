@@ -15,6 +15,7 @@ from tui import layout
 from tui.host import closed
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
+from tui.widgets.repair import RepairLine
 from tui.widgets.results import ResultsPanel, table_columns
 from tui.widgets.timings import TimingsPanel
 
@@ -95,6 +96,8 @@ class WorkshopLayout(_Host):
         if closed(self) or not self.query("#right"):
             return
         self.call_after_refresh(self.file_info_changed)  # the file's line, for its new width
+        for line in self.query(RepairLine):  # its lines: a strip of them while the lesson has the room
+            self.call_after_refresh(line.refit)
         right = self.query_one("#right")
         width, height = self.app.size
         size = layout.size_class(width, height)

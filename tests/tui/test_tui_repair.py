@@ -1,0 +1,375 @@
+"""The repair search after a failing run (tui.screens.workshop_repair): the line under the
+results while it looks and once it found the change, f and the change's screen, the
+search killed by a save, by leaving and by quitting (no process left), an older search's
+result never shown for newer content, and the export's "repair".
+
+The search is a stand-in (tests/tui/fake_repair.py) except in the last test, which runs
+``python -m checks.repair`` on a kept wrong answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from rich.text import Text
+
+from checks.judging import Record
+from tui import repair_child
+from tui.messages import RepairFinished, RepairProgress
+from workshops import catalog
+
+from tui_helpers import digest_of, save, wait_for, wait_for_run
+
+HERE = Path(__file__).resolve().parent
+A1 = catalog.get("online_normalizer")
+WRONG = (A1.folder / "wrong" / "raw_denominator.py").read_text(encoding="utf-8")
+OTHER_WRONG = (A1.folder / "wrong" / "empty_nan.py").read_text(encoding="utf-8")
+
+
+def gone(pid: int) -> bool:
+    """The process ended: no such process, or one that is dead and waits to be reaped by
+    init (a child of a search its own parent outlived cannot be reaped by the app)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """The stand-in search, its arguments and pids written under tmp_path; ``fake.set(
+    status=..., steps=..., delay=...)`` before the search starts."""
+    monkeypatch.setattr(repair_child, "REPAIR_MODULE", "fake_repair")
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    args, pids = tmp_path / "repair-args.jsonl", tmp_path / "repair-pids"
+    monkeypatch.setenv("FAKE_REPAIR_ARGS", str(args))
+    monkeypatch.setenv("FAKE_REPAIR_PIDS", str(pids))
+
+    def set_(**kw):
+        for k, v in kw.items():
+            monkeypatch.setenv(f"FAKE_REPAIR_{k.upper()}", str(v))
+
+    def started() -> list:
+        return [json.loads(line) for line in args.read_text().splitlines()] if args.exists() else []
+
+    def read_pids() -> tuple:
+        text = pids.read_text() if pids.exists() else ""
+        return tuple(int(p) for p in text.split()) if len(text.split()) == 2 else ()
+
+    return SimpleNamespace(set=set_, started=started, pids=read_pids)
+
+
+def line_of(app):
+    from tui.widgets.repair import RepairLine
+
+    return app.screen.query_one(RepairLine)
+
+
+def said(app) -> str:
+    line = line_of(app)
+    return str(line.render()) if line.display else ""
+
+
+def said_flat(app) -> str:
+    """What the line says, its wrapped lines joined."""
+    return " ".join(said(app).split())
+
+
+def footer_keys(screen) -> list:
+    footer = screen.query_one("Footer")
+    return [f"{k.key_display} {k.description}" for k in footer.query("*") if hasattr(k, "key_display")]
+
+
+async def _failing(pilot, workspace, text: str = WRONG) -> Path:
+    path = workspace / A1.exercise_name
+    await wait_for_run(pilot, digest_of(path))  # the starter's run: TODO, no search
+    await save(pilot, path, text)
+    await wait_for_run(pilot, digest_of(path))
+    return path
+
+
+# --- after a failing run ---
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_app, fake, size):
+    from tui.screens.repair import RepairScreen
+
+    fake.set(status="found", steps=6, delay=0.3)
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=size) as pilot:
+            path = app.workspace / A1.exercise_name
+            await wait_for_run(pilot, digest_of(path))
+            assert fake.started() == [] and not line_of(app).display  # a TODO: no search
+            assert "f Fix" not in footer_keys(app.screen)
+            path = await _failing(pilot, app.workspace)
+            await wait_for(pilot, lambda: "tried" in said(app), 10, "the search's progress")
+            assert said_flat(app).startswith("Looking for the smallest change that makes every check pass")
+            assert "of 6" in said(app)
+            await wait_for(pilot, lambda: "press f to see the change" in said(app), 15, "the repair")
+            shown = said(app)
+            assert shown.startswith("line ") and "raw denominator" in said_flat(app)
+            for row in shown.splitlines():  # fitted to its width: nothing cut, at most an ellipsis
+                assert len(row) <= line_of(app).content_size.width, row
+            line = line_of(app)
+            assert line.region.bottom <= app.size.height - 1, "under the footer"
+            await wait_for(pilot, lambda: "f Fix" in footer_keys(app.screen), 5, "f in the footer")
+            # it searched a copy of the content that failed, with the arguments of its contract
+            (argv,) = fake.started()
+            assert argv[0] == A1.id and "--jsonl" in argv and "--interpret" not in argv
+            copy = Path(argv[argv.index("--file") + 1])
+            assert copy.name == path.name and copy != path and not copy.exists()  # removed after
+            await pilot.press("f")
+            await wait_for(pilot, lambda: isinstance(app.screen, RepairScreen), 5, "the change's screen")
+            text = str(app.screen.query_one("#repair-text").render())
+            repair = app.screen.repair
+            assert repair["before"] in text and repair["after"] in text and "raw denominator" in text
+            assert str(path) in repair["diff"] and str(copy) not in repair["diff"]  # said as the learner's
+            await pilot.press("f")  # f closes it, as escape and q do
+            await wait_for(pilot, lambda: not isinstance(app.screen, RepairScreen), 5, "closed")
+            assert path.read_text(encoding="utf-8") == WRONG  # the learner's file is not changed
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize("status", ["none", "budget", "crash"])
+def test_without_a_repair_the_line_is_dim_and_f_does_nothing(make_app, fake, tmp_path, status):
+    from tui.screens.workshop import WorkshopScreen
+
+    fake.set(status=status, steps=2, delay=0)
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await _failing(pilot, app.workspace)
+            await wait_for(pilot, lambda: "nothing" in line_of(app).classes, 15, "the search's end")
+            if status == "crash":
+                assert said_flat(app).startswith("No fix suggested: the search ended without a result")
+                assert "the fake search broke" in said_flat(app)
+            else:
+                assert said_flat(app).startswith("no change of one or two edits made every check pass")
+            assert "press f" not in said(app)
+            screen = app.screen
+            assert not screen.check_action("show_repair", ())
+            assert "f Fix" not in footer_keys(screen)
+            await pilot.press("f")
+            await pilot.pause(0.3)
+            assert app.screen is screen and isinstance(app.screen, WorkshopScreen)
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize("how", ["save", "leave", "quit"])
+def test_a_save_leaving_or_quitting_kills_the_search_at_once(make_app, fake, how):
+    fake.set(status="found", steps=1000, delay=0.2)
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(100, 30)) as pilot:
+            path = await _failing(pilot, app.workspace)
+            pids = await wait_for(pilot, fake.pids, 15, "the search's process")
+            await wait_for(pilot, lambda: "tried" in said(app), 10, "the search's progress")
+            assert not any(gone(p) for p in pids)
+            if how == "save":
+                await save(pilot, path, A1.solution.read_text(encoding="utf-8"))
+                await wait_for(pilot, lambda: all(gone(p) for p in pids), 5, "the search killed")
+                panel = await wait_for_run(pilot, digest_of(path))
+                assert set(panel.statuses()) == {"pass"}
+                assert not line_of(app).display and len(fake.started()) == 1
+            elif how == "leave":
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: all(gone(p) for p in pids), 5, "the search killed")
+            else:
+                await pilot.press("ctrl+q")
+        if how == "quit":
+            assert all(gone(p) for p in pids), "the search outlived the app"
+        with pytest.raises(ProcessLookupError):  # reaped: no zombie of the app's child
+            os.kill(pids[0], 0)
+
+    asyncio.run(body())
+
+
+def test_an_older_search_is_never_shown_for_newer_content(make_app, fake):
+    fake.set(status="found", steps=1000, delay=0.2)
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(100, 30)) as pilot:
+            path = await _failing(pilot, app.workspace)
+            old_digest = digest_of(path)
+            await wait_for(pilot, fake.pids, 15, "the first search")
+            screen = app.screen
+            old = screen.repair_search
+            old_pid = old.pid
+            # a newer failing save: the first search is killed, another starts for it
+            await save(pilot, path, OTHER_WRONG)
+            await wait_for_run(pilot, digest_of(path))
+            await wait_for(pilot, lambda: gone(old_pid), 5, "the first search killed")
+            await wait_for(pilot, lambda: len(fake.started()) == 2, 15, "the second search")
+            # what the first one would have said arrives late: it is dropped
+            late = {"status": "found", "says": "line 1: OLD", "before": "a", "after": "b", "diff": ""}
+            screen.post_message(_update(RepairFinished(old.generation, old_digest, late)))
+            screen.post_message(_update(RepairProgress(old.generation, old_digest, 999, 1000)))
+            await pilot.pause(0.5)
+            assert "OLD" not in said(app) and "999" not in said(app)
+            assert screen.repair_found is None and screen.repair_for(old_digest) is None
+
+    asyncio.run(body())
+
+
+def _update(event):
+    from tui.screens.workshop_repair import RepairUpdate
+
+    return RepairUpdate(event)
+
+
+def test_the_export_holds_the_repair_of_the_exported_content(make_app, fake, tmp_path):
+    fake.set(status="found", steps=2, delay=0)
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            path = app.workspace / A1.exercise_name
+            await wait_for_run(pilot, digest_of(path))
+            await pilot.press("o")  # the starter's run: no search, no "repair"
+            first = await wait_for(pilot, lambda: sorted((tmp_path / "exports").glob("*.json")), 10, "export")
+            assert "repair" not in json.loads(first[0].read_text())
+            await _failing(pilot, app.workspace)
+            await wait_for(pilot, lambda: app.screen.repair_found, 15, "the repair")
+            await pilot.press("o")
+            files = await wait_for(
+                pilot, lambda: [p for p in (tmp_path / "exports").glob("*.json") if p not in first], 10, "export"
+            )
+            data = json.loads(files[0].read_text())
+            assert data["content_hash"] == digest_of(path) and data["outcome"] == "failed"
+            assert data["repair"] == app.screen.repair_found
+            assert data["repair"]["status"] == "found" and data["repair"]["says"].startswith("line ")
+            assert not list((tmp_path / "exports").glob("*.tmp*"))  # written atomically
+
+    asyncio.run(body())
+
+
+# --- the parts ---
+
+
+def _record(check_id: str, status: str) -> Record:
+    return Record(workshop=A1.id, id=check_id, label=check_id, status=status)
+
+
+def test_which_runs_are_searched():
+    fail, ok = _record("rows", "fail"), _record("cols", "pass")
+    assert repair_child.wanted("done", [ok, fail])
+    assert repair_child.wanted("timeout", [ok, _record("big", "error")])
+    assert not repair_child.wanted("done", [ok])  # passed
+    assert not repair_child.wanted("cancelled", [ok, fail])
+    assert not repair_child.wanted("done", [fail, _record("other", "todo")])  # a TODO is left
+    assert not repair_child.wanted("crashed", [_record("load", "error")])  # did not import
+    assert not repair_child.wanted("done", [])
+
+
+def test_the_command_follows_the_contract(tmp_path):
+    search = repair_child.RepairSearch(
+        "strided_softmax", tmp_path / "x.py", "0" * 64, 1, tmp_path, lambda e: None, interpret=True, budget=30
+    )
+    assert search.command(tmp_path / "copy.py")[1:] == [
+        "-m",
+        "checks.repair",
+        "strided_softmax",
+        "--file",
+        str(tmp_path / "copy.py"),
+        "--jsonl",
+        "--interpret",
+        "--budget",
+        "30",
+    ]
+    assert repair_child.available("no_such_module_here") is False
+
+
+def test_a_search_without_the_app_delivers_progress_then_its_repair(fake, tmp_path):
+    """RepairSearch alone: progress at most ~4 a second, then the result, the file only read."""
+    fake.set(status="found", steps=40, delay=0.02)
+    path = tmp_path / "online_normalizer.py"
+    path.write_text(WRONG, encoding="utf-8")
+    before = path.stat().st_mtime_ns
+    events, done = [], threading.Event()
+
+    def got(event):
+        events.append(event)
+        if isinstance(event, RepairFinished):
+            done.set()
+
+    search = repair_child.RepairSearch(A1.id, path, digest_of(path), 7, tmp_path, got)
+    search.start()
+    assert done.wait(30)
+    progress = [e for e in events if isinstance(e, RepairProgress)]
+    assert progress[0].tried == 0 and progress[0].candidates == 40  # begin
+    assert 2 <= len(progress) <= 8, progress  # 0.8 s of progress lines, not 40 updates
+    final = events[-1]
+    assert final.generation == 7 and final.repair["status"] == "found" and final.error == ""
+    assert path.stat().st_mtime_ns == before and path.read_text(encoding="utf-8") == WRONG
+
+
+def test_a_search_of_a_file_saved_since_does_not_start(fake, tmp_path):
+    path = tmp_path / "online_normalizer.py"
+    path.write_text(WRONG, encoding="utf-8")
+    done = threading.Event()
+    got = []
+    search = repair_child.RepairSearch(
+        A1.id, path, "0" * 64, 1, tmp_path, lambda e: (got.append(e), done.set())
+    )
+    search.start()
+    assert done.wait(10)
+    assert got[0].repair is None and got[0].error == "" and fake.started() == []
+
+
+@pytest.mark.parametrize("width", [20, 38, 78])
+def test_the_text_is_wrapped_and_ends_in_an_ellipsis_where_cut(width):
+    from tui.widgets.repair import fit
+
+    sentence = "line 41: the K loop stops one tile early, so the last BLOCK_K columns never reach " * 3
+    text = fit(Text(sentence.strip()), width, 3)
+    rows = text.plain.split("\n")
+    assert len(rows) <= 3 and all(len(r) <= width for r in rows)
+    assert rows[-1].endswith("…")
+    short = fit(Text("line 3: a short one"), width, 3).plain
+    assert "…" not in short and short.replace("\n", " ") == "line 3: a short one"
+
+
+# --- the real search ---
+
+
+def test_the_real_search_finds_the_fix_of_a_kept_wrong_answer(make_app, workspace):
+    """python -m checks.repair itself, on a wrong answer of the course (slower: seconds to
+    a minute on two cores)."""
+    assert repair_child.available(), "python -m checks.repair is missing"
+    wrong = A1.folder / "wrong" / "raw_denominator.py"
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            path = app.workspace / A1.exercise_name
+            await wait_for_run(pilot, digest_of(path))
+            await wait_for(pilot, lambda: app.screen.watching, 15, "the watch")
+            shutil.copyfile(wrong, path)
+            await wait_for_run(pilot, digest_of(path))
+            await wait_for(pilot, lambda: line_of(app).state in ("found", "nothing"), 300, "the search")
+            repair = app.screen.repair_for(digest_of(path))
+            assert repair is not None and repair["status"] == "found", repair or said(app)
+            assert repair["says"] and "press f to see the change" in said(app)
+            assert repair["before"] != repair["after"]
+            assert path.read_bytes() == wrong.read_bytes()
+
+    asyncio.run(body())
