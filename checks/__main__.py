@@ -11,6 +11,7 @@ works from the repository root.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -221,6 +222,7 @@ def run(args, out: Printer) -> int:
         previous = {}
     records_progress = not (args.solution or args.file or args.check)
     changes_total = []
+    repairs: dict = {}
     for w in selected:
         path = _target(w, args)
         mode = "interpreter" if (w.gpu and args.interpret) else ("GPU" if w.gpu else "CPU")
@@ -249,6 +251,8 @@ def run(args, out: Printer) -> int:
         all_records += records
         if args.perf and w.gpu:
             _perf(w, path, records, out)
+        if args.repair and exit_code([r for r in records if r.status in ("fail", "error")]) != 0:
+            repairs[w.id] = _repair(w, path, records, args, out)
 
     if records_progress and ran_any(all_records):
         try:
@@ -276,9 +280,28 @@ def run(args, out: Printer) -> int:
             "records": [r.to_dict() for r in all_records],
             "left_out": [w.id for w in left_out_workshops(args)],
         }
+        if args.repair:
+            payload["repairs"] = repairs
         write_json_atomic(args.json, payload)
         out.line(f"records written to {args.json}")
     return code
+
+
+def _repair(w, path, records, args, out: Printer) -> dict:
+    """The smallest verified change of a failing file, searched in worker processes."""
+    from checks.repair.__main__ import print_repair
+    from checks.repair.search import find_repair
+
+    out.line("  Looking for the smallest change that makes every check pass ...")
+    repair = find_repair(
+        w.id, path, interpret=bool(w.gpu and args.interpret), records=[r.to_dict() for r in records],
+        budget=args.repair_budget, seed=args.seed,
+    )
+    text = io.StringIO()
+    print_repair(repair, text)
+    for line in text.getvalue().splitlines():
+        out.line("  " + line, "bold" if repair["status"] == "found" and line.startswith("  line") else "")
+    return repair
 
 
 def _perf(w, path, records, out: Printer) -> None:

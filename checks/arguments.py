@@ -109,6 +109,19 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         "interpreter, compiled for the H200; no GPU needed) and the lesson's performance step",
     )
     p.add_argument(
+        "--repair",
+        action="store_true",
+        help="after a failing run: search for the smallest change of your file that makes every check "
+        "pass, verify it, and say the line and the kind of mistake (your file is never changed)",
+    )
+    p.add_argument(
+        "--repair-budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with --repair: seconds of search per workshop at most (default 60)",
+    )
+    p.add_argument(
         "--sanitize",
         action="store_true",
         help="on a GPU: run the checks under compute-sanitizer (memcheck) and report invalid memory accesses",
@@ -154,6 +167,10 @@ def validate(args, selected: list) -> None:
         raise UsageError("--interpret and --no-interpret contradict each other; choose one")
     if args.check and len(selected) != 1:
         raise UsageError("--check needs one named workshop")
+    if args.repair_budget <= 0:
+        raise UsageError(f"--repair-budget: {args.repair_budget:g} seconds; it must be more than 0")
+    if args.repair and args.check:
+        raise UsageError("--repair verifies a change against every check; leave out --check")
     if args.file is not None and not Path(args.file).is_file():
         raise UsageError(f"--file: {args.file} does not exist")
     if args.check:

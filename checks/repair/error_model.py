@@ -276,6 +276,13 @@ Operator = Callable[[Context], Iterator[Candidate]]
 
 
 def _cand(ctx: Context, kind: str, node: ast.AST, text: str, says: str, prior: float, **kw) -> Candidate:
+    parent = ctx.parents.get(node)
+    if text.startswith("(") and isinstance(parent, (ast.Call, ast.keyword, ast.Assign, ast.AugAssign, ast.Return)):
+        try:
+            if ast.dump(ast.parse(text[1:-1], mode="eval")) == ast.dump(ast.parse(text, mode="eval")):
+                text = text[1:-1]  # an argument or a whole value needs no parentheses
+        except SyntaxError:
+            pass
     return Candidate(kind, (Edit(node, text, **kw),), node.lineno, says, prior, ctx.fn.name)  # type: ignore[attr-defined]
 
 

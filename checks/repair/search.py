@@ -19,6 +19,7 @@ import difflib
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -139,9 +140,38 @@ def apply(source: str, edits: tuple) -> str:
     return data.decode("utf-8")
 
 
-def rank(cands: list, records: list) -> list:
+def _slice(source: str, lines: set) -> set:
+    """The lines of the statements whose values flow into the statements on ``lines`` (a
+    backward slice inside each function, by names): where a fault the checks point at
+    can come from."""
+    out: set = set()
+    for fn in ast.parse(source).body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        stmts = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.Expr, ast.For, ast.Return))]
+        wanted = set()
+        for s in stmts:
+            if s.lineno in lines or (s.end_lineno or s.lineno) in lines or any(s.lineno <= x <= (s.end_lineno or 0) for x in lines):
+                wanted |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        grew = True
+        while grew:
+            grew = False
+            for s in stmts:
+                targets = s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]
+                bound = {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if bound & wanted and s.lineno not in out:
+                    out.add(s.lineno)
+                    reads = {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} - wanted
+                    if reads:
+                        wanted |= reads
+                    grew = True
+    return out
+
+
+def rank(cands: list, records: list, source: str = "") -> list:
     """The candidates, most likely first: the prior, raised for the kinds the failing
-    checks' words point at and for the lines they name."""
+    checks' words point at, for the lines and functions they name and for the lines whose
+    values flow into those."""
     words = " ".join(
         f"{r.get('message', '')} {json.dumps(r.get('details', {}), default=str)}".lower()
         for r in records
@@ -151,10 +181,19 @@ def rank(cands: list, records: list) -> list:
     for keys, kinds in HINTS.items():
         if any(k in words for k in keys):
             favoured.update(kinds)
-    lines = {c.line for c in cands if f"line {c.line}" in words}
+    named = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+)(?:, in (\w+))?", words)]
+    lines = {line for line, _ in named}
+    functions = {fn for _, fn in named if fn}
+    feeding = _slice(source, lines) if source else set()
 
     def score(c: error_model.Candidate) -> float:
-        return c.prior * (1.4 if c.kind in favoured else 1.0) * (1.5 if c.line in lines else 1.0)
+        return (
+            c.prior
+            * (1.4 if c.kind in favoured else 1.0)
+            * (1.5 if c.line in lines else 1.0)
+            * (1.4 if c.line in feeding else 1.0)
+            * (1.3 if c.function.lower() in functions else 1.0)
+        )
 
     return sorted(cands, key=lambda c: (-score(c), c.line))
 
@@ -267,7 +306,7 @@ def find_repair(
     try:
         if records is None:
             base = run(source, order, max(budget, 30.0))
-            records = [{"id": c, "status": s} for c, s in (base or [])]
+            records = [{"id": c, "status": s, "message": m} for c, s, m in (base or [])]
         failing = [r["id"] for r in records if r.get("status") in WRONG]
         if not failing:
             return _result("not-applicable", 0, t0, note="no check failed: there is nothing to repair")
@@ -277,7 +316,7 @@ def find_repair(
         screen = failing + rest
         limit = max(10.0, 3 * sum(seconds.get(c, 0.2) for c in screen) + 5)
 
-        variants = valid_variants(source, rank(error_model.candidates(source), records))
+        variants = valid_variants(source, rank(error_model.candidates(source), records, source))
         total = len(variants)
         if on_progress:
             on_progress({"event": "begin", "candidates": total})
@@ -293,7 +332,7 @@ def find_repair(
                 tried[0] += 1
                 if statuses is None:
                     return
-                passed = sum(s in PASSING for _, s in statuses)
+                passed = sum(s in PASSING for _, s, _ in statuses)
                 if passed == len(screen):
                     found.append(Tried(cand, text, statuses))
                 elif passed > 0:
@@ -319,7 +358,7 @@ def find_repair(
             _drain(valid_variants(source, combos), attempt, n_workers,
                    lambda: bool(found) or cancelled() or time.monotonic() > deadline)
         if found:
-            return _found(found[0], source, tried[0], t0)
+            return _found(found[0], source, tried[0], t0, records)
         if cancelled():
             return _result("cancelled", tried[0], t0, note="stopped: the file changed")
         spent = round(time.monotonic() - t0)
@@ -370,12 +409,35 @@ def _drain(variants: list, attempt: Callable, n_workers: int, stop: Callable[[],
         t.join()
 
 
-def _found(t: Tried, source: str, tried: int, t0: float) -> dict:
+SYMPTOMS = (
+    (r"out-of-bounds (load|store)[^\n]*?line (\d+)", "the checks saw an out-of-bounds {0} at line {1}"),
+    (r"out-of-bounds (load|store)", "the checks saw an out-of-bounds {0}"),
+    (r"(never stored|no program stored|never written)", "the checks saw output elements no program stored"),
+    (r"\bnan\b", "the checks saw NaN in the output"),
+)
+
+
+def symptom(records: list) -> str:
+    """What the first failing check saw, in a few words, to tie the cause to the effect."""
+    for r in records:
+        if r.get("status") not in WRONG:
+            continue
+        text = str(r.get("message", ""))
+        for pattern, words in SYMPTOMS:
+            m = re.search(pattern, text, re.IGNORECASE)
+            if m:
+                return words.format(*m.groups())
+        return ""
+    return ""
+
+
+def _found(t: Tried, source: str, tried: int, t0: float, records: list) -> dict:
     before, after, diff = changed_lines(source, t.source)
     c = t.candidate
+    seen = symptom(records)
     return _result(
         "found", tried, t0,
-        says=f"line {c.line}: {c.says}",
+        says=f"line {c.line}: {c.says}" + (f" ({seen})" if seen else ""),
         line=c.line,
         kind=c.kind,
         before=before,

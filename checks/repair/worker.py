@@ -4,8 +4,9 @@ order it is given, stopping at the first that does not pass.
 
 Protocol: one JSON job a line on stdin, ``{"n": N, "workshop": ID, "file": PATH, "checks":
 [ID, ...], "seed": S}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
-true}`` once, then ``{"n": N, "statuses": [[ID, STATUS], ...]}`` for each job (the checks
-run, in order; the last is the first that did not pass, when one did not).  The candidate's
+true}`` once, then ``{"n": N, "statuses": [[ID, STATUS, MESSAGE], ...]}`` for each job (the
+checks run, in order; the last is the first that did not pass, when one did not, with its
+message).  The candidate's
 own prints go to stderr.  End of stdin ends the worker.
 """
 
@@ -56,12 +57,12 @@ def main(argv=None) -> int:
                 records = run_checks(
                     job["workshop"], job["file"], interpret=args.interpret, only=[check], seed=job.get("seed")
                 )
-                status = "pass" if all(str(r.status) in PASSING for r in records) else (
-                    str(records[0].status) if records else "error"
-                )
+                bad = [r for r in records if str(r.status) not in PASSING]
+                status = str(bad[0].status) if bad else ("pass" if records else "error")
+                message = bad[0].message[:2000] if bad else ""
             except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
-                status = f"error: {type(e).__name__}"
-            statuses.append([check, status])
+                status, message = "error", f"{type(e).__name__}: {e}"[:2000]
+            statuses.append([check, status, message])
             if status not in PASSING:
                 break
         send({"n": job["n"], "statuses": statuses})
