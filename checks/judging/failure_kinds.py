@@ -51,12 +51,23 @@ NO_LAUNCH_WHY = (
     "shape that has elements. Compare the conditions before your launch with this call's shapes"
 )
 
-# verdict -> (why, lesson section or None to keep the check's own section)
+ERROR_WHY = (
+    "your code raised an error before the check could judge its answer, so this says nothing yet "
+    "about what the check verifies: the message names the error and the line it was raised at"
+)
+
+# A check about whose kernel ran (own-kernel) that meets a fault of another kind reports
+# that kind: its label says what failed, not a charge that another computation did the work.
+OUT_OF_BOUNDS_LABEL = "your kernel's loads and stores stay inside the tensors passed to its launch"
+
+ADDRESSES = "addresses"  # the lesson's section on addresses, found by its heading
+
+# verdict -> (why, lesson section: ADDRESSES or None to keep the check's own, label or "")
 KINDS = {
-    NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN),
-    OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, None),
-    UNWRITTEN: (UNWRITTEN_WHY, None),
-    NO_LAUNCH: (NO_LAUNCH_WHY, None),
+    NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN, ""),
+    OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, ADDRESSES, OUT_OF_BOUNDS_LABEL),
+    UNWRITTEN: (UNWRITTEN_WHY, ADDRESSES, ""),
+    NO_LAUNCH: (NO_LAUNCH_WHY, None, ""),
 }
 
 
@@ -70,17 +81,27 @@ def addresses_section(headings: list) -> Optional[str]:
 
 
 def explained(record, headings: Optional[list] = None) -> None:
-    """Give a failing ``record`` the why (and section) of its failure's kind, if it has one.
-    An access out of bounds, elements never stored or no launch at all, met by the check of
-    whose kernel ran, point to the lesson's section on addresses (from ``headings``): that
-    check's own section is about PyTorch doing the work."""
+    """Give a ``record`` the why, section (and, in own-kernel, label) of its fault rather
+    than its check's.  An error is not the check's verdict: no check's why nor section.
+    A failure of a known kind gets that kind's why (or its cause's); an access out of
+    bounds or elements never stored point to the lesson's section on addresses (from
+    ``headings``) unless the check's own section is about addresses or masks, as does no
+    launch met by the check of whose kernel ran (its section is about PyTorch doing the work)."""
+    if record.status == "error":
+        record.why, record.section = ERROR_WHY, ""
+        return
     kind = KINDS.get(record.details.get("verdict", "")) if isinstance(record.details, dict) else None
     if record.status != "fail" or kind is None:
         return
-    why, section = kind
+    why, section, label = kind
     cause = record.details.get("cause")  # the pattern the evidence shows: its why, not the kind's
     record.why = cause["why"] if isinstance(cause, dict) and cause.get("why") else why
-    if section is None and record.section == SECTION_OWN:
+    own_check = record.section == SECTION_OWN
+    if section == ADDRESSES and addresses_section([record.section]):
+        section = None  # the check's own section is about addresses or masks already
+    elif section == ADDRESSES or (section is None and own_check):
         section = addresses_section(headings or [])
     if section is not None:
         record.section = section
+    if label and own_check:
+        record.label = label

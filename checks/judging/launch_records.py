@@ -11,6 +11,9 @@ Standard library only.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -70,6 +73,57 @@ class Launch:
         fn = self.function
         code = getattr(fn, "__code__", None)
         return list(code.co_varnames[: code.co_argcount]) if code is not None else []
+
+    def tile_sizes(self) -> dict:
+        """The tile sizes the kernel was launched with: its integer ``tl.constexpr``
+        arguments that size a block in its source (a ``tl.arange``'s length, a ``tl.zeros``
+        or ``tl.full`` shape, a ``block_shape``), by name; not a group size or a flag.
+        Where the source cannot be read, every integer argument named in capitals."""
+        values = dict(zip(self.arg_names(), self.args))
+        values.update(self.kwargs)
+        sizing = _sizing_constexprs(self.function)
+        return {
+            k: int(v)
+            for k, v in values.items()
+            if (k in sizing if sizing is not None else k.isupper())
+            and isinstance(v, int)
+            and not isinstance(v, bool)
+        }
+
+
+_SIZING: dict = {}  # code object -> the constexpr parameters that size a block (None: no source)
+
+
+def _sizing_constexprs(fn: Any) -> Optional[frozenset]:
+    """The parameters of kernel function ``fn`` annotated ``tl.constexpr`` that appear in
+    a block's size: ``tl.arange(start, END)``, ``tl.zeros(SHAPE, ...)``, ``tl.full(SHAPE,
+    ...)``, ``tl.reshape(x, SHAPE)`` or a ``block_shape=`` (None when the source cannot be read)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    if code not in _SIZING:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            _SIZING[code] = None
+            return None
+        defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        params = defs[0].args.args + defs[0].args.kwonlyargs if defs else []
+        constexprs = {
+            a.arg
+            for a in params
+            if a.annotation is not None and ast.unparse(a.annotation).endswith("constexpr")
+        }
+        sizes: list = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                where = {"arange": node.args[1:], "zeros": node.args[:1], "full": node.args[:1]}
+                sizes += where.get(name, node.args[1:2] if name == "reshape" else [])
+                sizes += [k.value for k in node.keywords if k.arg in ("end", "shape", "block_shape")]
+        used = {n.id for size in sizes for n in ast.walk(size) if isinstance(n, ast.Name)}
+        _SIZING[code] = frozenset(constexprs & used)
+    return _SIZING[code]
 
 
 class Listener:

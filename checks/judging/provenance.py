@@ -80,7 +80,7 @@ class Launch:
     storages: set
     grid: object = None  # as given to the launch (a tuple, or a callable of the meta)
     programs: Optional[tuple] = None  # the grid the launch ran, when it could be read
-    tiles: dict = field(default_factory=dict)  # its upper-case integer arguments (BLOCK=128, ...)
+    tiles: dict = field(default_factory=dict)  # its tile sizes (BLOCK_N=64, ...): Launch.tile_sizes
 
     def said(self) -> dict:
         """The launch as a failure's details name it."""
@@ -165,14 +165,8 @@ def _programs(launch: launches.Launch) -> Optional[tuple]:
 
 
 def _tile_arguments(launch: launches.Launch) -> dict:
-    """The launch's integer arguments named in capitals (BLOCK, BLOCK_N, CHUNK: the
-    constexprs a tile size is given as), by name."""
-    names = launch.arg_names()
-    values = dict(zip(names, launch.args))
-    values.update(launch.kwargs)
-    return {
-        k: int(v) for k, v in values.items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)
-    }
+    """The launch's tile sizes (the constexprs that size its blocks: BLOCK_N=64), by name."""
+    return launch.tile_sizes()
 
 
 def last_launches() -> list:

@@ -279,6 +279,11 @@ TRITON_RULES = (
         "mask the lanes past n",
     ),
     (
+        "Both operands must be same dtype",
+        "tl.dot multiplies two tiles of one dtype: load both in the inputs' 16-bit dtype (or cast one "
+        "with .to()) and keep fp32 for the accumulator, passed as tl.dot's third argument",
+    ),
+    (
         "should have M >= 16, N >= 16 and K >= 16",
         "tl.dot needs tiles of at least 16 in every dimension: raise the smallest tile size",
     ),

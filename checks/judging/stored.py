@@ -236,12 +236,14 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
         last_tiles = cause is None and not gaps.repeated and _a_tail_at_the_end(mask)
         if last_tiles and _every_program_stored(w, own):
             cause = TOO_FEW_PROGRAMS
+        # what to do, said last: a named mistake's own advice replaces it (mistakes.annotate)
+        details["advice"] = cause[3] if cause else ADDRESSING_HINT
         message = (
             (f"{cause[1]} — " if cause else "")
             + f"{fn_name} returned {which} (shape {shape}) with {gaps.never_stored} of {gaps.total} "
             f"elements that no program of your kernels stored (they hold whatever the allocation "
             f"left there): {_where_unwritten(mask)}. {_size_said(shape)}; your launches: {launches}"
-            f"{repeats}. {cause[3] if cause else ADDRESSING_HINT}"
+            f"{repeats}. {details['advice']}"
         )
         if cause:
             details["cause"] = {"id": cause[0], "sentence": cause[1], "why": cause[2]}

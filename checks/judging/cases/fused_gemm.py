@@ -95,7 +95,7 @@ def run_gemm(ctx, mod, M, N, K, dtype=FP16, *, poison=True, **options):
     return got
 
 
-def _exact_epilogue_operands(ctx, dtype, M=19, N=37):
+def _exact_epilogue_operands(ctx, dtype, M=19, N=37, K=2):
     """Values where one rounding and two roundings give different 16-bit answers.
 
     Row i of A is [base, odd_i] and B is all ones, so acc[i, j] = base + odd_i exactly in
@@ -103,22 +103,32 @@ def _exact_epilogue_operands(ctx, dtype, M=19, N=37):
     integer is representable, so base + odd is NOT representable in 16 bits).  bias_j =
     -base + c_j with c_j in {0, 1, 2, 3, -8}.  The contract's answer relu(odd_i + c_j) is a
     small integer, exact in 16 bits.  Casting acc first rounds base + odd_i to base +
-    odd_i +/- 1 and the answer moves by 1."""
+    odd_i +/- 1 and the answer moves by 1.
+
+    With a longer K (past any BLOCK_K) the -base moves to A's last column and bias_j = c_j:
+    the partial sums pass base + odd_i, the final sum is odd_i again.  A 16-bit accumulator
+    rounds the partial sum, and the answer moves by 1; a cast after the loop does not."""
     base = 2048.0 if dtype == FP16 else 256.0
     odd = torch.tensor([2.0 * (i % 8) + 1.0 for i in range(M)], dtype=torch.float64)
-    a = torch.stack([torch.full((M,), base, dtype=torch.float64), odd], dim=1)
-    b = torch.ones(2, N, dtype=torch.float64)
+    a = torch.zeros(M, K, dtype=torch.float64)
+    a[:, 0], a[:, 1] = base, odd
+    b = torch.ones(K, N, dtype=torch.float64)
     c = torch.tensor([(0.0, 1.0, 2.0, 3.0, -8.0)[j % 5] for j in range(N)], dtype=torch.float64)
     bias = -base + c
+    if K > 2:
+        a[:, -1], bias = -base, c
     return tuple(t.to(dtype).to(ctx.device) for t in (a, b, bias))
 
 
 def check_exact_epilogue(ctx, mod, dtype):
-    a, b, bias = _exact_epilogue_operands(ctx, dtype)
-    got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (a.shape[0], b.shape[1]), dtype)
-    # scale=0: every correct intermediate is exact and the answer is representable, so
-    # the only acceptable error is none (a double rounding is off by exactly 1).
-    expect_matmul(ctx, got, a, b, bias, f"acc = base + odd, bias = -base + c ({str(dtype)[6:]})", scale=0.0)
+    # The long K first: an fp16 accumulator fails there, a cast before the epilogue does not,
+    # so a failure of either call names its own mistake (checks.judging.mistakes.fused_gemm).
+    for K, what in ((256, "partial sums base + odd, then -base"), (2, "acc = base + odd, bias = -base + c")):
+        a, b, bias = _exact_epilogue_operands(ctx, dtype, K=K)
+        got = _poisoned_call(ctx, lambda: mod.matmul_bias_relu(a, b, bias), (a.shape[0], b.shape[1]), dtype)
+        # scale=0: every correct intermediate is exact and the answer is representable, so
+        # the only acceptable error is none (a double rounding is off by exactly 1).
+        expect_matmul(ctx, got, a, b, bias, f"{what} ({str(dtype)[6:]}, K={K})", scale=0.0)
 
 
 def expect_rejection(fn, exc, name, what):

@@ -304,11 +304,16 @@ def _explains_too(module: Any, mistake: Mistake, call: Call) -> bool:
 def annotate(record: Any, mistake: Mistake) -> None:
     """Put ``mistake`` on a failing check's record: its sentence opens the message (the
     numbers stay), its why and section replace the check's own (and a cause the map
-    showed: checks.judging.stored.unwritten_cause)."""
-    cause = record.details.get("cause") if isinstance(record.details, dict) else None
+    showed: checks.judging.stored.unwritten_cause), and the failure's generic advice
+    (``details["advice"]``) gives way to the mistake's own where to look."""
+    details = record.details if isinstance(record.details, dict) else {}
+    cause = details.get("cause")
     opening = f"{cause.get('sentence')} — " if isinstance(cause, dict) else None
     if opening and record.message.startswith(opening):
         record.message = record.message[len(opening) :]
+    advice = details.get("advice")
+    if isinstance(advice, str) and advice and f" {advice}" in record.message:
+        record.message = record.message.replace(f" {advice}", "", 1)
     record.message = f"{mistake.sentence} — {record.message}" if record.message else mistake.sentence
     record.why = mistake.why
     record.section = mistake.section
