@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 from typing import IO, Callable, Optional, Union
 
-from checks import running
-from checks import workspace as ws
+from checks import running, workspace as ws
 from tui.messages import RepairFinished, RepairProgress
 
 REPAIR_MODULE = "checks.repair"

@@ -251,7 +251,10 @@ def test_the_export_holds_the_repair_of_the_exported_content(make_app, fake, tmp
             await wait_for(pilot, lambda: app.screen.repair_found, 15, "the repair")
             await pilot.press("o")
             files = await wait_for(
-                pilot, lambda: [p for p in (tmp_path / "exports").glob("*.json") if p not in first], 10, "export"
+                pilot,
+                lambda: [p for p in (tmp_path / "exports").glob("*.json") if p not in first],
+                10,
+                "export",
             )
             data = json.loads(files[0].read_text())
             assert data["content_hash"] == digest_of(path) and data["outcome"] == "failed"
@@ -351,25 +354,27 @@ def test_the_text_is_wrapped_and_ends_in_an_ellipsis_where_cut(width):
 # --- the real search ---
 
 
-def test_the_real_search_finds_the_fix_of_a_kept_wrong_answer(make_app, workspace):
-    """python -m checks.repair itself, on a wrong answer of the course (slower: seconds to
-    a minute on two cores)."""
+def test_the_real_search_finds_the_fix_of_a_kept_wrong_answer(make_app):
+    """python -m checks.repair itself, on a wrong answer of the course, in Triton's
+    interpreter as the app's run was (slower: tens of seconds on two cores)."""
     assert repair_child.available(), "python -m checks.repair is missing"
-    wrong = A1.folder / "wrong" / "raw_denominator.py"
+    i1 = catalog.get("strided_softmax")
+    wrong = i1.folder / "wrong" / "max_not_subtracted.py"
 
     async def body():
-        app = make_app(open_workshop=A1.id, repair=True)
+        app = make_app(open_workshop=i1.id, repair=True)
         async with app.run_test(size=(80, 24)) as pilot:
-            path = app.workspace / A1.exercise_name
-            await wait_for_run(pilot, digest_of(path))
-            await wait_for(pilot, lambda: app.screen.watching, 15, "the watch")
+            path = app.workspace / i1.exercise_name
+            await wait_for(pilot, lambda: app.screen.watching, 30, "the watch")
             shutil.copyfile(wrong, path)
-            await wait_for_run(pilot, digest_of(path))
-            await wait_for(pilot, lambda: line_of(app).state in ("found", "nothing"), 300, "the search")
+            await wait_for_run(pilot, digest_of(path), timeout=240)
+            assert app.screen.interpret and app.screen.repair_search is not None
+            assert "--interpret" in app.screen.repair_search.command(path)
+            await wait_for(pilot, lambda: line_of(app).state in ("found", "nothing"), 240, "the search")
             repair = app.screen.repair_for(digest_of(path))
             assert repair is not None and repair["status"] == "found", repair or said(app)
             assert repair["says"] and "press f to see the change" in said(app)
-            assert repair["before"] != repair["after"]
+            assert repair["before"] != repair["after"] and isinstance(repair["line"], int)
             assert path.read_bytes() == wrong.read_bytes()
 
     asyncio.run(body())

@@ -86,6 +86,7 @@ class RepairScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         if not closed(self):  # closed before it opened (keys at a quick pace)
+            self.query_one("#repair-box").border_title = "The smallest change that makes every check pass"
             self.query_one("#repair-scroll").focus()
 
     def action_close(self) -> None:

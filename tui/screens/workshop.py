@@ -41,8 +41,8 @@ from tui.widgets.completion import CompletionPanel
 from tui.widgets.footer import CourseFooter
 from tui.widgets.hints import HintsPanel
 from tui.widgets.markdown import CourseViewer
-from tui.widgets.repair import RepairLine
 from tui.widgets.record_text import lesson_section
+from tui.widgets.repair import RepairLine
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 from workshops import catalog

@@ -111,7 +111,12 @@ class WorkshopFileKeys(_Host):
     def export_payload(self) -> dict | None:
         digest = self.last.content_hash if self.last is not None else None
         return export.payload(
-            self.workshop, self.path, self.last, self.bench_rows, self.interpret, repair=self.repair_for(digest)
+            self.workshop,
+            self.path,
+            self.last,
+            self.bench_rows,
+            self.interpret,
+            repair=self.repair_for(digest),
         )
 
     def action_export(self) -> None:

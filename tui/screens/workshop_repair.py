@@ -60,6 +60,7 @@ class WorkshopRepair(_Host):
             self.controller is None
             or not course_app(self).repair_enabled
             or not message.content_hash
+            or message.generation is None
             or not repair_child.wanted(str(message.outcome), records)
             or not repair_child.available()
         ):
@@ -70,12 +71,15 @@ class WorkshopRepair(_Host):
             message.content_hash,
             message.generation,
             course_app(self).workspace,
-            on_event=lambda event: self.post_message(RepairUpdate(event)),
+            on_event=self._post_repair,
             interpret=self.interpret,
         )
         self.repair_search = search
         self.query_one(RepairLine).searching()
         search.start()
+
+    def _post_repair(self, event: repair_child.RepairEvent) -> None:
+        self.post_message(RepairUpdate(event))  # from the search's thread
 
     def cancel_repair(self) -> None:
         """Kill the search, if one runs, and forget what the last one said (a new run, or

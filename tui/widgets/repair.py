@@ -36,11 +36,14 @@ def fit(text: Text, width: int, lines: int, console: Console | None = None) -> T
     return Text("\n").join(wrapped)
 
 
-def searching_text(tried: int | None, candidates: int | None) -> Text:
-    text = Text(LOOKING)
-    if candidates:
-        text.append(f" tried {tried or 0} of {candidates}")
-    return text
+def searching_text(tried: int | None, candidates: int | None, width: int = 0) -> Text:
+    """How far the search got; the count on a line of its own where the line would not
+    hold both (a count is never split)."""
+    if not candidates:
+        return Text(LOOKING)
+    counted = f"tried {tried or 0} of {candidates}"
+    apart = width and len(LOOKING) + 1 + len(counted) > width
+    return Text(LOOKING + ("\n" if apart else " ") + counted)
 
 
 def found_sentence(repair: dict) -> str:
@@ -122,9 +125,12 @@ class RepairLine(Static):
         console = self.app.console if self.is_attached else None
         strip = self.strip
         if self.state == "searching":
-            return fit(searching_text(*self.said), width, STRIP_LINES, console)
+            tried, candidates = self.said
+            return fit(searching_text(tried, candidates, width), width, STRIP_LINES, console)
         if self.state == "found":
-            says = fit(Text(found_sentence(self.said[0]), style="bold"), width, 1 if strip else SAYS_LINES, console)
+            says = fit(
+                Text(found_sentence(self.said[0]), style="bold"), width, 1 if strip else SAYS_LINES, console
+            )
             return Text.assemble(says, "\n", "press ", ("f", "bold reverse"), " to see the change")
         if self.state == "nothing":
             return fit(Text(note_of(*self.said)), width, STRIP_LINES if strip else NOTE_LINES, console)
