@@ -15,6 +15,7 @@ pass reads the same first tile"), said only after the checks pass with the edit.
     floor-division   ``a // b`` where a ceiling division counts a last, partial tile
     clamp            a ``min``/``max`` around a grid or a bound that the formula has not
     extra-operand    an extra factor or term
+    missing-factor   a term of an address without its stride or size, a product without its scale
     padding          a masked load's ``other=`` value
     exp-base         exp for exp2 (a missing or extra log2(e))
     min-max          the minimum for the maximum
@@ -561,6 +562,48 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
             )
 
 
+def _addressy(stmt: Optional[ast.AST]) -> bool:
+    t = _target(stmt).lower()
+    return any(w in t for w in ("ptr", "addr", "off", "idx", "base", "start"))
+
+
+def _factors(ctx: Context) -> list:
+    """Names that scale another: strides, sizes, scales."""
+    return [
+        n for n in ctx.names
+        if "stride" in n.lower() or "scale" in n.lower() or n.lower().startswith(("n_", "num_"))
+        or (len(n) == 1 and n.isupper()) or n.startswith("BLOCK")
+    ]
+
+
+def missing_factor(ctx: Context) -> Iterator[Candidate]:
+    """A term of an address or a product that lacks its factor: ``row`` for ``row * n_cols``,
+    ``tl.dot(q, k)`` for ``tl.dot(q, k) * scale``."""
+    factors = _factors(ctx)
+    for node in _walk(ctx):
+        if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Sub)):
+            continue
+        stmt = _statement(node, ctx)
+        if not _addressy(stmt):
+            continue
+        for operand in (node.left, node.right):
+            if not isinstance(operand, (ast.Name, ast.Subscript)) or isinstance(operand, ast.BinOp):
+                continue
+            for f in factors:
+                if _reads(operand, f):
+                    continue
+                says = (
+                    f"`{_text(operand)}` is missing its factor `{f}`: it counts in single elements where "
+                    f"each step is `{f}` elements apart"
+                )
+                yield _cand(ctx, "missing-factor", operand, f"{_text(operand)} * {f}", says, 0.55)
+    for stmt in _walk(ctx):
+        if isinstance(stmt, ast.Assign) and _call_name(stmt.value) == "tl.dot":
+            for f in (n for n in factors if "scale" in n.lower()):
+                says = f"`{_target(stmt)}` is never multiplied by `{f}`: the scale is missing"
+                yield _cand(ctx, "missing-factor", stmt.value, f"{_text(stmt.value)} * {f}", says, 0.6)
+
+
 PADS = {"0.0": 'float("-inf")', "-inf": "0.0"}
 
 
@@ -799,6 +842,7 @@ OPERATORS: dict = {
     "floor-division": floor_division,
     "clamp": clamp,
     "extra-operand": extra_operand,
+    "missing-factor": missing_factor,
     "padding": padding,
     "exp-base": exp_base,
     "min-max": min_max,

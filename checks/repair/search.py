@@ -38,7 +38,8 @@ REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
 WRONG = ("fail", "error", "not run")
 RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
-MAX_PAIRS_FROM = 40  # promising single edits combined into pairs
+MAX_PAIRS_FROM = 40
+STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine  # promising single edits combined into pairs
 
 # What a failing run's words say about the kind of the mistake: its candidates go first.
 HINTS = {
@@ -56,7 +57,7 @@ HINTS = {
 class Tried:
     candidate: error_model.Candidate
     source: str
-    statuses: list  # [[check, status], ...] of its last try
+    statuses: list  # [[check, status, message], ...] of its last try
 
 
 class _Worker:
@@ -81,6 +82,10 @@ class _Worker:
         self.messages: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(r,), daemon=True).start()
         self.done = 0
+        try:  # torch and triton imported: a candidate's time limit starts after this
+            self.ready = bool(self.messages.get(timeout=STARTUP_LIMIT))
+        except queue.Empty:
+            self.ready = False
 
     def _read(self, fd: int) -> None:
         with os.fdopen(fd, "r", encoding="utf-8") as f:
@@ -91,9 +96,13 @@ class _Worker:
                     continue
         self.messages.put(None)
 
-    def run(self, job: dict, limit: float) -> Optional[list]:
-        """The statuses of ``job``'s checks, or None when it ran past ``limit`` seconds or its
-        process died (the worker is then stopped)."""
+    def run(self, job: dict, limit: float) -> Optional[dict]:
+        """The worker's answer to ``job`` (its checks' statuses, the kernels launched), or
+        None when it ran past ``limit`` seconds or its process died (the worker is then
+        stopped)."""
+        if not self.ready:
+            self.stop()
+            return None
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write((json.dumps(job) + "\n").encode("utf-8"))
@@ -111,7 +120,7 @@ class _Worker:
                 return None
             if message.get("n") == job["n"]:
                 self.done += 1
-                return message["statuses"]
+                return message
 
     def stop(self) -> None:
         processes.kill_group(self.proc)
@@ -292,21 +301,28 @@ def find_repair(
 
     counter = iter(range(10**9))
 
-    def run(text: str, checks: list, limit: float) -> Optional[list]:
+    def run(text: str, checks: list, limit: float, stop_first: bool = True) -> Optional[dict]:
         n = next(counter)
         file = folder / f"{path.stem}_candidate_{n}.py"
         file.write_text(text, encoding="utf-8")
         w = worker()
-        got = w.run({"n": n, "workshop": workshop, "file": str(file), "checks": checks, "seed": seed}, limit)
+        job = {"n": n, "workshop": workshop, "file": str(file), "checks": checks, "seed": seed, "stop_first": stop_first}
+        got = w.run(job, limit)
         if got is not None:
             pool.put(w)
         file.unlink(missing_ok=True)
         return got
 
     try:
+        # The whole suite once: which kernels the file launches (a change that stops
+        # launching one of them avoids the fault instead of fixing it), and the records
+        # when the caller has none.
+        t_base = time.monotonic()
+        base = run(source, order, max(budget, 60.0), stop_first=False) or {"statuses": [], "kernels": []}
+        base_kernels = set(base["kernels"])
+        base_seconds = time.monotonic() - t_base
         if records is None:
-            base = run(source, order, max(budget, 30.0))
-            records = [{"id": c, "status": s, "message": m} for c, s, m in (base or [])]
+            records = [{"id": c, "status": s, "message": m} for c, s, m in base["statuses"]]
         failing = [r["id"] for r in records if r.get("status") in WRONG]
         if not failing:
             return _result("not-applicable", 0, t0, note="no check failed: there is nothing to repair")
@@ -314,7 +330,7 @@ def find_repair(
         failing.sort(key=lambda c: (seconds.get(c, 1.0), order.index(c) if c in order else 0))
         rest = [c for c in order if c not in failing]
         screen = failing + rest
-        limit = max(10.0, 3 * sum(seconds.get(c, 0.2) for c in screen) + 5)
+        limit = max(20.0, 4 * base_seconds)
 
         variants = valid_variants(source, rank(error_model.candidates(source), records, source))
         total = len(variants)
@@ -327,13 +343,14 @@ def find_repair(
         deadline = t0 + budget
 
         def attempt(cand: error_model.Candidate, text: str) -> None:
-            statuses = run(text, screen, limit)
+            got = run(text, screen, limit)
             with lock:
                 tried[0] += 1
-                if statuses is None:
+                if got is None:
                     return
+                statuses = got["statuses"]
                 passed = sum(s in PASSING for _, s, _ in statuses)
-                if passed == len(screen):
+                if passed == len(screen) and base_kernels <= set(got["kernels"]):
                     found.append(Tried(cand, text, statuses))
                 elif passed > 0:
                     promising.append((passed, Tried(cand, text, statuses)))

@@ -3,10 +3,10 @@ candidate file after another (torch and triton imported once), one check at a ti
 order it is given, stopping at the first that does not pass.
 
 Protocol: one JSON job a line on stdin, ``{"n": N, "workshop": ID, "file": PATH, "checks":
-[ID, ...], "seed": S}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
+[ID, ...], "seed": S, "stop_first": true}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
 true}`` once, then ``{"n": N, "statuses": [[ID, STATUS, MESSAGE], ...]}`` for each job (the
 checks run, in order; the last is the first that did not pass, when one did not, with its
-message).  The candidate's
+message; and ``"kernels"``: the names of the file's kernels the checks' last calls launched).  The candidate's
 own prints go to stderr.  End of stdin ends the worker.
 """
 
@@ -52,6 +52,7 @@ def main(argv=None) -> int:
             continue
         job = json.loads(line)
         statuses: list = []
+        kernels: set = set()
         for check in job["checks"]:
             try:
                 records = run_checks(
@@ -63,10 +64,19 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
                 status, message = "error", f"{type(e).__name__}: {e}"[:2000]
             statuses.append([check, status, message])
-            if status not in PASSING:
+            kernels |= _launched()
+            if status not in PASSING and job.get("stop_first", True):
                 break
-        send({"n": job["n"], "statuses": statuses})
+        send({"n": job["n"], "statuses": statuses, "kernels": sorted(kernels)})
     return 0
+
+
+def _launched() -> set:
+    """The learner's kernels the last witnessed call of the check launched (GPU workshops)."""
+    provenance = sys.modules.get("checks.judging.provenance")
+    if provenance is None:
+        return set()
+    return {launch["kernel"] for launch in provenance.last_launches()}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,150 @@
+"""The repair search: the error model proposes the edit that undoes a learner's one-line
+mistake, with a sentence naming its mechanism; the search finds it, verifies it with every
+check, never writes the learner's file, and says so when nothing is found."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.judging.engine import run_checks
+from checks.repair import error_model
+from checks.repair.search import apply, find_repair, valid_variants
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _solution(w: str) -> str:
+    return (REPO / "workshops" / w / "solution.py").read_text(encoding="utf-8")
+
+
+def _mistake(w: str, right: str, wrong: str) -> str:
+    source = _solution(w)
+    assert source.count(right) == 1, right
+    return source.replace(right, wrong)
+
+
+GEMM_K_SHORT = ("for k in range(0, tl.cdiv(K, BLOCK_K)):", "for k in range(0, tl.cdiv(K, BLOCK_K) - 1):")
+GEMM_OVERWRITE = ("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b)")
+GEMM_NO_ADVANCE = ("        b_ptrs += BLOCK_K * stride_bk\n", "")
+GEMM_FP16_ACC = ("acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)", "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)")
+ATTN_M_ZERO = ('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)', "m_i = tl.zeros([BLOCK_M], tl.float32)")
+ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
+
+
+@pytest.mark.parametrize(
+    "workshop, change, kind, words",
+    [
+        ("fused_gemm", GEMM_K_SHORT, "extra-operand", "stops one pass early, so the last tile never reaches `acc`"),
+        ("fused_gemm", GEMM_OVERWRITE, "overwrite", "overwrites `acc` on every pass"),
+        ("fused_gemm", GEMM_NO_ADVANCE, "pointer-advance", "never advances `b_ptrs`"),
+        ("fused_gemm", GEMM_FP16_ACC, "dtype", "every partial sum added to it rounds to 16 bits"),
+        ("streaming_attention", ATTN_M_ZERO, "start-value", "starts at 0 where it must start at -inf"),
+    ],
+)
+def test_the_error_model_undoes_the_mistake_and_names_its_mechanism(workshop, change, kind, words):
+    """Among the candidates of the mistaken file is one of the named kind whose edit gives
+    back the reference answer's program, and its sentence names the mechanism."""
+    import ast
+
+    wrong = _mistake(workshop, *change)
+    target = ast.dump(ast.parse(_solution(workshop)))
+    undoing = [
+        (c, text)
+        for c, text in valid_variants(wrong, error_model.candidates(wrong))
+        if ast.dump(ast.parse(text)) == target
+    ]
+    assert undoing, "no candidate gives the reference answer back"
+    assert any(c.kind == kind and words in c.says for c, _ in undoing), [(c.kind, c.says) for c, _ in undoing]
+
+
+def test_same_kind_names():
+    assert error_model.same_kind("a_ptrs", "b_ptrs")
+    assert error_model.same_kind("stride_am", "stride_ak")
+    assert error_model.same_kind("pid_m", "pid_n")
+    assert error_model.same_kind("M", "N")
+    assert not error_model.same_kind("M", "acc")
+    assert not error_model.same_kind("offs_m", "row_ok")
+
+
+def test_apply_refuses_overlapping_edits():
+    import ast
+
+    from checks.mutation.operators import Edit
+
+    tree = ast.parse("x = a + b\n")
+    node = tree.body[0].value
+    with pytest.raises(ValueError):
+        apply("x = a + b\n", (Edit(node, "a"), Edit(node.left, "c")))
+
+
+def _verify(workshop: str, source: str, tmp_path: Path) -> list:
+    path = tmp_path / "repaired.py"
+    path.write_text(source, encoding="utf-8")
+    return [r for r in run_checks(workshop, path, interpret=True) if r.status not in ("pass", "skipped")]
+
+
+@pytest.mark.parametrize(
+    "workshop, change, words",
+    [
+        ("fused_gemm", GEMM_K_SHORT, "stops one pass early"),
+        ("streaming_attention", ATTN_NO_LOG2E, "exp"),
+    ],
+)
+def test_the_search_finds_a_verified_repair_and_leaves_the_file_alone(workshop, change, words, tmp_path):
+    wrong = _mistake(workshop, *change)
+    path = tmp_path / f"{workshop}.py"
+    path.write_text(wrong, encoding="utf-8")
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    repair = find_repair(workshop, path, interpret=True, budget=120, workers=2)
+    assert repair["status"] == "found", repair
+    assert words in repair["says"]
+    assert repair["says"].startswith(f"line {repair['line']}: ")
+    assert change[1].strip() in repair["before"]
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before  # never written
+    # what is shown passes every check when applied (verified again, independently)
+    fixed = wrong.replace(repair["before"], repair["after"])
+    assert fixed != wrong
+    assert _verify(workshop, fixed, tmp_path) == []
+
+
+def test_a_passing_file_has_nothing_to_repair(tmp_path):
+    path = tmp_path / "right.py"
+    path.write_text(_solution("strided_softmax"), encoding="utf-8")
+    repair = find_repair("strided_softmax", path, interpret=True, budget=60, workers=1)
+    assert repair["status"] == "not-applicable"
+    assert "nothing to repair" in repair["note"]
+
+
+def test_a_mistake_beyond_one_or_two_edits_is_said_plainly(tmp_path):
+    """The K tail left unmasked needs a new mask term in two loads: no single edit of the
+    model makes it pass, and the search says so instead of showing a change."""
+    path = tmp_path / "k_tail.py"
+    path.write_bytes((REPO / "workshops/fused_gemm/wrong/k_tail_unmasked.py").read_bytes())
+    repair = find_repair("fused_gemm", path, interpret=True, budget=20, workers=2, pairs=False)
+    assert repair["status"] in ("none", "budget")
+    assert repair["says"] == "" and repair["after"] == ""
+    assert "no change" in repair["note"]
+
+
+def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path):
+    path = tmp_path / "gemm.py"
+    path.write_text(_mistake("fused_gemm", *GEMM_OVERWRITE), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "checks.repair", "fused_gemm", "--file", str(path), "--interpret", "--jsonl",
+         "--workers", "2"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["event"] == "begin" and events[-1]["event"] == "result"
+    assert any(e["event"] == "progress" for e in events)
+    assert events[-1]["repair"]["status"] == "found"
+    assert "overwrites `acc`" in events[-1]["repair"]["says"]
+    for args, word in ((["fused_gemm", "--file", str(tmp_path / "none.py")], "--file"),
+                       (["no_such", "--file", str(path)], "workshop"),
+                       (["fused_gemm", "--file", str(path), "--budget", "0"], "--budget")):
+        bad = subprocess.run([sys.executable, "-m", "checks.repair", *args], capture_output=True, text=True, cwd=REPO)
+        assert bad.returncode == 64 and word in bad.stderr, (args, bad.stderr)
