@@ -62,13 +62,14 @@ OUT_OF_BOUNDS_LABEL = "your kernel's loads and stores stay inside the tensors pa
 
 ADDRESSES = "addresses"  # the lesson's section on addresses, found by its heading
 
-# verdict -> (why, lesson section: ADDRESSES or None to keep the check's own, label or "")
+# verdict -> (why, lesson section: ADDRESSES, or None to keep the check's own)
 KINDS = {
-    NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN, ""),
-    OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, ADDRESSES, OUT_OF_BOUNDS_LABEL),
-    UNWRITTEN: (UNWRITTEN_WHY, ADDRESSES, ""),
-    NO_LAUNCH: (NO_LAUNCH_WHY, None, ""),
+    NOT_OWN_KERNEL: (NOT_OWN_WHY, SECTION_OWN),
+    OUT_OF_BOUNDS: (OUT_OF_BOUNDS_WHY, ADDRESSES),
+    UNWRITTEN: (UNWRITTEN_WHY, ADDRESSES),
+    NO_LAUNCH: (NO_LAUNCH_WHY, None),
 }
+LABELS = {OUT_OF_BOUNDS: OUT_OF_BOUNDS_LABEL}  # verdict -> its label in own-kernel
 
 
 # the lesson's section on where lanes read and write, by the words of its heading
@@ -93,7 +94,7 @@ def explained(record, headings: Optional[list] = None) -> None:
     kind = KINDS.get(record.details.get("verdict", "")) if isinstance(record.details, dict) else None
     if record.status != "fail" or kind is None:
         return
-    why, section, label = kind
+    why, section = kind
     cause = record.details.get("cause")  # the pattern the evidence shows: its why, not the kind's
     record.why = cause["why"] if isinstance(cause, dict) and cause.get("why") else why
     own_check = record.section == SECTION_OWN
@@ -103,5 +104,5 @@ def explained(record, headings: Optional[list] = None) -> None:
         section = addresses_section(headings or [])
     if section is not None:
         record.section = section
-    if label and own_check:
-        record.label = label
+    if own_check and record.details["verdict"] in LABELS:
+        record.label = LABELS[record.details["verdict"]]
