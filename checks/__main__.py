@@ -294,8 +294,12 @@ def _repair(w, path, records, args, out: Printer) -> dict:
 
     out.line("  Looking for the smallest change that makes every check pass ...")
     repair = find_repair(
-        w.id, path, interpret=bool(w.gpu and args.interpret), records=[r.to_dict() for r in records],
-        budget=args.repair_budget, seed=args.seed,
+        w.id,
+        path,
+        interpret=bool(w.gpu and args.interpret),
+        records=[r.to_dict() for r in records],
+        budget=args.repair_budget,
+        seed=args.seed,
     )
     text = io.StringIO()
     print_repair(repair, text)

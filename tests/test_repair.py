@@ -29,7 +29,10 @@ def _mistake(w: str, right: str, wrong: str) -> str:
 GEMM_K_SHORT = ("for k in range(0, tl.cdiv(K, BLOCK_K)):", "for k in range(0, tl.cdiv(K, BLOCK_K) - 1):")
 GEMM_OVERWRITE = ("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b)")
 GEMM_NO_ADVANCE = ("        b_ptrs += BLOCK_K * stride_bk\n", "")
-GEMM_FP16_ACC = ("acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)", "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)")
+GEMM_FP16_ACC = (
+    "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+    "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)",
+)
 ATTN_M_ZERO = ('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)', "m_i = tl.zeros([BLOCK_M], tl.float32)")
 ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
 
@@ -37,7 +40,12 @@ ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
 @pytest.mark.parametrize(
     "workshop, change, kind, words",
     [
-        ("fused_gemm", GEMM_K_SHORT, "extra-operand", "stops one pass early, so the last tile never reaches `acc`"),
+        (
+            "fused_gemm",
+            GEMM_K_SHORT,
+            "extra-operand",
+            "stops one pass early, so the last tile never reaches `acc`",
+        ),
         ("fused_gemm", GEMM_OVERWRITE, "overwrite", "overwrites `acc` on every pass"),
         ("fused_gemm", GEMM_NO_ADVANCE, "pointer-advance", "never advances `b_ptrs`"),
         ("fused_gemm", GEMM_FP16_ACC, "dtype", "every partial sum added to it rounds to 16 bits"),
@@ -133,9 +141,22 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
     path = tmp_path / "gemm.py"
     path.write_text(_mistake("fused_gemm", *GEMM_OVERWRITE), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "checks.repair", "fused_gemm", "--file", str(path), "--interpret", "--jsonl",
-         "--workers", "2"],
-        capture_output=True, text=True, cwd=REPO, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "checks.repair",
+            "fused_gemm",
+            "--file",
+            str(path),
+            "--interpret",
+            "--jsonl",
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -143,8 +164,12 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
     assert any(e["event"] == "progress" for e in events)
     assert events[-1]["repair"]["status"] == "found"
     assert "overwrites `acc`" in events[-1]["repair"]["says"]
-    for args, word in ((["fused_gemm", "--file", str(tmp_path / "none.py")], "--file"),
-                       (["no_such", "--file", str(path)], "workshop"),
-                       (["fused_gemm", "--file", str(path), "--budget", "0"], "--budget")):
-        bad = subprocess.run([sys.executable, "-m", "checks.repair", *args], capture_output=True, text=True, cwd=REPO)
+    for args, word in (
+        (["fused_gemm", "--file", str(tmp_path / "none.py")], "--file"),
+        (["no_such", "--file", str(path)], "workshop"),
+        (["fused_gemm", "--file", str(path), "--budget", "0"], "--budget"),
+    ):
+        bad = subprocess.run(
+            [sys.executable, "-m", "checks.repair", *args], capture_output=True, text=True, cwd=REPO
+        )
         assert bad.returncode == 64 and word in bad.stderr, (args, bad.stderr)

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from checks.mutation.operators import OPERATORS, Edit, Site
+from checks.mutation.operators import OPERATORS, Edit
+from checks.repair.program import sites
 
 GPU_WORKSHOPS = ("strided_softmax", "softmax_backward", "fused_gemm", "split_softmax", "streaming_attention")
 REPO = Path(__file__).resolve().parents[2]
@@ -36,21 +37,6 @@ class Mutant:
 
 def solution_path(workshop: str) -> Path:
     return REPO / "workshops" / workshop / "solution.py"
-
-
-def _is_kernel(fn: ast.FunctionDef) -> bool:
-    for d in fn.decorator_list:
-        target = d.func if isinstance(d, ast.Call) else d
-        if isinstance(target, ast.Attribute) and target.attr == "jit":
-            return True
-        if isinstance(target, ast.Name) and target.id == "jit":
-            return True
-    return False
-
-
-def sites(tree: ast.Module) -> list:
-    """The module's top-level functions, kernels marked."""
-    return [Site(fn, _is_kernel(fn)) for fn in tree.body if isinstance(fn, ast.FunctionDef)]
 
 
 def _squeeze(text: str) -> str:

@@ -22,28 +22,11 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass
 from typing import Callable, Iterator, TypeGuard
 
+from checks.repair.program import Edit, Site
+
 GRID_CAP = 64
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace the source span of ``node`` (or of ``node`` .. ``last``) with ``text``."""
-
-    node: ast.AST
-    text: str
-    last: ast.AST | None = None
-    shown: tuple | None = None  # (before, after) for the mutant's id, when not the span's text
-
-
-@dataclass(frozen=True)
-class Site:
-    """One function to mutate: its node and whether it is a @triton.jit kernel."""
-
-    fn: ast.FunctionDef
-    kernel: bool
 
 
 Operator = Callable[[Site], Iterator[Edit]]

@@ -20,8 +20,11 @@ def print_repair(repair: dict, out=None) -> None:
     """The repair as the command line says it."""
     out = out or sys.stdout
     if repair["status"] == "found":
-        print(f"Smallest change that makes every check pass ({repair['seconds']:.0f} s, "
-              f"{repair['tried']} changes tried):", file=out)
+        print(
+            f"Smallest change that makes every check pass ({repair['seconds']:.0f} s, "
+            f"{repair['tried']} changes tried):",
+            file=out,
+        )
         print(f"  {repair['says']}", file=out)
         for label, text in (("yours", repair["before"]), ("fixed", repair["after"])):
             for i, line in enumerate(text.splitlines() or [""]):
@@ -39,7 +42,9 @@ def main(argv=None) -> int:
     p.add_argument("--file", required=True, type=Path, help="the exercise file to repair (never written)")
     p.add_argument("--interpret", action="store_true", help="run GPU workshops in Triton's interpreter")
     p.add_argument("--budget", type=float, default=60.0, help="seconds to search at most (default 60)")
-    p.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core, at most 8)")
+    p.add_argument(
+        "--workers", type=int, default=0, help="worker processes (default: one per core, at most 8)"
+    )
     p.add_argument("--seed", type=int, default=None, help="the checks' seed (as python -m checks --seed)")
     p.add_argument("--jsonl", action="store_true", help="progress and result as JSON lines")
     try:
@@ -67,7 +72,12 @@ def main(argv=None) -> int:
             print(json.dumps(event), flush=True)
 
     repair = find_repair(
-        w.id, args.file, interpret=interpret, budget=args.budget, workers=args.workers, seed=args.seed,
+        w.id,
+        args.file,
+        interpret=interpret,
+        budget=args.budget,
+        workers=args.workers,
+        seed=args.seed,
         on_progress=progress,
     )
     if args.jsonl:

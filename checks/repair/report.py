@@ -48,7 +48,10 @@ def subjects(workshops: list, per_source: int, designs: bool = True, wrong: bool
         folder = REPO / "workshops" / w
         sources = [("solution", (folder / "solution.py").read_text(encoding="utf-8"))]
         if designs:
-            sources += [(f"right/{p.stem}", p.read_text(encoding="utf-8")) for p in sorted((folder / "right").glob("*.py"))]
+            sources += [
+                (f"right/{p.stem}", p.read_text(encoding="utf-8"))
+                for p in sorted((folder / "right").glob("*.py"))
+            ]
         for name, text in sources:
             for m in sample(all_mutants(w, text), per_source):
                 out.append((f"{name}:{m.id.split(':', 1)[1]}", w, m.operator, m.source))
@@ -108,7 +111,10 @@ def summary(rows: list) -> dict:
         "targeted_mutants": tally([r for r in mutants if r["targeted"]]),
         "untargeted_mutants": tally([r for r in mutants if not r["targeted"]]),
         "kept_wrong_answers": tally([r for r in rows if not r["operator"]]),
-        "by_workshop": {w: tally([r for r in mutants if r["workshop"] == w]) for w in sorted({r["workshop"] for r in rows})},
+        "by_workshop": {
+            w: tally([r for r in mutants if r["workshop"] == w])
+            for w in sorted({r["workshop"] for r in rows})
+        },
     }
 
 
@@ -129,7 +135,9 @@ def main(argv=None) -> int:
 
     t0 = time.monotonic()
     rows = run(chosen, args.budget, args.interpret, show)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
     report = {
         "command": "python -m checks.repair.report " + " ".join(sys.argv[1:] if argv is None else argv),
         "commit": commit,

@@ -39,13 +39,17 @@ PASSING = ("pass", "skipped")
 WRONG = ("fail", "error", "not run")
 RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
 MAX_PAIRS_FROM = 40
-STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine  # promising single edits combined into pairs
+STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
 
 # What a failing run's words say about the kind of the mistake: its candidates go first.
 HINTS = {
     ("out of bounds", "past the end", "outside"): ("mask", "boundary", "padding", "constant"),
     ("never stored", "no program", "not written", "never written", "unwritten"): (
-        "floor-division", "clamp", "boundary", "grid-axes", "constant",
+        "floor-division",
+        "clamp",
+        "boundary",
+        "grid-axes",
+        "constant",
     ),
     ("nan", "inf"): ("padding", "start-value", "exp-base", "boundary"),
     ("16 bits", "fp16", "bf16", "round", "dtype"): ("dtype", "early-cast"),
@@ -157,17 +161,27 @@ def _slice(source: str, lines: set) -> set:
     for fn in ast.parse(source).body:
         if not isinstance(fn, ast.FunctionDef):
             continue
-        stmts = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.Expr, ast.For, ast.Return))]
+        stmts = [
+            s
+            for s in ast.walk(fn)
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.Expr, ast.For, ast.Return))
+        ]
         wanted = set()
         for s in stmts:
-            if s.lineno in lines or (s.end_lineno or s.lineno) in lines or any(s.lineno <= x <= (s.end_lineno or 0) for x in lines):
+            if (
+                s.lineno in lines
+                or (s.end_lineno or s.lineno) in lines
+                or any(s.lineno <= x <= (s.end_lineno or 0) for x in lines)
+            ):
                 wanted |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
         grew = True
         while grew:
             grew = False
             for s in stmts:
                 targets = s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]
-                bound = {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+                bound = {
+                    n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)
+                }
                 if bound & wanted and s.lineno not in out:
                     out.add(s.lineno)
                     reads = {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} - wanted
@@ -278,7 +292,9 @@ def find_repair(
         source = path.read_text(encoding="utf-8")
         ast.parse(source)
     except (OSError, SyntaxError, ValueError) as e:
-        return _result("not-applicable", 0, t0, note=f"the file cannot be read as Python ({type(e).__name__})")
+        return _result(
+            "not-applicable", 0, t0, note=f"the file cannot be read as Python ({type(e).__name__})"
+        )
     from checks.judging.engine import cases_for
 
     order = [c.id for c in cases_for(workshop)]  # cheapest first
@@ -306,7 +322,14 @@ def find_repair(
         file = folder / f"{path.stem}_candidate_{n}.py"
         file.write_text(text, encoding="utf-8")
         w = worker()
-        job = {"n": n, "workshop": workshop, "file": str(file), "checks": checks, "seed": seed, "stop_first": stop_first}
+        job = {
+            "n": n,
+            "workshop": workshop,
+            "file": str(file),
+            "checks": checks,
+            "seed": seed,
+            "stop_first": stop_first,
+        }
         got = w.run(job, limit)
         if got is not None:
             pool.put(w)
@@ -356,37 +379,60 @@ def find_repair(
                     promising.append((passed, Tried(cand, text, statuses)))
                 if on_progress:
                     on_progress(
-                        {"event": "progress", "tried": tried[0], "candidates": total, "stage": stage[0],
-                         "seconds": round(time.monotonic() - t0, 1)}
+                        {
+                            "event": "progress",
+                            "tried": tried[0],
+                            "candidates": total,
+                            "stage": stage[0],
+                            "seconds": round(time.monotonic() - t0, 1),
+                        }
                     )
 
         stage = ["single"]
-        _drain(variants, attempt, n_workers, lambda: bool(found) or cancelled() or time.monotonic() > deadline)
+        _drain(
+            variants, attempt, n_workers, lambda: bool(found) or cancelled() or time.monotonic() > deadline
+        )
         if not found and pairs and not cancelled() and time.monotonic() < deadline:
             stage[0] = "pair"
             best = [t for _, t in sorted(promising, key=lambda p: -p[0])][:MAX_PAIRS_FROM]
             combos = []
             for i, a in enumerate(best):
-                for b in best[i + 1:]:
+                for b in best[i + 1 :]:
                     cand = _pair(a.candidate, b.candidate)
                     if cand is not None:
                         combos.append(cand)
             total += len(combos)
-            _drain(valid_variants(source, combos), attempt, n_workers,
-                   lambda: bool(found) or cancelled() or time.monotonic() > deadline)
+            _drain(
+                valid_variants(source, combos),
+                attempt,
+                n_workers,
+                lambda: bool(found) or cancelled() or time.monotonic() > deadline,
+            )
         if found:
             return _found(found[0], source, tried[0], t0, records)
         if cancelled():
             return _result("cancelled", tried[0], t0, note="stopped: the file changed")
         spent = round(time.monotonic() - t0)
         if time.monotonic() > deadline:
-            return _result("budget", tried[0], t0, note=(
-                f"no change found within the time allowed ({spent} s, {tried[0]} of {total} changes tried)"
-            ))
-        return _result("none", tried[0], t0, note=(
-            f"no change of one or two edits made every check pass ({tried[0]} changes tried in {spent} s): "
-            f"the mistake may span several lines"
-        ))
+            return _result(
+                "budget",
+                tried[0],
+                t0,
+                note=(
+                    f"no change found within the time allowed ({spent} s, {tried[0]} of {total} "
+                    "changes tried)"
+                ),
+            )
+        return _result(
+            "none",
+            tried[0],
+            t0,
+            note=(
+                f"no change of one or two edits made every check pass ({tried[0]} changes tried "
+                f"in {spent} s): "
+                f"the mistake may span several lines"
+            ),
+        )
     finally:
         for w in made:
             if w.proc.poll() is None:
@@ -400,7 +446,11 @@ def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_
     first, second = sorted((a, b), key=lambda c: c.line)
     says = f"{first.says}; and line {second.line}: {second.says}"
     return error_model.Candidate(
-        f"{first.kind}+{second.kind}", first.edits + second.edits, first.line, says, first.prior * second.prior,
+        f"{first.kind}+{second.kind}",
+        first.edits + second.edits,
+        first.line,
+        says,
+        first.prior * second.prior,
         first.function,
     )
 
@@ -453,7 +503,9 @@ def _found(t: Tried, source: str, tried: int, t0: float, records: list) -> dict:
     c = t.candidate
     seen = symptom(records)
     return _result(
-        "found", tried, t0,
+        "found",
+        tried,
+        t0,
         says=f"line {c.line}: {c.says}" + (f" ({seen})" if seen else ""),
         line=c.line,
         kind=c.kind,
