@@ -102,6 +102,8 @@ def _sizing_constexprs(fn: Any) -> Optional[frozenset]:
     if code is None:
         return None
     if code not in _SIZING:
+        if len(_SIZING) > 256:  # a warm worker loads every save's kernels anew
+            _SIZING.clear()
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         except (OSError, TypeError, SyntaxError):
