@@ -42,18 +42,26 @@ MAX_PAIRS_FROM = 40
 STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
 
 # What a failing run's words say about the kind of the mistake: its candidates go first.
+# (Whole words: "inf" must not match "information".)
 HINTS = {
-    ("out of bounds", "past the end", "outside"): ("mask", "boundary", "padding", "constant"),
-    ("never stored", "no program", "not written", "never written", "unwritten"): (
+    r"out-of-bounds|out of bounds|past the end": (
+        "mask",
+        "boundary",
+        "padding",
+        "constant",
+        "missing-factor",
+    ),
+    r"never stored|no program stored|not written|never written": (
         "floor-division",
         "clamp",
         "boundary",
         "grid-axes",
         "constant",
     ),
-    ("nan", "inf"): ("padding", "start-value", "exp-base", "boundary"),
-    ("16 bits", "fp16", "bf16", "round", "dtype"): ("dtype", "early-cast"),
-    ("stride", "transpose", "layout"): ("same-kind-name", "exchanged-names"),
+    r"\bnan\b|\binf\b|-inf\b": ("padding", "start-value", "exp-base", "boundary"),
+    r"\b16 bits\b|\bfp16\b|\bbf16\b|\brounds?\b": ("dtype", "early-cast"),
+    r"\bstrides?\b|\btranspose": ("same-kind-name", "exchanged-names", "missing-factor"),
+    r"\bconstant\b|\bterm\b|\bfactor\b|\bscale\b": ("extra-operand", "missing-factor", "constant"),
 }
 
 
@@ -201,8 +209,8 @@ def rank(cands: list, records: list, source: str = "") -> list:
         if r.get("status") in WRONG
     )
     favoured: set = set()
-    for keys, kinds in HINTS.items():
-        if any(k in words for k in keys):
+    for pattern, kinds in HINTS.items():
+        if re.search(pattern, words):
             favoured.update(kinds)
     named = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+)(?:, in (\w+))?", words)]
     lines = {line for line, _ in named}
@@ -219,6 +227,43 @@ def rank(cands: list, records: list, source: str = "") -> list:
         )
 
     return sorted(cands, key=lambda c: (-score(c), c.line))
+
+
+def everywhere(source: str, cands: list) -> list:
+    """One mistake copied to several places: for each edit that makes the same change of the
+    same text at two or more places, a candidate that makes it at all of them."""
+    data = source.encode("utf-8")
+    starts, total = [], 0
+    for line in data.splitlines(keepends=True):
+        starts.append(total)
+        total += len(line)
+    groups: dict = {}
+    for c in cands:
+        if len(c.edits) != 1:
+            continue
+        e = c.edits[0]
+        last = e.last or e.node
+        a = starts[e.node.lineno - 1] + e.node.col_offset
+        b = starts[last.end_lineno - 1] + last.end_col_offset
+        groups.setdefault((c.kind, data[a:b], e.text), []).append(c)
+    out = []
+    for same in groups.values():
+        lines = sorted({c.line for c in same})
+        if len(lines) < 2:
+            continue
+        first = min(same, key=lambda c: c.line)
+        others = ", ".join(str(n) for n in lines[1:])
+        out.append(
+            error_model.Candidate(
+                first.kind,
+                tuple(c.edits[0] for c in same),
+                first.line,
+                f"{first.says} (the same mistake again at line{'s' if len(lines) > 2 else ''} {others})",
+                first.prior,
+                first.function,
+            )
+        )
+    return out
 
 
 def valid_variants(source: str, cands: list) -> list:
@@ -303,17 +348,22 @@ def find_repair(
     pool: queue.Queue = queue.Queue()
     made: list = []
 
-    def worker() -> _Worker:
-        try:
-            w = pool.get_nowait()
-            if w.proc.poll() is None and w.done < RESTART_EVERY:
-                return w
-            w.stop()
-        except queue.Empty:
-            pass
+    def fresh() -> _Worker:
         w = _Worker(interpret, [str(path.resolve().parent)], folder / "stderr.txt")
         made.append(w)
         return w
+
+    def worker() -> _Worker:
+        """A warm worker from the pool (each thread returns the one it took, or a fresh
+        one in place of one that died)."""
+        try:
+            w = pool.get(timeout=STARTUP_LIMIT)
+        except queue.Empty:
+            return fresh()
+        if w.proc.poll() is None and w.done < RESTART_EVERY:
+            return w
+        w.stop()
+        return fresh()
 
     counter = iter(range(10**9))
 
@@ -331,8 +381,7 @@ def find_repair(
             "stop_first": stop_first,
         }
         got = w.run(job, limit)
-        if got is not None:
-            pool.put(w)
+        pool.put(w if got is not None else fresh())
         file.unlink(missing_ok=True)
         return got
 
@@ -340,6 +389,14 @@ def find_repair(
         # The whole suite once: which kernels the file launches (a change that stops
         # launching one of them avoids the fault instead of fixing it), and the records
         # when the caller has none.
+        def spawn() -> None:
+            pool.put(fresh())
+
+        # every worker imports torch and triton at once, while the first runs the baseline
+        starting = [threading.Thread(target=spawn, daemon=True) for _ in range(n_workers)]
+        for t in starting:
+            t.start()
+        starting[0].join()
         t_base = time.monotonic()
         base = run(source, order, max(budget, 60.0), stop_first=False) or {"statuses": [], "kernels": []}
         base_kernels = set(base["kernels"])
@@ -355,7 +412,8 @@ def find_repair(
         screen = failing + rest
         limit = max(20.0, 4 * base_seconds)
 
-        variants = valid_variants(source, rank(error_model.candidates(source), records, source))
+        singles = error_model.candidates(source)
+        variants = valid_variants(source, rank(singles + everywhere(source, singles), records, source))
         total = len(variants)
         if on_progress:
             on_progress({"event": "begin", "candidates": total})
