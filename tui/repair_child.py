@@ -8,7 +8,9 @@ with ``--jsonl``: one JSON object a line, ``begin``, ``progress`` (many), then `
 with the repair.  A thread reads them and hands ``on_event`` a
 :class:`tui.messages.RepairProgress` (at most one per PROGRESS_EVERY seconds) and, last,
 one :class:`tui.messages.RepairFinished`; never anything after a cancel.  A cancel (a newer
-save, leaving the screen, quitting) kills the whole group at once and reaps its leader.
+save, leaving the screen, quitting) kills the search at once with every process it started,
+its warm workers too, though they run in process groups of their own (:func:`kill_tree`),
+and reaps it; its temporary files are made in a folder of ours that goes with it.
 
 The learner's file is only read.  Standard library only, and the engine's front doors: the
 app never imports torch or triton.
@@ -19,14 +21,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Callable, Optional, Union
+from typing import IO, Callable, Iterable, Iterator, Optional, Union
 
 from checks import running, workspace as ws
 from tui.messages import RepairFinished, RepairProgress
@@ -34,6 +38,8 @@ from tui.messages import RepairFinished, RepairProgress
 REPAIR_MODULE = "checks.repair"
 PROGRESS_EVERY = 0.25  # seconds: the line is updated at most about four times a second
 LEADER_GRACE = 10.0  # seconds the search may take to exit after its result line
+OUTPUT_GRACE = 1.0  # seconds its output may stay open after it ended (held by what it started)
+TREE_EVERY = 1.0  # seconds between two readings of the processes it started
 STATUSES = ("found", "none", "budget", "cancelled", "not-applicable")
 # the run outcomes after which a failing check can be repaired (not a cancel, not a run
 # that could not start or asked for a check that does not exist)
@@ -102,6 +108,76 @@ def normal_repair(repair: object) -> Optional[dict]:
     return out
 
 
+def parents() -> dict:
+    """{pid: parent pid} of every process we can see: /proc where there is one, else ps."""
+    out = {}
+    if os.path.isdir("/proc"):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(os.path.join(entry.path, "stat"), encoding="utf-8", errors="replace") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    out[int(entry.name)] = int(fields[1])
+                except (OSError, IndexError, ValueError):
+                    continue  # it ended meanwhile
+        return out
+    try:
+        listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return out
+    for line in listing.stdout.splitlines():
+        pid, _, ppid = line.strip().partition(" ")
+        if pid.isdigit() and ppid.strip().isdigit():
+            out[int(pid)] = int(ppid)
+    return out
+
+
+def descendants(pid: int) -> list:
+    """The processes ``pid`` started, and theirs, all the way down."""
+    children: dict = {}
+    for child, parent in parents().items():
+        children.setdefault(parent, []).append(child)
+    out, todo = [], [pid]
+    while todo:
+        found = children.get(todo.pop(), [])
+        out += found
+        todo += found
+    return out
+
+
+def tree_groups(pid: int) -> set:
+    """The process groups of what ``pid`` started, all the way down (never the app's own)."""
+    groups = set()
+    for child in descendants(pid):
+        try:
+            groups.add(os.getpgid(child))
+        except OSError:
+            continue  # it ended meanwhile
+    return groups - {os.getpgrp()}
+
+
+def kill_tree(proc: subprocess.Popen, known: Iterable[int] = ()) -> None:
+    """Kill ``proc`` (started in a group of its own), everything in its group and every
+    process it started in groups of their own (the search's warm workers: killed with the
+    search alone, they would run on without it), with the groups ``known`` to have been
+    among them (seen earlier: what a search that ended by itself left has no parent to
+    be found by), then reap ``proc``.  Its group is stopped first, so that it starts
+    nothing while its tree is read."""
+    if not _processes.POSIX:  # taskkill /T ends the whole tree
+        _processes.kill_group(proc)
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGSTOP)
+    except OSError:
+        pass  # it has ended: its group may still hold what it started
+    for group in (tree_groups(proc.pid) | set(known)) - {proc.pid, os.getpgrp()}:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    _processes.kill_group(proc)
+
+
 def relabel(repair: dict, private: str, learner: str) -> dict:
     """The repair with the private copy's path said as the learner's file."""
     return {k: v.replace(private, learner) if isinstance(v, str) else v for k, v in repair.items()}
@@ -135,6 +211,7 @@ class RepairSearch:
         self._lock = threading.Lock()
         self._cancelled = False
         self.thread: Optional[threading.Thread] = None
+        self.groups: set = set()  # the process groups it was last seen to have started
 
     # --- from the screen ---
     def start(self) -> None:
@@ -148,7 +225,7 @@ class RepairSearch:
             self._cancelled = True
             proc = self.proc
         if proc is not None:
-            _processes.kill_group(proc)
+            kill_tree(proc, self.groups)
 
     @property
     def cancelled(self) -> bool:
@@ -190,6 +267,8 @@ class RepairSearch:
         copy = folder / self.path.name
         copy.write_bytes(data)
         env = dict(os.environ, KERNEL_COURSE_WORKSPACE=str(self.workspace), PYTHONUNBUFFERED="1")
+        # its temporary files (and its workers') in our folder: removed even when it is killed
+        env.update(TMPDIR=str(folder), TEMP=str(folder), TMP=str(folder))
         with open(folder / "stderr.txt", "w+b") as err:
             with self._lock:
                 if self._cancelled:
@@ -203,14 +282,12 @@ class RepairSearch:
                     **_processes.own_group(),
                 )
             assert self.proc.stdout is not None
-            # once it has ended, nothing it started may outlive it, nor keep its output open
-            threading.Thread(target=self._reap, args=(self.proc,), name="repair-reap", daemon=True).start()
-            repair = self._read(self.proc.stdout)
+            repair = self._read(self._lines(self.proc.stdout))
             try:  # the result is its last line: it is ending
                 self.proc.wait(timeout=LEADER_GRACE)
             except subprocess.TimeoutExpired:
                 pass
-            _processes.kill_group(self.proc)  # and nothing it started outlives it
+            kill_tree(self.proc, self.groups)  # nothing it started outlives it, even if it crashed
             self.proc.stdout.close()
             err.seek(0)
             tail = err.read()[-2000:].decode("utf-8", "replace").strip()
@@ -219,15 +296,40 @@ class RepairSearch:
         last = tail.splitlines()[-1] if tail else f"exit code {self.proc.returncode}"
         return None, f"the search ended without a result ({last})"
 
-    @staticmethod
-    def _reap(proc: subprocess.Popen) -> None:
-        proc.wait()
-        _processes.kill_group(proc)
+    def _lines(self, stream: IO[bytes]) -> Iterator[bytes]:
+        """The lines of its output until it ends: at its end, or OUTPUT_GRACE seconds after
+        the process ended where something it started holds the output open.  Meanwhile the
+        groups of the processes it started are read every TREE_EVERY seconds."""
+        assert self.proc is not None
+        if not _processes.POSIX:
+            yield from iter(stream.readline, b"")
+            return
+        fd, pending = stream.fileno(), b""
+        ended_at, seen_at = None, 0.0
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while True:
+                now = time.monotonic()
+                if self.proc.poll() is None and now - seen_at >= TREE_EVERY:
+                    self.groups |= tree_groups(self.proc.pid)
+                    seen_at = now
+                if selector.select(timeout=PROGRESS_EVERY):
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    yield from lines
+                elif self.proc.poll() is not None:
+                    ended_at = ended_at or now
+                    if now - ended_at >= OUTPUT_GRACE:
+                        break
+        if pending:
+            yield pending
 
-    def _read(self, stream: IO[bytes]) -> Optional[dict]:
-        """Deliver the progress lines; the result's repair (None: the stream ended first)."""
+    def _read(self, lines: Iterable[bytes]) -> Optional[dict]:
+        """Deliver the progress lines; the result's repair (None: the output ended first)."""
         last = 0.0
-        for raw in iter(stream.readline, b""):
+        for raw in lines:
             message = read_line(raw.decode("utf-8", "replace"))
             if message is None:
                 continue

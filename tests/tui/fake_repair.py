@@ -4,9 +4,9 @@ tests: prints its JSON lines (begin, progress, result) as the real search does.
 Set by the environment: FAKE_REPAIR_STATUS (found, none, budget, not-applicable; crash:
 no result line, a message on stderr, exit code 3), FAKE_REPAIR_STEPS (progress lines,
 default 4), FAKE_REPAIR_DELAY (seconds after each, default 0), FAKE_REPAIR_PIDS (a file
-where it writes its pid and the pid of a child it starts in its process group, as the
-real search starts warm workers), FAKE_REPAIR_ARGS (a file where it writes its
-arguments)."""
+where it writes its pid, the pid of a child it starts in its process group and the pid of
+one it starts in a session of its own, as the real search starts its warm workers),
+FAKE_REPAIR_ARGS (a file where it writes its arguments)."""
 
 import argparse
 import json
@@ -26,11 +26,13 @@ env = os.environ
 if env.get("FAKE_REPAIR_ARGS"):
     with open(env["FAKE_REPAIR_ARGS"], "a", encoding="utf-8") as f:
         f.write(json.dumps(sys.argv[1:]) + "\n")
-worker = None
+workers = []
 if env.get("FAKE_REPAIR_PIDS"):
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
-    with open(env["FAKE_REPAIR_PIDS"], "w", encoding="utf-8") as f:
-        f.write(f"{os.getpid()} {worker.pid}\n")
+    sleep = [sys.executable, "-c", "import time; time.sleep(300)"]
+    workers = [subprocess.Popen(sleep), subprocess.Popen(sleep, start_new_session=True)]
+    with open(env["FAKE_REPAIR_PIDS"] + ".tmp", "w", encoding="utf-8") as f:
+        f.write(" ".join(str(p) for p in [os.getpid()] + [w.pid for w in workers]) + "\n")
+    os.replace(env["FAKE_REPAIR_PIDS"] + ".tmp", env["FAKE_REPAIR_PIDS"])
 
 
 def say(message: dict) -> None:
@@ -67,6 +69,6 @@ if status == "found":
 else:
     repair["note"] = f"no change of one or two edits made every check pass (tried {steps} changes in 0 s)"
 say({"event": "result", "repair": repair})
-if worker is not None:
-    worker.kill()
-    worker.wait()
+for w in workers:
+    w.kill()
+    w.wait()

@@ -64,8 +64,9 @@ def fake(monkeypatch, tmp_path):
         return [json.loads(line) for line in args.read_text().splitlines()] if args.exists() else []
 
     def read_pids() -> tuple:
+        """(the search, a worker in its group, a worker in a session of its own)"""
         text = pids.read_text() if pids.exists() else ""
-        return tuple(int(p) for p in text.split()) if len(text.split()) == 2 else ()
+        return tuple(int(p) for p in text.split())
 
     return SimpleNamespace(set=set_, started=started, pids=read_pids)
 
@@ -149,7 +150,8 @@ def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_ap
 def test_without_a_repair_the_line_is_dim_and_f_does_nothing(make_app, fake, tmp_path, status):
     from tui.screens.workshop import WorkshopScreen
 
-    fake.set(status=status, steps=2, delay=0)
+    # a search that crashes leaves no worker behind (it ran long enough to be seen starting them)
+    fake.set(status=status, steps=3, delay=0.6 if status == "crash" else 0)
 
     async def body():
         app = make_app(open_workshop=A1.id, repair=True)
@@ -159,6 +161,7 @@ def test_without_a_repair_the_line_is_dim_and_f_does_nothing(make_app, fake, tmp
             if status == "crash":
                 assert said_flat(app).startswith("No fix suggested: the search ended without a result")
                 assert "the fake search broke" in said_flat(app)
+                assert all(gone(p) for p in fake.pids()), "a worker outlived the search that crashed"
             else:
                 assert said_flat(app).startswith("no change of one or two edits made every check pass")
             assert "press f" not in said(app)
@@ -174,6 +177,7 @@ def test_without_a_repair_the_line_is_dim_and_f_does_nothing(make_app, fake, tmp
 
 @pytest.mark.parametrize("how", ["save", "leave", "quit"])
 def test_a_save_leaving_or_quitting_kills_the_search_at_once(make_app, fake, how):
+    """The search and both of its workers, the one in a process group of its own too."""
     fake.set(status="found", steps=1000, delay=0.2)
 
     async def body():
@@ -354,27 +358,70 @@ def test_the_text_is_wrapped_and_ends_in_an_ellipsis_where_cut(width):
 # --- the real search ---
 
 
-def test_the_real_search_finds_the_fix_of_a_kept_wrong_answer(make_app):
-    """python -m checks.repair itself, on a wrong answer of the course, in Triton's
-    interpreter as the app's run was (slower: tens of seconds on two cores)."""
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return any(not gone(pid) for pid in _members(group))
+
+
+def _members(group: int) -> list:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group:
+                out.append(int(entry.name))
+    return out
+
+
+def test_the_real_search_on_kept_wrong_answers(make_app):
+    """python -m checks.repair itself, in Triton's interpreter as the app's runs were
+    (slower: a minute or two on two cores): a search killed by a newer save takes its warm
+    workers with it (they run in process groups of their own), and the newer content's
+    search ends with what the app shows of it: the sentence and f, or the note."""
+    from tui.screens.repair import RepairScreen
+
     assert repair_child.available(), "python -m checks.repair is missing"
     i1 = catalog.get("strided_softmax")
-    wrong = i1.folder / "wrong" / "max_not_subtracted.py"
+    first, second = (
+        i1.folder / "wrong" / f"{name}.py" for name in ("max_not_subtracted", "tiled_stale_denominator")
+    )
 
     async def body():
         app = make_app(open_workshop=i1.id, repair=True)
         async with app.run_test(size=(80, 24)) as pilot:
             path = app.workspace / i1.exercise_name
             await wait_for(pilot, lambda: app.screen.watching, 30, "the watch")
-            shutil.copyfile(wrong, path)
+            shutil.copyfile(first, path)
             await wait_for_run(pilot, digest_of(path), timeout=240)
-            assert app.screen.interpret and app.screen.repair_search is not None
-            assert "--interpret" in app.screen.repair_search.command(path)
-            await wait_for(pilot, lambda: line_of(app).state in ("found", "nothing"), 240, "the search")
+            search = app.screen.repair_search
+            assert app.screen.interpret and search is not None and "--interpret" in search.command(path)
+            await wait_for(pilot, lambda: search.groups, 120, "the search's workers")
+            groups, leader = set(search.groups), search.pid
+            assert groups and all(_group_alive(g) for g in groups)
+            shutil.copyfile(second, path)  # a newer save: the search and its workers end at once
+            await wait_for(pilot, lambda: gone(leader), 10, "the first search killed")
+            await wait_for(pilot, lambda: not any(_group_alive(g) for g in groups), 10, "its workers killed")
+            await wait_for_run(pilot, digest_of(path), timeout=240)
+            await wait_for(pilot, lambda: line_of(app).state in ("found", "nothing"), 300, "the search")
             repair = app.screen.repair_for(digest_of(path))
-            assert repair is not None and repair["status"] == "found", repair or said(app)
-            assert repair["says"] and "press f to see the change" in said(app)
-            assert repair["before"] != repair["after"] and isinstance(repair["line"], int)
-            assert path.read_bytes() == wrong.read_bytes()
+            assert repair is not None and repair["status"] in ("found", "none", "budget"), said(app)
+            if repair["status"] == "found":
+                assert repair["says"] and "press f to see the change" in said(app)
+                assert repair["before"] != repair["after"] and isinstance(repair["line"], int)
+                await pilot.press("f")
+                await wait_for(pilot, lambda: isinstance(app.screen, RepairScreen), 5, "the change")
+                await pilot.press("escape")
+            else:
+                assert said_flat(app) == " ".join(repair["note"].split()) or said(app).endswith("…")
+                assert not app.screen.check_action("show_repair", ())
+            assert path.read_bytes() == second.read_bytes()
 
     asyncio.run(body())

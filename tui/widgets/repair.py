@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 LOOKING = "Looking for the smallest change that makes every check pass ..."
+LOOKING_SHORT = "Looking for a fix ..."  # where the whole sentence and its count do not fit
 # lines of text: the sentence of a found repair (the line under it says the key), a note,
 # the progress; in a compact terminal while the lesson has the focus, two lines in all
 SAYS_LINES, NOTE_LINES, STRIP_LINES = 3, 3, 2
@@ -36,14 +37,19 @@ def fit(text: Text, width: int, lines: int, console: Console | None = None) -> T
     return Text("\n").join(wrapped)
 
 
-def searching_text(tried: int | None, candidates: int | None, width: int = 0) -> Text:
+def searching_text(tried: int | None, candidates: int | None, width: int = 0, lines: int = 0) -> Text:
     """How far the search got; the count on a line of its own where the line would not
-    hold both (a count is never split)."""
+    hold both (a count is never split), and the short sentence where the whole one would
+    leave the count no room in ``lines`` lines of ``width``."""
     if not candidates:
         return Text(LOOKING)
     counted = f"tried {tried or 0} of {candidates}"
-    apart = width and len(LOOKING) + 1 + len(counted) > width
-    return Text(LOOKING + ("\n" if apart else " ") + counted)
+    for looking in (LOOKING, LOOKING_SHORT):
+        apart = width and len(looking) + 1 + len(counted) > width
+        text = Text(looking + ("\n" if apart else " ") + counted)
+        if not (width and lines) or len(Text(looking).wrap(Console(width=width), width)) + apart <= lines:
+            return text
+    return text
 
 
 def found_sentence(repair: dict) -> str:
@@ -126,7 +132,8 @@ class RepairLine(Static):
         strip = self.strip
         if self.state == "searching":
             tried, candidates = self.said
-            return fit(searching_text(tried, candidates, width), width, STRIP_LINES, console)
+            lines = STRIP_LINES if strip else NOTE_LINES
+            return fit(searching_text(tried, candidates, width, lines), width, lines, console)
         if self.state == "found":
             says = fit(
                 Text(found_sentence(self.said[0]), style="bold"), width, 1 if strip else SAYS_LINES, console
