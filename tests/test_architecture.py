@@ -196,3 +196,21 @@ def test_no_private_attribute_of_a_library_is_used():
             if private and name.split(".")[0] in LIBRARIES and name not in PUBLIC_DESPITE_THE_UNDERSCORE:
                 found.append(f"{rel(path)}:{node.lineno}: {name}")
     assert not found, "private attributes of a library:\n" + "\n".join(found)
+
+
+def test_launch_records_never_imports_launches():
+    """launches imports launch_records (the listener base and the launch's shape); the other
+    way round would make the two a circle, even for annotations only."""
+    import ast
+
+    tree = ast.parse((REPO / "checks/judging/launch_records.py").read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    assert "checks.judging.launches" not in imported
+    assert not any(
+        isinstance(n, ast.ImportFrom)
+        and n.module == "checks.judging"
+        and any(a.name == "launches" for a in n.names)
+        for n in ast.walk(tree)
+    )

@@ -4,7 +4,8 @@ The launch kinds, :class:`Launch` (one launch as its entry point saw it) and the
 :class:`Listener` base class, whose methods checks.judging.launches calls around every
 launch, load, store and compile.  checks.judging.launches registers listeners and installs
 the seams, and re-exports every name here; :class:`~checks.judging.launches.Access` (one
-interpreted load or store) lives there, beside the interpreter's program id it reads.
+interpreted load or store) lives there, beside the interpreter's program id it reads
+(here only its shape, :class:`Access`, for the listeners' annotations).
 
 Standard library only.
 """
@@ -15,10 +16,28 @@ import ast
 import inspect
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
-if TYPE_CHECKING:  # annotations only: launches imports this module
-    from checks.judging.launches import Access
+
+class Access(Protocol):
+    """What a listener is told of one interpreted load, store or atomic (the class is
+    checks.judging.launches.Access; this module only names its shape, so that the imports
+    run one way: launches imports this module, never the other way round)."""
+
+    kind: str
+    addrs: Any
+    elem: int
+    partly_masked: bool
+    masked: bool
+    values: Any
+
+    @property
+    def program_id(self) -> tuple: ...
+
+    def lanes(self) -> tuple: ...
+
+    def stored_bytes(self) -> Any: ...
+
 
 # What was launched: Triton's JIT dispatch, the interpreter's, an autotuner, a heuristics
 # wrapper, or a compiled kernel's handle (``compiled[grid](...)``).

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from checks.judging import failure_kinds, launches
+from checks.judging import failure_kinds, launch_records, launches
 from checks.judging.case import CheckFailed, cause_of_type
 
 _state = threading.local()  # .launch: the running launch's kernel name and tensor ranges
@@ -374,7 +374,7 @@ class _BoundsCheck(launches.Listener):
         finally:
             _state.launch = prev
 
-    def access(self, access: launches.Access) -> None:
+    def access(self, access: launch_records.Access) -> None:
         _check(
             access.kind,
             access.addrs,
@@ -389,7 +389,7 @@ class _LoadListener(launches.Listener):
     def __init__(self, listener: Callable):
         self.listener, self.thread = listener, threading.get_ident()
 
-    def access(self, access: launches.Access) -> None:
+    def access(self, access: launch_records.Access) -> None:
         if access.kind == "load" and threading.get_ident() == self.thread:
             self.listener(access.addrs.copy(), access.elem, access.program_id)
 

@@ -43,7 +43,7 @@ from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from checks import interpreter
-from checks.judging import failure_kinds, launches
+from checks.judging import failure_kinds, launch_records, launches
 from checks.judging.case import CheckFailed
 from checks.judging.op_rules import (
     ALLOWED_OPS,
@@ -242,7 +242,7 @@ class _StoreWatcher(launches.Listener):
     def __init__(self, w: Witness):
         self.w, self.thread = w, threading.get_ident()
 
-    def stored(self, access: launches.Access) -> None:
+    def stored(self, access: launch_records.Access) -> None:
         w = self.w
         if (
             threading.get_ident() == self.thread

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from checks.judging import launches
+from checks.judging import launch_records, launches
 
 SECTOR = 32
 WARP = 32
@@ -169,7 +169,7 @@ class _Recorder(launches.Listener):
         finally:
             self.current = outer
 
-    def access(self, access: launches.Access) -> None:
+    def access(self, access: launch_records.Access) -> None:
         rec = self.current
         if rec is None or threading.get_ident() != self.thread or access.kind not in ("load", "store"):
             return
