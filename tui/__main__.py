@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 from checks.command_line import EXIT_USAGE as USAGE_ERROR, UsageParser
@@ -68,6 +71,51 @@ def _tty(stream) -> bool:
         return False
 
 
+def unusable_folder(path: Path) -> str:
+    """'' when ``path`` is a folder this user can create files in (made, with its parents,
+    if it does not exist yet), else why not, in words."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # mkdir below says why it cannot be made
+        mode = None
+    except OSError as e:  # a loop of links, no permission to look
+        return f"cannot be reached ({e.strerror or e})"
+    if mode is not None and not stat.S_ISDIR(mode):
+        return "is a file, not a folder" if stat.S_ISREG(mode) else "is not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"is not a folder and cannot be created ({e.strerror or e})"
+    try:  # root passes every permission check but a read-only file system: try it
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        return f"is a folder you cannot write in ({e.strerror or e})"
+    return ""
+
+
+def workspace_error(given: Path | None) -> str:
+    """'' when the workspace (``--workspace``, else ``$KERNEL_COURSE_WORKSPACE``, else
+    ``workspace/``) and the state folder beside it are folders the app can write in;
+    else a usage error naming where the bad path came from.  Both are created here, as the
+    app would on its first save, so that a bad path is said before any screen opens."""
+    from checks import workspace as ws
+
+    if given is not None:
+        named, path = f"--workspace {given}", given.expanduser().resolve()
+    elif os.environ.get("KERNEL_COURSE_WORKSPACE"):
+        named = f"KERNEL_COURSE_WORKSPACE={os.environ['KERNEL_COURSE_WORKSPACE']}"
+        path = ws.default_workspace()
+    else:
+        named, path = str(ws.default_workspace()), ws.default_workspace()
+    why = unusable_folder(path)
+    if why:
+        return f"{named}: {why}"
+    state = ws.state_dir(path)
+    why = unusable_folder(state)
+    return f"{named}: its state folder {state} {why}" if why else ""
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -88,6 +136,12 @@ def main(argv=None) -> int:
         except KeyError as e:
             print(f"kernel-course: {str(e).strip(chr(39) + chr(34))}", file=sys.stderr)
             return USAGE_ERROR
+    if args.export_dir is not None and args.export_dir.expanduser().exists():
+        if not args.export_dir.expanduser().is_dir():
+            parser.error(f"--export-dir {args.export_dir}: is not a folder")
+    bad_workspace = workspace_error(args.workspace)
+    if bad_workspace:
+        parser.error(bad_workspace)
     missing = missing_terminal()  # bad arguments are named first
     if missing:
         print(
