@@ -300,7 +300,7 @@ def _in_grid(node: ast.AST, ctx: Context) -> bool:
 def extra_operand(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         if not isinstance(node, ast.BinOp) or not isinstance(
-            node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)
+            node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.BitAnd, ast.BitOr)
         ):
             continue
         word = {
@@ -309,6 +309,8 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
             ast.Mult: "factor",
             ast.Div: "divisor",
             ast.FloorDiv: "divisor",
+            ast.BitAnd: "test",
+            ast.BitOr: "test",
         }[type(node.op)]
         loop = _in_range(node, ctx)
         if loop is not None and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(loop, ast.For):
@@ -324,7 +326,7 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
             "formula has none",
             0.5,
         )
-        if isinstance(node.op, (ast.Add, ast.Mult)):
+        if isinstance(node.op, (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr)):
             yield _cand(
                 ctx,
                 "extra-operand",
@@ -337,8 +339,16 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
 
 
 def _addressy(stmt: Optional[ast.AST]) -> bool:
+    """A statement that computes an address or an offset: its target's name says so, or
+    it adds to a pointer."""
     t = _target(stmt).lower()
-    return any(w in t for w in ("ptr", "addr", "off", "idx", "base", "start"))
+    if any(w in t for w in ("ptr", "addr", "off", "idx", "base", "start")):
+        return True
+    value = getattr(stmt, "value", None)
+    return value is not None and any(
+        isinstance(n, ast.Name) and ("ptr" in n.id.lower() or n.id in ("Q", "K", "V", "Out"))
+        for n in ast.walk(value)
+    )
 
 
 def _factors(ctx: Context) -> list:

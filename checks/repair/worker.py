@@ -35,12 +35,16 @@ def main(argv=None) -> int:
         if folder not in sys.path:
             sys.path.append(folder)
 
+    import torch
+
+    # several workers share the cores: one thread each, or torch's pools thrash each other
+    torch.set_num_threads(1)
+
     from checks.judging.engine import run_checks, use_interpreter
 
     if args.interpret:
         use_interpreter()
-        import torch  # noqa: F401 - imported once for every candidate
-        import triton  # noqa: F401
+        import triton  # noqa: F401 - imported once for every candidate
 
     def send(message: dict) -> None:
         channel.write(json.dumps(message, default=str) + "\n")
