@@ -1,0 +1,180 @@
+"""WRONG on purpose: the kernel walks the output tiles row-major and ignores GROUP_M.
+
+``tile_of`` is the lesson's grouped mapping, so the worked example passes, but the
+kernel computes its tile as ``pid_m = pid // num_pid_n`` and ``pid_n = pid % num_pid_n``:
+the order of ``group_m = 1`` for every ``group_m``.  Every program still owns exactly one
+tile and every tile is written once, so every element is right, for every shape,
+``group_m`` and ``tile_m``: no numeric check can see it (``group-invariance`` even finds
+the outputs identical bit for bit).  What is lost is the grouped sweep the lesson is
+about: programs that run together read one panel of A and many panels of B.  Only the
+stores show it: with 5 x 2 tiles and group_m = 4, program 1 stores tile (0, 1) where
+``tile_of(1, 5, 2, 4)`` is (1, 0).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+from workshops.contract import (
+    HALF_DTYPES,
+    INT32_MAX,
+    cdiv,
+    check_option,
+    check_tensor,
+    next_power_of_2,
+    same_device,
+    same_dtype,
+)
+
+GROUP_M_VALUES = (1, 4, 8)
+# 16/32/64 are the contract's tile heights.  128 is an extra, wide-tile option for large
+# problems on Hopper: 128x256x64 tiles, 8 warps and 3 pipeline stages (Triton emits wgmma).
+TILE_M_VALUES = (16, 32, 64, 128)
+
+# tile_m -> (widest BLOCK_N, widest BLOCK_K, num_warps, num_stages).  Fixed, small tuning
+# space: no autotuning on any call.  BLOCK_N and BLOCK_K shrink for small N and K below.
+_CONFIGS = {
+    16: (64, 32, 4, 3),
+    32: (64, 32, 4, 3),
+    64: (64, 32, 4, 3),
+    128: (256, 64, 8, 3),
+}
+
+
+def tile_of(pid, num_pid_m, num_pid_n, group_m):
+    """The output tile (pid_m, pid_n) that program ``pid`` owns: the kernel's own
+    mapping, in plain Python, so it can be checked (and printed) on the CPU."""
+    num_pid_in_group = group_m * num_pid_n  # programs in one full super-row
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * group_m
+    group_size_m = min(num_pid_m - first_pid_m, group_m)  # the last group may be short
+    local = pid % num_pid_in_group
+    pid_m = first_pid_m + local % group_size_m  # walk down the group's tile rows...
+    pid_n = local // group_size_m  # ...then step one tile column right
+    return pid_m, pid_n
+
+
+@triton.jit
+def _matmul_bias_relu_kernel(
+    a_ptr,
+    b_ptr,
+    bias_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    # --- which output tile is mine: row-major, GROUP_M never used (the bug) ---
+    pid = tl.program_id(0)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)  # rows of A and C
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)  # columns of B, C and bias
+    offs_k = tl.arange(0, BLOCK_K)
+    row_ok = offs_m < M
+    col_ok = offs_n < N
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+
+    # --- main loop: fp32 accumulator, K in BLOCK_K steps, the last step masked ---
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K  # columns of A still to read
+        a = tl.load(a_ptrs, mask=row_ok[:, None] & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & col_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc)  # fp16/bf16 in, fp32 accumulate
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    # --- epilogue in fp32, then ONE cast.  K == 0 skips the loop: acc is all zeros and
+    # the tile still gets relu(bias), written like any other. ---
+    bias = tl.load(bias_ptr + offs_n, mask=col_ok, other=0.0).to(tl.float32)
+    biased = acc + bias[None, :]  # bias varies along N (columns)
+    activated = tl.maximum(biased, 0.0)
+    out = activated.to(c_ptr.dtype.element_ty)  # the only rounding to 16 bits
+
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])
+
+
+def _validate(a, b, bias, group_m, tile_m):
+    """Metadata only (the contract: no value scans).  TypeError for type/dtype,
+    ValueError for everything else; messages start with the argument's name."""
+    check_tensor(a, "a", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+    check_tensor(b, "b", ndim=2, dtypes=HALF_DTYPES, contiguous=True)
+    check_tensor(bias, "bias", ndim=1, dtypes=HALF_DTYPES, contiguous=True)
+    same_dtype("b", b, "a", a)
+    same_dtype("bias", bias, "a", a)
+    same_device("b", b, "a", a)
+    same_device("bias", bias, "a", a)
+    if b.shape[0] != a.shape[1]:
+        raise ValueError(
+            f"b: has {b.shape[0]} rows but a has {a.shape[1]} columns (a is [M, K], b must be [K, N])"
+        )
+    if bias.shape[0] != b.shape[1]:
+        raise ValueError(
+            f"bias: has {bias.shape[0]} elements but b has {b.shape[1]} columns (bias must be [N])"
+        )
+    check_option(group_m, "group_m", GROUP_M_VALUES)
+    check_option(tile_m, "tile_m", TILE_M_VALUES)
+    if a.shape[0] * b.shape[1] > INT32_MAX:
+        raise ValueError(
+            f"a, b: the output [{a.shape[0]}, {b.shape[1]}] has more elements "
+            f"than signed 32-bit indexing allows"
+        )
+
+
+def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
+    """relu(a @ b + bias) with fp32 accumulation and one final cast to a's dtype.
+
+    a: [M, K], b: [K, N], bias: [N]; contiguous fp16 or bf16 tensors on one device.
+    group_m (1/4/8): tile rows per super-row of the grouped launch order.
+    tile_m (16/32/64, or 128 for the wide Hopper tile): BLOCK_M of one program."""
+    _validate(a, b, bias, group_m, tile_m)
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)  # fresh and contiguous
+    if M == 0 or N == 0:
+        return c  # nothing to write; no empty launch
+
+    widest_n, widest_k, num_warps, num_stages = _CONFIGS[tile_m]
+    # tl.dot needs every block dimension >= 16; no point in tiles much wider than N or K.
+    block_n = min(widest_n, max(16, next_power_of_2(N)))
+    block_k = min(widest_k, max(16, next_power_of_2(K)))
+    num_tiles = cdiv(M, tile_m) * cdiv(N, block_n)  # one program per tile
+    # kernel[grid](...): a one-axis grid of num_tiles programs.  a, b and c are
+    # contiguous (checked, and c is fresh), so their strides are (K, 1), (N, 1), (N, 1).
+    _matmul_bias_relu_kernel[(num_tiles,)](
+        a,
+        b,
+        bias,
+        c,
+        M,
+        N,
+        K,
+        K,  # stride_am
+        1,  # stride_ak
+        N,  # stride_bk
+        1,  # stride_bn
+        N,  # stride_cm
+        1,  # stride_cn
+        BLOCK_M=tile_m,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+        GROUP_M=group_m,
+        num_warps=num_warps,
+        num_stages=num_stages,
+    )
+    return c
