@@ -77,6 +77,14 @@ def test_same_kind_names():
     assert not error_model.same_kind("offs_m", "row_ok")
 
 
+def test_a_change_that_routes_a_check_around_a_kernel_is_not_a_fix():
+    from checks.repair.search import _same_kernels
+
+    before = {"basic": ["rows_kernel"], "transpose": ["tiles_kernel"]}
+    assert _same_kernels(before, {"basic": ["rows_kernel"], "transpose": ["tiles_kernel", "rows_kernel"]})
+    assert not _same_kernels(before, {"basic": ["rows_kernel"], "transpose": ["rows_kernel"]})
+
+
 def test_apply_refuses_overlapping_edits():
     import ast
 
@@ -94,11 +102,16 @@ def _verify(workshop: str, source: str, tmp_path: Path) -> list:
     return [r for r in run_checks(workshop, path, interpret=True) if r.status not in ("pass", "skipped")]
 
 
+SOFTMAX_ROW_FACTOR = ("out_addrs = out_ptr + row * n_cols + cols", "out_addrs = out_ptr + row + cols")
+
+
 @pytest.mark.parametrize(
     "workshop, change, words",
     [
         ("fused_gemm", GEMM_K_SHORT, "stops one pass early"),
-        ("streaming_attention", ATTN_NO_LOG2E, "exp"),
+        # routing every call to the other kernel also passes every check; the search must
+        # not call that a fix (each check still launches the kernels it launched before)
+        ("strided_softmax", SOFTMAX_ROW_FACTOR, "`row` is missing its factor `n_cols`"),
     ],
 )
 def test_the_search_finds_a_verified_repair_and_leaves_the_file_alone(workshop, change, words, tmp_path):
@@ -131,7 +144,7 @@ def test_a_mistake_beyond_one_or_two_edits_is_said_plainly(tmp_path):
     model makes it pass, and the search says so instead of showing a change."""
     path = tmp_path / "k_tail.py"
     path.write_bytes((REPO / "workshops/fused_gemm/wrong/k_tail_unmasked.py").read_bytes())
-    repair = find_repair("fused_gemm", path, interpret=True, budget=20, workers=2, pairs=False)
+    repair = find_repair("fused_gemm", path, interpret=True, budget=10, workers=2, pairs=False)
     assert repair["status"] in ("none", "budget")
     assert repair["says"] == "" and repair["after"] == ""
     assert "no change" in repair["note"]

@@ -386,9 +386,9 @@ def find_repair(
         return got
 
     try:
-        # The whole suite once: which kernels the file launches (a change that stops
-        # launching one of them avoids the fault instead of fixing it), and the records
-        # when the caller has none.
+        # The whole suite once: which kernels each check launches (a change after which a
+        # check no longer launches one of them routes around the fault instead of fixing
+        # it), and the records when the caller has none.
         def spawn() -> None:
             pool.put(fresh())
 
@@ -398,8 +398,8 @@ def find_repair(
             t.start()
         starting[0].join()
         t_base = time.monotonic()
-        base = run(source, order, max(budget, 60.0), stop_first=False) or {"statuses": [], "kernels": []}
-        base_kernels = set(base["kernels"])
+        base = run(source, order, max(budget, 60.0), stop_first=False) or {"statuses": [], "kernels": {}}
+        base_kernels = base["kernels"]
         base_seconds = time.monotonic() - t_base
         if records is None:
             records = [{"id": c, "status": s, "message": m} for c, s, m in base["statuses"]]
@@ -431,7 +431,7 @@ def find_repair(
                     return
                 statuses = got["statuses"]
                 passed = sum(s in PASSING for _, s, _ in statuses)
-                if passed == len(screen) and base_kernels <= set(got["kernels"]):
+                if passed == len(screen) and _same_kernels(base_kernels, got["kernels"]):
                     found.append(Tried(cand, text, statuses))
                 elif passed > 0:
                     promising.append((passed, Tried(cand, text, statuses)))
@@ -496,6 +496,11 @@ def find_repair(
             if w.proc.poll() is None:
                 w.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _same_kernels(before: dict, after: dict) -> bool:
+    """Every check still launches every kernel it launched before the change."""
+    return all(set(names) <= set(after.get(check, ())) for check, names in before.items())
 
 
 def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_model.Candidate]:

@@ -6,7 +6,8 @@ Protocol: one JSON job a line on stdin, ``{"n": N, "workshop": ID, "file": PATH,
 [ID, ...], "seed": S, "stop_first": true}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
 true}`` once, then ``{"n": N, "statuses": [[ID, STATUS, MESSAGE], ...]}`` for each job (the
 checks run, in order; the last is the first that did not pass, when one did not, with its
-message; and ``"kernels"``: the names of the file's kernels the checks' last calls launched).  The candidate's
+message; and ``"kernels"``: for each check, the names of the file's kernels its last call
+launched).  The candidate's
 own prints go to stderr.  End of stdin ends the worker.
 """
 
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
             continue
         job = json.loads(line)
         statuses: list = []
-        kernels: set = set()
+        kernels: dict = {}
         for check in job["checks"]:
             try:
                 records = run_checks(
@@ -68,10 +69,10 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
                 status, message = "error", f"{type(e).__name__}: {e}"[:2000]
             statuses.append([check, status, message])
-            kernels |= _launched()
+            kernels[check] = sorted(_launched())
             if status not in PASSING and job.get("stop_first", True):
                 break
-        send({"n": job["n"], "statuses": statuses, "kernels": sorted(kernels)})
+        send({"n": job["n"], "statuses": statuses, "kernels": kernels})
     return 0
 
 
