@@ -28,6 +28,7 @@ from typing import Optional
 
 from checks.command_line import EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
+from checks.judging.records import plural
 from checks.regrade import machine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="cohort-") as tmp:
         root = Path(tmp)
         made = build_cohort(root, workshops, args.learners)
-        print(f"{len(made)} files: one by one from the command line ...", flush=True)
+        print(f"{plural(len(made), 'file')}: one by one from the command line ...", flush=True)
         started = time.monotonic()
         single, seconds = check_one_by_one(root, made, args.seed, args.timeout)
         single_wall = round(time.monotonic() - started, 3)
@@ -176,11 +177,11 @@ def main(argv=None) -> int:
     if args.output:
         write_json_atomic(args.output, payload)
         print(f"written to {args.output}")
-    same = (
-        "the same verdict both ways" if not differ else f"{len(differ)} verdicts differ: {', '.join(differ)}"
-    )
+    same = "the same verdict both ways"
+    if differ:
+        same = f"{plural(len(differ), 'verdict differs', 'verdicts differ')}: {', '.join(differ)}"
     print(
-        f"{len(made)} files: one by one {single_wall:.1f} s, regrade {regrade_wall:.1f} s "
+        f"{plural(len(made), 'file')}: one by one {single_wall:.1f} s, regrade {regrade_wall:.1f} s "
         f"({payload['speedup']}x); {same}"
     )
     return 0 if not differ else 1

@@ -282,7 +282,8 @@ def main(argv=None) -> int:
         except SeedMismatch as e:
             raise UsageError(str(e)) from None
         learners = {s.learner for s in subs}
-        say(f"{len(subs)} files from {len(learners)} learners in {args.submissions}; seed {seed}")
+        found = f"{plural(len(subs), 'file')} from {plural(len(learners), 'learner')}"
+        say(f"{found} in {args.submissions}; seed {seed}")
         for u in unmatched:
             say(f"  not graded: {u.learner + '/' if u.learner else ''}{u.path.name}: {u.reason}")
         todo = [s for s in subs if args.redo or not report.done(s, bench=args.bench)]

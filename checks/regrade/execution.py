@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from checks.judging.records import plural
 from checks.regrade import verdicts
 from checks.running import processes
 
@@ -86,7 +87,7 @@ class CappedOutput:
         self.thread.join(timeout=2)
         tail = b"".join(self.tail)[-TAIL_BYTES:]
         cut = self.total - len(self.head) - len(tail)
-        middle = f"\n[... {cut} bytes of output left out ...]\n".encode() if cut > 0 else b""
+        middle = f"\n[... {plural(cut, 'byte')} of output left out ...]\n".encode() if cut > 0 else b""
         return (bytes(self.head) + middle + tail).decode("utf-8", "replace")
 
 

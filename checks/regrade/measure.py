@@ -22,6 +22,7 @@ from pathlib import Path
 
 from checks.command_line import EXIT_USAGE, UsageParser
 from checks.json_files import write_json_atomic
+from checks.judging.records import plural
 from checks.regrade import against_single, machine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +121,7 @@ def main(argv=None) -> int:
         n = build_cohort(Path(tmp), args.learners)
         runs = []
         for w in counts:
-            print(f"{n} submissions through {w} worker{'s' if w != 1 else ''} ...", flush=True)
+            print(f"{plural(n, 'submission')} through {plural(w, 'worker')} ...", flush=True)
             runs.append(measure_once(Path(tmp), w, args.seed, args.timeout))
             print(json.dumps(runs[-1]), flush=True)
     base = next((r for r in runs if r["workers"] == 1), None)

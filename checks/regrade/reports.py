@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from checks.json_files import write_json_atomic, write_text_atomic
+from checks.judging.records import plural
 from checks.regrade.verdicts import NOT_GRADED
 
 COHORT_SCHEMA = "kernel-course/regrade-cohort"
@@ -63,6 +64,11 @@ class SeedMismatch(Exception):
 def learner_file_name(learner: str) -> str:
     """A learner's JSON file name: the folder's name, which the file system allowed."""
     return f"{learner}.json"
+
+
+def _count(n, word: str) -> str:
+    """'1 CPU', '16 CPUs', '? CPUs' for a count the machine did not say."""
+    return plural(n, word) if isinstance(n, int) else f"? {word}s"
 
 
 def _now() -> str:
@@ -257,7 +263,7 @@ class CohortReport:
             "",
             f"- seed: {self.seed}",
             f"- commit: {ctx.get('commit') or 'unknown'}",
-            f"- machine: {machine.get('host', '?')} ({machine.get('cpus', '?')} CPUs"
+            f"- machine: {machine.get('host', '?')} ({_count(machine.get('cpus'), 'CPU')}"
             + (f", GPUs: {', '.join(machine['gpus'])}" if machine.get("gpus") else ", no GPU")
             + ")",
             f"- cluster: {ctx.get('cluster', {}).get('description', '')}",

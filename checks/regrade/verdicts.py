@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import signal
 
-from checks.judging.records import STATUSES, Outcome, Record, outcome_of
+from checks.judging.records import STATUSES, Outcome, Record, outcome_of, plural
 
 NOT_GRADED = "not graded"
 OUTCOMES = tuple(o.value for o in Outcome) + (NOT_GRADED,)
@@ -97,7 +97,7 @@ def lost(reason: str, attempts: int) -> dict:
         "failing": [],
         "counts": {s: 0 for s in STATUSES},
         "fault": "lost",
-        "fault_detail": f"no verdict came back in {attempts} attempts; the last: {reason}",
+        "fault_detail": f"no verdict came back in {plural(attempts, 'attempt')}; the last: {reason}",
     }
 
 
