@@ -45,6 +45,25 @@ BOUNDARY = {
 SIGN = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
+def _dimension_of(node: ast.AST, ctx: Context) -> str:
+    """'the stride', 'the size' when ``node`` picks a dimension: ``x.stride(0)``,
+    ``x.shape[1]``, ``x.size(0)``; else ''."""
+    parent = ctx.parents.get(node)
+    if (
+        isinstance(parent, ast.Subscript)
+        and isinstance(parent.value, ast.Attribute)
+        and parent.value.attr == "shape"
+    ):
+        return "the size"
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in ("stride", "size")
+    ):
+        return f"the {parent.func.attr}"
+    return ""
+
+
 def boundary(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         if not isinstance(node, ast.Compare):
@@ -131,6 +150,13 @@ def constant(ctx: Context) -> Iterator[Candidate]:
                         f"({'along each row' if new == 1 else 'down each column'})"
                     )
                     prior = 0.85
+                elif _dimension_of(node, ctx):
+                    what = _dimension_of(node, ctx)
+                    says = (
+                        f"reads {what} of dimension {node.value} where dimension {new} is meant, so "
+                        f"rows and columns are taken for each other"
+                    )
+                    prior = 0.8
                 elif call == "tl.program_id":
                     says = (
                         f"reads `tl.program_id({node.value})`, the program's number along grid axis "

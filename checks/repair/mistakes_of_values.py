@@ -28,6 +28,8 @@ from checks.repair.program import (  # the shared reading of a function
     _target,
     _text,
     _walk,
+    exchanged_sentence,
+    name_kind,
     name_sentence,
     same_kind,
 )
@@ -40,7 +42,7 @@ def same_kind_name(ctx: Context) -> Iterator[Candidate]:
         for other in ctx.names:
             if same_kind(node.id, other):
                 says = name_sentence(node.id, other)
-                prior = 0.45 if says.startswith("uses `") else 0.7
+                prior = 0.7 if name_kind(node.id) else 0.45
                 yield _cand(ctx, "same-kind-name", node, other, says, prior)
 
 
@@ -54,7 +56,7 @@ def exchanged_names(ctx: Context) -> Iterator[Candidate]:
         for a, b in itertools.combinations(read, 2):
             if same_kind(a, b):
                 new = _Swap(a, b).visit(copy.deepcopy(stmt.value))
-                says = f"`{a}` and `{b}` are exchanged here: " + name_sentence(a, b).split(", ", 1)[-1]
+                says = exchanged_sentence(a, b)
                 yield _cand(ctx, "exchanged-names", stmt.value, _paren(new), says, 0.75)
     for block in _blocks(ctx.fn):
         assigns = [s for s in block if _target(s) and isinstance(s, ast.Assign)]

@@ -250,35 +250,52 @@ def same_kind(a: str, b: str) -> bool:
     return x.isupper() == y.isupper()
 
 
+def name_kind(name: str) -> str:
+    """What a name stands for, from how it is spelled: stride, pointer, program, offsets,
+    mask, size, or '' (anything else)."""
+    n = name.lower()
+    if "stride" in n:
+        return "stride"
+    if n.endswith(("ptr", "ptrs")) or (len(name) == 1 and name.isupper() and name in "QKVO"):
+        return "pointer"
+    if "pid" in n or "program" in n:
+        return "program"
+    if n.startswith(("off", "idx", "cols", "rows")):
+        return "offsets"
+    if _is_masky(name):
+        return "mask"
+    if len(name) <= 2 or name.startswith(("BLOCK", "block", "n_", "num_")):
+        return "size"
+    return ""
+
+
+# What using one name of a kind where another belongs does, and what exchanging two does.
+ONE_FOR_ANOTHER = {
+    "stride": "so that dimension is walked with the other dimension's step",
+    "pointer": "so it reaches the other tensor's memory",
+    "program": "so the program's tile is placed along the other axis",
+    "offsets": "so that dimension of the tile takes the other dimension's offsets",
+    "mask": "so that dimension is bounded by the other one's test",
+    "size": "so it is right only when the two sizes are equal",
+}
+EXCHANGED = {
+    "stride": "each dimension is walked with the other's step (the layout read as its transpose)",
+    "pointer": "each operand is read from the other's memory",
+    "program": "tile rows and tile columns are exchanged",
+    "offsets": "rows take the column offsets and columns the row offsets",
+    "mask": "rows are bounded by the column test and columns by the row test",
+    "size": "each bound uses the other dimension's size, right only when the two are equal",
+}
+
+
 def name_sentence(wrong: str, right: str) -> str:
-    w = wrong.lower()
-    if "stride" in w:
-        return (
-            f"uses the stride `{wrong}` where `{right}` belongs, so that dimension is walked with "
-            "another dimension's step"
-        )
-    if w.endswith(("ptr", "ptrs")) or (len(wrong) == 1 and wrong.isupper() and wrong in "QKVO"):
-        return f"goes through `{wrong}` where `{right}` is meant, so it reaches the wrong tensor's memory"
-    if "pid" in w or "program" in w:
-        return (
-            f"takes `{wrong}` where `{right}` is meant, so the program's tile is placed along the wrong axis"
-        )
-    if w.startswith("off") or w.startswith("idx") or w.startswith("cols") or w.startswith("rows"):
-        return (
-            f"indexes with `{wrong}` where `{right}` is meant, so that dimension takes the other "
-            "dimension's offsets"
-        )
-    if _is_masky(wrong):
-        return (
-            f"masks with `{wrong}` where `{right}` is meant, so that dimension is bounded by the "
-            "other one's test"
-        )
-    if len(wrong) <= 2 or wrong.startswith(("BLOCK", "block", "n_", "num_")):
-        return (
-            f"uses `{wrong}` where `{right}` is the size that belongs there, so it is right only "
-            f"when the two are equal"
-        )
-    return f"uses `{wrong}` where `{right}` is meant"
+    effect = ONE_FOR_ANOTHER.get(name_kind(wrong), "")
+    return f"uses `{wrong}` where `{right}` belongs" + (f", {effect}" if effect else "")
+
+
+def exchanged_sentence(a: str, b: str) -> str:
+    effect = EXCHANGED.get(name_kind(a), "")
+    return f"`{a}` and `{b}` are exchanged" + (f": {effect}" if effect else "")
 
 
 # -- the operators ------------------------------------------------------------------------
