@@ -46,6 +46,10 @@ def main(argv=None) -> int:
     if args.interpret:
         use_interpreter()
         import triton  # noqa: F401 - imported once for every candidate
+    try:  # the launch seams, so the first check's launches are heard too
+        import checks.judging.launches  # noqa: F401
+    except ImportError:
+        pass
 
     def send(message: dict) -> None:
         channel.write(json.dumps(message, default=str) + "\n")
@@ -59,29 +63,51 @@ def main(argv=None) -> int:
         statuses: list = []
         kernels: dict = {}
         for check in job["checks"]:
+            seen = _Launched(job["file"])
             try:
-                records = run_checks(
-                    job["workshop"], job["file"], interpret=args.interpret, only=[check], seed=job.get("seed")
-                )
+                with _listening(seen):
+                    records = run_checks(
+                        job["workshop"],
+                        job["file"],
+                        interpret=args.interpret,
+                        only=[check],
+                        seed=job.get("seed"),
+                    )
                 bad = [r for r in records if str(r.status) not in PASSING]
                 status = str(bad[0].status) if bad else ("pass" if records else "error")
                 message = bad[0].message[:2000] if bad else ""
             except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
                 status, message = "error", f"{type(e).__name__}: {e}"[:2000]
             statuses.append([check, status, message])
-            kernels[check] = sorted(_launched())
+            kernels[check] = sorted(seen.names)
             if status not in PASSING and job.get("stop_first", True):
                 break
         send({"n": job["n"], "statuses": statuses, "kernels": kernels})
     return 0
 
 
-def _launched() -> set:
-    """The learner's kernels the last witnessed call of the check launched (GPU workshops)."""
-    provenance = sys.modules.get("checks.judging.provenance")
-    if provenance is None:
-        return set()
-    return {launch["kernel"] for launch in provenance.last_launches()}
+class _Launched:
+    """The names of the candidate file's kernels launched while it listens (every call
+    of a check, not only its last)."""
+
+    launch_kinds = frozenset(("jit", "interpreted", "autotuner", "heuristics", "handle"))
+
+    def __init__(self, file: str):
+        self.file = os.path.realpath(file)
+        self.names: set = set()
+
+    def around_launch(self, launch, proceed):
+        if os.path.realpath(launch.file) == self.file:
+            self.names.add(launch.name)
+        return proceed()
+
+
+def _listening(listener: _Launched):
+    """Listen to launches in GPU workshops (whose checks load checks.judging.launches)."""
+    import contextlib
+
+    launches = sys.modules.get("checks.judging.launches")
+    return launches.listening(listener) if launches is not None else contextlib.nullcontext()
 
 
 if __name__ == "__main__":
