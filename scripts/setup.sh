@@ -2,7 +2,8 @@
 # Create .venv in the repository root and install the project into it.
 # torch first, chosen by scripts/choose_torch.py: with an NVIDIA GPU, the torch release
 # paired with the pinned Triton; without one, a CPU build (a plain "torch" requirement
-# would pull a multi-GB CUDA build), or a message saying how to get one.
+# would pull a multi-GB CUDA build), or a message saying how to get one. It decides from
+# the indexes' pages (and at most a torch's metadata), downloading no wheel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

@@ -1,60 +1,47 @@
-"""scripts/choose_torch.py, the torch scripts/setup.sh installs, with pip and the network faked."""
+"""scripts/choose_torch.py, the torch scripts/setup.sh installs, against local indexes of
+fake torch wheels (tests/test_setup_index.py serves them over HTTP and counts the bytes).
 
-import importlib.util
-import json
+Each index here is a PEP 503 folder without metadata files (no PEP 658 `.metadata`), the
+kind that makes `pip install --dry-run torch` read whole wheels; the chooser's only
+subprocess is its question to pip about its settings (PROBE), and the network is never
+needed: PyTorch's CPU index is a local folder or a port that refuses at once."""
+
+import os
 import subprocess
 import sys
 
 import pytest
 from conftest import REPO
-
-_spec = importlib.util.spec_from_file_location("choose_torch", REPO / "scripts" / "choose_torch.py")
-choose_torch = importlib.util.module_from_spec(_spec)
-sys.modules["choose_torch"] = choose_torch  # dataclasses look their module up
-_spec.loader.exec_module(choose_torch)
+from setup_indexes import CUDA_REQUIRES, TAG, choose_torch, index_url, make_index, make_wheel, watching_opens
 
 
-def _report(torch_version, *extra, torch_requires=()):
-    installs = [
-        {"metadata": {"name": "torch", "version": torch_version, "requires_dist": list(torch_requires)}}
-    ]
-    installs += [{"metadata": {"name": name, "version": "1.0"}} for name in extra]
-    return {"install": installs}
+@pytest.fixture
+def pip_env(monkeypatch, tmp_path):
+    """pip's settings from the environment alone, and PyTorch's CPU index refusing."""
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_CONSTRAINT", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setattr(choose_torch, "CPU_INDEX", "http://127.0.0.1:9/whl/cpu")  # discard port: refused
+    return monkeypatch
 
 
-CUDA_2_14 = _report(
-    "2.14.1", "nvidia-cublas", "nvidia-cudnn-cu13", "triton", torch_requires=["nvidia-cublas"]
-)
-CPU_2_13 = _report("2.13.0+cpu", "sympy", "filelock")
+class Recorded:
+    """subprocess.run, remembering each command."""
 
-
-class FakePip:
-    """Answers `pip index versions` and `pip install --dry-run --report -` from tables."""
-
-    def __init__(self, versions=(), reports=None):
-        self.versions = list(versions)
-        self.reports = reports or {}
+    def __init__(self):
         self.commands = []
 
-    def __call__(self, command, **_):
-        self.commands.append(command)
-        if command[3:5] == ["index", "versions"]:
-            return subprocess.CompletedProcess(command, 0, json.dumps({"versions": self.versions}), "")
-        assert "--dry-run" in command and "--report" in command
-        report = self.reports.get(command[-1])
-        if report is None:
-            return subprocess.CompletedProcess(command, 1, "", "ResolutionImpossible")
-        return subprocess.CompletedProcess(command, 0, json.dumps(report), "")
+    def __call__(self, command, **kwargs):
+        self.commands.append(list(command))
+        return subprocess.run(command, **kwargs)
 
-    def installs_asked(self):
-        return [c[-1] for c in self.commands if "--dry-run" in c]
+    def only_asked_pip_for_its_settings(self):
+        return self.commands == [[sys.executable, "-c", choose_torch.PROBE]]
 
 
-def test_a_gpu_machine_gets_the_pinned_pair_without_asking_pip():
-    pip = FakePip()
-    choice = choose_torch.choose(True, "python", run=pip, reachable=lambda url: pytest.fail(url))
+def test_a_gpu_machine_gets_the_pinned_pair_without_asking_anything():
+    choice = choose_torch.choose(True, "python", run=lambda *a, **k: pytest.fail("ran a command"))
     assert choice.pip_args == ("torch==2.11.0", "triton==3.6.0")
-    assert pip.commands == []
 
 
 def test_the_gpu_pair_pins_the_triton_pyproject_pins():
@@ -63,68 +50,114 @@ def test_the_gpu_pair_pins_the_triton_pyproject_pins():
     assert f'"{triton}"' in pyproject
 
 
-def test_without_a_gpu_the_cpu_index_comes_first_when_it_answers():
-    pip = FakePip(reports={"torch==2.11.0+cpu": _report("2.11.0+cpu", "sympy")})
-    choice = choose_torch.choose(False, "python", run=pip, reachable=lambda url: True)
+def test_the_issue_a_mirror_holding_only_cuda_torch_stops_setup_without_downloading(pip_env, tmp_path):
+    """Issue 45: PyTorch's CPU index unreachable, the configured index a mirror without
+    metadata files holding a CUDA torch only. Setup stops, saying why, having read the
+    wheel's METADATA alone: never a pip install or download, the wheel never copied."""
+    wheel = make_wheel(tmp_path / "files", "2.14.1", requires=CUDA_REQUIRES, pad=4 << 20)
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", [wheel])))
+    run = Recorded()
+    with watching_opens() as opened, pytest.raises(choose_torch.NoCpuBuild) as raised:
+        choose_torch.choose(False, sys.executable, run=run)
+    message = str(raised.value)
+    assert "PyTorch's CPU index" in message and "no answer" in message
+    assert "torch 2.14.1 is a CUDA build: it requires 2 CUDA packages (nvidia-cublas-cu12" in message
+    assert "No wheel was downloaded" in message and f"--index-url {choose_torch.CPU_INDEX}" in message
+    assert run.only_asked_pip_for_its_settings()
+    assert [(p, mode) for p, mode in opened if p.endswith(".whl")] == [(str(wheel), "r")]  # read, once
+    read = float(message.split("its METADATA, ")[1].split(" KiB")[0])
+    assert read < 64 < wheel.stat().st_size / 1024, message  # KiB: the zip's directory and METADATA
+
+
+def test_a_cpu_build_on_the_mirror_is_chosen_by_its_name_alone(pip_env, tmp_path):
+    files = tmp_path / "files"
+    wheels = [
+        make_wheel(files, "2.14.1", requires=CUDA_REQUIRES),
+        make_wheel(files, "2.13.0+cpu"),
+        make_wheel(files, "2.12.1+cpu"),
+        make_wheel(files, "2.3.0+cpu"),  # older than the course takes
+    ]
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", wheels)))
+    run = Recorded()
+    with watching_opens() as opened:
+        choice = choose_torch.choose(False, sys.executable, run=run)
+    assert choice.pip_args == ("torch==2.13.0+cpu",)
+    assert "torch 2.13.0+cpu (a CPU build) from the configured index" in choice.says
+    assert run.only_asked_pip_for_its_settings()
+    assert not [p for p, _ in opened if p.endswith(".whl")], "a wheel was opened"
+
+
+def test_pytorchs_cpu_index_comes_first_when_it_lists_the_pinned_build_for_this_python(pip_env, tmp_path):
+    cpu_index = make_index(tmp_path / "cpu", [make_wheel(tmp_path / "cpu-files", "2.11.0+cpu")], simple="")
+    pip_env.setattr(choose_torch, "CPU_INDEX", index_url(cpu_index))
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", [])))
+    with watching_opens() as opened:
+        choice = choose_torch.choose(False, sys.executable)
     assert choice.pip_args == ("--index-url", choose_torch.CPU_INDEX, "torch==2.11.0+cpu")
     assert "PyTorch's CPU index" in choice.says
+    assert not [p for p, _ in opened if p.endswith(".whl")]
 
 
-def test_without_the_cpu_index_a_cpu_build_on_the_configured_index_is_taken():
-    pip = FakePip(
-        versions=["2.14.1", "2.13.0+cpu", "2.13.0", "2.3.0+cpu"],
-        reports={"torch==2.13.0+cpu": CPU_2_13, "torch": CUDA_2_14},
-    )
-    choice = choose_torch.choose(False, "python", run=pip, reachable=lambda url: False)
+def test_a_cpu_index_without_a_wheel_for_this_python_falls_to_the_configured_index(pip_env, tmp_path):
+    other = make_wheel(tmp_path / "cpu-files", "2.11.0+cpu", tag="cp27-cp27mu-manylinux1_x86_64")
+    pip_env.setattr(choose_torch, "CPU_INDEX", index_url(make_index(tmp_path / "cpu", [other], simple="")))
+    mine = make_wheel(tmp_path / "files", "2.10.0+cpu")
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", [mine])))
+    choice = choose_torch.choose(False, sys.executable)
+    assert choice.pip_args == ("torch==2.10.0+cpu",)
+
+
+def test_a_plain_torch_is_chosen_when_its_metadata_requires_no_cuda(pip_env, tmp_path):
+    wheels = [make_wheel(tmp_path / "files", "2.12.0", requires=["sympy>=1.13.3", "filelock"], pad=1 << 20)]
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", wheels)))
+    choice = choose_torch.choose(False, sys.executable)
+    assert choice.pip_args == ("torch==2.12.0",)
+    assert "a CPU build (it requires no CUDA package" in choice.says
+
+
+def test_a_local_wheel_folder_in_find_links_is_read_by_its_file_names(pip_env, tmp_path):
+    make_wheel(tmp_path / "wheels", "2.13.0+cpu")
+    pip_env.setenv("PIP_NO_INDEX", "1")
+    pip_env.setenv("PIP_FIND_LINKS", str(tmp_path / "wheels"))
+    with watching_opens() as opened:
+        choice = choose_torch.choose(False, sys.executable)
     assert choice.pip_args == ("torch==2.13.0+cpu",)
-    assert "2.13.0+cpu" in choice.says and "configured index" in choice.says
-    assert pip.installs_asked() == ["torch==2.13.0+cpu"]
+    assert not [p for p, _ in opened if p.endswith(".whl")]
 
 
-def test_the_newest_cpu_build_is_tried_first():
-    pip = FakePip(
-        versions=["2.9.0+cpu", "2.12.1+cpu", "2.10.0+cpu"],
-        reports={"torch==2.12.1+cpu": _report("2.12.1+cpu")},
-    )
-    choice = choose_torch.choose(False, "python", run=pip, reachable=lambda url: False)
-    assert choice.pip_args == ("torch==2.12.1+cpu",)
-
-
-def test_a_plain_torch_is_taken_only_when_it_is_a_cpu_build():
-    pip = FakePip(reports={"torch": _report("2.11.0", "sympy")})
-    choice = choose_torch.choose(False, "python", run=pip, reachable=lambda url: False)
-    assert choice.pip_args == ("torch",)
-
-
-def test_without_a_gpu_a_cuda_build_is_never_chosen_and_the_message_says_how_to_get_one():
-    pip = FakePip(versions=["2.14.1", "2.13.0"], reports={"torch": CUDA_2_14})
-    with pytest.raises(choose_torch.NoCpuBuild) as raised:
-        choose_torch.choose(False, "python", run=pip, reachable=lambda url: False)
-    message = str(raised.value)
-    assert "did not answer" in message
-    assert "torch 2.14.1 with 3 CUDA packages" in message or "CUDA packages" in message
-    assert f"--index-url {choose_torch.CPU_INDEX}" in message
-    assert "+cpu" in message
-
-
-def test_a_cuda_torch_offered_by_the_cpu_index_is_refused_too():
-    pip = FakePip(reports={"torch==2.11.0+cpu": CUDA_2_14})
-    with pytest.raises(choose_torch.NoCpuBuild):
-        choose_torch.choose(False, "python", run=pip, reachable=lambda url: True)
+def test_pips_constraints_are_kept(pip_env, tmp_path):
+    files = tmp_path / "files"
+    wheels = [make_wheel(files, "2.14.0+cpu"), make_wheel(files, "2.13.0+cpu")]
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", wheels)))
+    (tmp_path / "constraints.txt").write_text("numpy<3\ntorch<2.14,!=2.13.1  # pinned by the admins\n")
+    pip_env.setenv("PIP_CONSTRAINT", str(tmp_path / "constraints.txt"))
+    assert choose_torch.choose(False, sys.executable).pip_args == ("torch==2.13.0+cpu",)
 
 
 @pytest.mark.parametrize(
-    "report, cpu",
+    "version, specs, ok",
     [
-        (CPU_2_13, True),
-        (_report("2.11.0"), True),
-        (CUDA_2_14, False),
-        (_report("2.11.0", torch_requires=["nvidia-nccl-cu13==2.28.9; platform_system == 'Linux'"]), False),
-        ({"install": [{"metadata": {"name": "sympy", "version": "1"}}]}, False),
+        ("2.13.0+cpu", ["<=2.14.1"], True),
+        ("2.14.1", ["<=2.14.1"], True),
+        ("2.14.2", ["<=2.14.1"], False),
+        ("2.13.0+cpu", ["<2.13"], False),
+        ("2.13.0+cpu", ["==2.13.0"], True),
+        ("2.13.0+cpu", ["!=2.13.0"], False),
+        ("2.12.1", ["~=2.12.0"], True),
+        ("2.13.0", ["~=2.12.0"], False),
+        ("2.13.0", ["==2.*"], True),  # not read: ignored
     ],
 )
-def test_is_cpu_build_reads_the_report(report, cpu):
-    assert choose_torch.is_cpu_build(report)[0] is cpu
+def test_allowed_reads_torchs_specifiers(version, specs, ok):
+    assert choose_torch.allowed(version, specs) is ok
+
+
+def test_cuda_requirements_are_read_from_the_metadata():
+    cuda = "Name: torch\nRequires-Dist: filelock\n"
+    cuda += "Requires-Dist: nvidia-nccl-cu13==2.28.9; platform_system == 'Linux'\n"
+    assert choose_torch.cuda_requirements(cuda) == ["nvidia-nccl-cu13"]
+    assert choose_torch.cuda_requirements("Name: torch\nRequires-Dist: sympy\n") == []
+    assert TAG.count("-") == 2
 
 
 def test_no_nvidia_smi_means_no_gpu_and_a_listed_gpu_means_one():
