@@ -401,6 +401,12 @@ def _metadata_member(f) -> str:  # type: ignore[no-untyped-def]
         raise OSError(f"no METADATA in the wheel ({e})") from None
 
 
+def is_cpu_name(version: str) -> bool:
+    """Whether a version's local tag says a CPU build: "+cpu", or "+cpu.cxx11.abi" as
+    PyTorch's index named some."""
+    return version.partition("+")[2].split(".")[0] == "cpu"
+
+
 def cuda_requirements(metadata: str) -> list[str]:
     """The CUDA packages a torch's core metadata requires (empty: a CPU build)."""
     required = re.findall(r"^Requires-Dist:\s*([A-Za-z0-9._-]+)", metadata, re.M)
@@ -442,7 +448,7 @@ def from_configured_index(pip: Pip, tried: list[str]) -> Choice | None:
             tried.append(f"{source.split(' ', 1)[1]} could not be read ({e})")
     versions = installable(wheels, pip)
     where = "the configured index"
-    cpu = [v for v in versions if v.endswith("+cpu")]
+    cpu = [v for v in versions if is_cpu_name(v)]
     if cpu:
         return Choice((f"torch=={cpu[0]}",), f"no NVIDIA GPU: torch {cpu[0]} (a CPU build) from {where}")
     plain = [v for v in versions if "+" not in v]
@@ -463,10 +469,9 @@ def from_configured_index(pip: Pip, tried: list[str]) -> Choice | None:
     cuda = cuda_requirements(metadata)
     how = f"its METADATA, {_size(read)} read without the wheel"
     if cuda:
-        tried.append(
-            f"{where}: torch {plain[0]} is a CUDA build: it requires {len(cuda)} CUDA packages "
-            f"({', '.join(cuda[:3])}, ...; {how})"
-        )
+        packages = f"{len(cuda)} CUDA package{'s' if len(cuda) > 1 else ''}"
+        names = ", ".join(cuda[:3]) + (", ..." if len(cuda) > 3 else "")
+        tried.append(f"{where}: torch {plain[0]} is a CUDA build: it requires {packages} ({names}; {how})")
         return None
     says = f"no NVIDIA GPU: torch {plain[0]} from {where}, a CPU build (it requires no CUDA package; {how})"
     return Choice((f"torch=={plain[0]}",), says)

@@ -152,11 +152,25 @@ def test_allowed_reads_torchs_specifiers(version, specs, ok):
     assert choose_torch.allowed(version, specs) is ok
 
 
+def test_a_cpu_build_is_named_by_its_local_tag():
+    assert choose_torch.is_cpu_name("2.13.0+cpu") and choose_torch.is_cpu_name("2.1.0+cpu.cxx11.abi")
+    assert not choose_torch.is_cpu_name("2.13.0") and not choose_torch.is_cpu_name("2.13.0+cu126")
+    assert not choose_torch.is_cpu_name("2.13.0+cpuish")
+
+
 def test_cuda_requirements_are_read_from_the_metadata():
     cuda = "Name: torch\nRequires-Dist: filelock\n"
     cuda += "Requires-Dist: nvidia-nccl-cu13==2.28.9; platform_system == 'Linux'\n"
     assert choose_torch.cuda_requirements(cuda) == ["nvidia-nccl-cu13"]
     assert choose_torch.cuda_requirements("Name: torch\nRequires-Dist: sympy\n") == []
+
+
+def test_one_cuda_package_is_said_in_the_singular(pip_env, tmp_path):
+    wheel = make_wheel(tmp_path / "files", "2.14.1", requires=["nvidia-nccl-cu13", "sympy"])
+    pip_env.setenv("PIP_INDEX_URL", index_url(make_index(tmp_path / "mirror", [wheel])))
+    with pytest.raises(choose_torch.NoCpuBuild) as raised:
+        choose_torch.choose(False, sys.executable)
+    assert "it requires 1 CUDA package (nvidia-nccl-cu13; its METADATA" in str(raised.value)
     assert TAG.count("-") == 2
 
 
