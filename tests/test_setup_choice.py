@@ -22,6 +22,7 @@ def pip_env(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setattr(choose_torch, "CPU_INDEX", "http://127.0.0.1:9/whl/cpu")  # discard port: refused
+    monkeypatch.setenv("no_proxy", "127.0.0.1")  # asked directly, never through a proxy
     return monkeypatch
 
 
