@@ -461,6 +461,7 @@ def test_discovery_finds_workspace_names_only(tmp_path):
             "--scheduler",
         ),
         (["{subs}", "--seed", "1", "--report", "{report}", "--per-gpu", "0"], "--per-gpu"),
+        (["{subs}", "--seed", "1", "--report", "{report}", "--repair", "-5"], "--repair"),
         (["{subs}", "--seed", "1", "--report", "{report}", "--per-gpu", "2", "--bench"], "--per-gpu"),
     ],  # fmt: skip
 )
@@ -558,3 +559,23 @@ def test_against_single_compares_the_regrade_with_one_by_one_runs(tmp_path):
     assert data["one_by_one"]["wall_s"] > 0 and data["regrade"]["wall_s"] > 0
     assert against_single.main(["--workshops", "nope"]) == 64
     assert against_single.cold_cache("/x")["TRITON_CACHE_DIR"] == "/x/triton-cache"  # each way its own
+
+
+def test_a_regrade_with_repair_says_each_failing_files_smallest_fix(tmp_path):
+    """--repair SECONDS: the single run's --repair for each file, its repair in the learner's
+    JSON, the CSV and the cohort table; without it, no search."""
+    wrong = SOLUTION.replace("scale_right = math.exp(m_right - m)", "scale_right = math.exp(m - m_right)")
+    assert wrong != SOLUTION
+    job = {
+        "learner": "gus", "workshop": "online_normalizer", "source": wrong.encode(), "sha256": "",
+        "seed": SEED, "timeout": 60.0, "memory_bytes": 0, "bench": False, "repair_s": 60.0,
+    }  # fmt: skip
+    result = execution.run_submission(job)
+    assert result["outcome"] == "failed"
+    assert "--repair" in result["command"]
+    repair = result["repair"]
+    assert repair["status"] == "found", repair
+    assert repair["says"].startswith("line 33: `m - m_right` takes its operands the other way round")
+    assert repair["after"].strip() == "scale_right = math.exp(m_right - m)"
+    plain = execution.run_submission({**job, "repair_s": 0.0})
+    assert "--repair" not in plain["command"] and "repair" not in plain

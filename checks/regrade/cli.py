@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         "0: none)",
     )
     p.add_argument("--bench", action="store_true", help="on a GPU, also time each passing GPU submission")
+    p.add_argument(
+        "--repair",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="after a failing run, search each failing file for the smallest change that makes every check "
+        "pass, for at most SECONDS per file (default 0: no search)",
+    )
     p.add_argument("--redo", action="store_true", help="grade everything again, even what DIR already has")
     return p
 
@@ -104,6 +112,10 @@ def validate(args) -> int:
     if args.per_gpu > 1 and args.bench:
         raise UsageError(
             "--per-gpu: timings of submissions sharing a GPU mean nothing; leave it at 1 with --bench"
+        )
+    if args.repair < 0:
+        raise UsageError(
+            f"--repair: must be 0 (no search) or a positive number of seconds, not {args.repair:g}"
         )
     if args.memory_limit < 0:
         raise UsageError(
@@ -161,6 +173,7 @@ def _job(sub: Submission, seed: int, args, plan) -> dict:
         "timeout": args.timeout,
         "memory_bytes": 0 if on_gpu else int(args.memory_limit * 2**30),
         "bench": bool(args.bench and on_gpu),
+        "repair_s": args.repair,
     }
 
 

@@ -182,7 +182,11 @@ def child_env(workspace: Path, seed: int, gpu: Optional[str]) -> dict:
     return env
 
 
-def check_command(workshop: str, copy: Path, records: Path, seed: int, timeout: float) -> list:
+def check_command(
+    workshop: str, copy: Path, records: Path, seed: int, timeout: float, repair_s: float = 0.0
+) -> list:
+    """The single run's command line (with ``--repair`` when a search budget is given)."""
+    repair = ["--repair", "--repair-budget", f"{repair_s:g}"] if repair_s > 0 else []
     return [
         sys.executable,
         "-m",
@@ -196,6 +200,7 @@ def check_command(workshop: str, copy: Path, records: Path, seed: int, timeout: 
         str(seed),
         "--timeout",
         f"{timeout:g}",
+        *repair,
     ]
 
 
@@ -206,7 +211,8 @@ def run_submission(
 
     ``job``: learner, workshop, source (the file's bytes), sha256, seed, timeout,
     memory_bytes (0: none; the driver leaves it out for a task on a GPU: CUDA maps far
-    more address space than any sensible limit), bench.  ``gpu``: the CUDA device the check process may use
+    more address space than any sensible limit), bench, repair_s (seconds of repair
+    search for a failing file; 0: none).  ``gpu``: the CUDA device the check process may use
     (its CUDA_VISIBLE_DEVICES), or None to keep the worker's own setting.  ``scratch``: the
     folder to make the temporary workspace in (a Dask worker's own, which the next worker
     clears if this one is killed before it removes the workspace)."""
@@ -233,9 +239,11 @@ def run_submission(
         copy = workspace / f"{job['workshop']}.py"
         copy.write_bytes(source)
         records_path = Path(tmp) / "records.json"
-        cmd = check_command(job["workshop"], copy, records_path, seed, timeout)
+        repair_s = float(job.get("repair_s") or 0.0)
+        cmd = check_command(job["workshop"], copy, records_path, seed, timeout, repair_s)
         env = child_env(workspace, seed, gpu)
-        run = run_limited(cmd, env=env, limit_s=timeout + max(GRACE_S, timeout / 4), memory_bytes=memory)
+        limit = timeout + max(GRACE_S, timeout / 4) + (repair_s + GRACE_S if repair_s else 0.0)
+        run = run_limited(cmd, env=env, limit_s=limit, memory_bytes=memory)
         payload = _read_json(records_path)
         result["seconds"] = run["seconds"]
         result["output_bytes"] = run["output_bytes"]
@@ -248,6 +256,8 @@ def run_submission(
             interpreted = bool(payload.get("environment", {}).get("interpret"))
             result["mode"] = "interpreter" if interpreted else ("GPU" if gpu_workshop(job) else "CPU")
             result["records"] = payload["records"]
+            if job["workshop"] in payload.get("repairs", {}):
+                result["repair"] = payload["repairs"][job["workshop"]]
         else:
             result.update(
                 verdicts.without_records(

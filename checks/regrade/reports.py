@@ -37,6 +37,7 @@ CSV_COLUMNS = (
     "outcome",
     "fault",
     "failing",
+    "repair",
     "pass",
     "fail",
     "error",
@@ -179,6 +180,7 @@ class CohortReport:
                     "outcome": r["outcome"],
                     "fault": r.get("fault", ""),
                     "failing": " ".join(r.get("failing", [])),
+                    "repair": (r.get("repair") or {}).get("says") or (r.get("repair") or {}).get("note", ""),
                     **{k: c.get(k, 0) for k in ("pass", "fail", "error", "todo", "skipped", "not run")},
                     "seconds": r.get("seconds", ""),
                     "mode": r.get("mode", ""),
@@ -288,6 +290,10 @@ class CohortReport:
                 f"- {_md(r['learner'])} / {r['workshop']}: {r['fault']}: {_md(r['fault_detail'])}"
                 for r in faults
             ]
+        repaired = [r for r in self.rows() if r.get("repair")]
+        if repaired:
+            lines += ["", "## Repairs (the smallest change that makes every check pass, or why none)", ""]
+            lines += [f"- {_md(r['learner'])} / {r['workshop']}: {_md(r['repair'])}" for r in repaired]
         if self.unmatched:
             lines += ["", "## Files not graded", ""]
             lines += [

@@ -128,6 +128,16 @@ def arithmetic(ctx: Context) -> Iterator[Candidate]:
             )
             text = _paren(new) if isinstance(node, ast.BinOp) else _text(new)
             yield _cand(ctx, "arithmetic", node, text, says, 0.55)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)):
+            flipped = ast.BinOp(left=node.right, op=node.op, right=node.left)
+            what = (
+                "the difference's sign is flipped"
+                if isinstance(node.op, ast.Sub)
+                else "the ratio is inverted"
+            )
+            says = f"`{_text(node)}` takes its operands the other way round: {what}"
+            says += f" (`{_text(flipped)}` is meant)"
+            yield _cand(ctx, "arithmetic", node, _paren(flipped), says, 0.65)
 
 
 def _int_values(v: int) -> list:
