@@ -49,4 +49,4 @@ def test_self_check_command():
         timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "4 of 4 course files behave as expected." in r.stdout
+    assert "5 of 5 course files behave as expected." in r.stdout

@@ -7,6 +7,7 @@ a relative tolerance of 1e-12 (the only rounding is in exp and a few additions).
 import math
 
 from checks.judging.case import CheckFailed, check, collect
+from checks.judging.cases import later_tiles
 
 EMPTY = (-math.inf, 0.0)
 REL = 1e-12
@@ -207,6 +208,38 @@ def partition_invariance(mod, ctx):
         _expect_probs(got, values, f"streaming_softmax(40 logits, chunk_size={chunk})")
     near = [1000.0 - 0.01 * i for i in range(20)]
     _expect_probs(mod.streaming_softmax(near, 3), near, "streaming_softmax(20 logits near 1000, 3)")
+
+
+@check(
+    "later-chunk-extremes",
+    "a later chunk 800-2000 above or below the first, chunks rising and falling, at chunk sizes "
+    "2, 3, 7 and 16 (ragged and chunk-multiple lengths)",
+    why=(
+        "a maximum taken from the first chunk, never raised, is exact until a later chunk sits more than "
+        "709 above it: then exp(x - m) overflows a double"
+    ),
+    section="The streaming softmax",
+)
+def later_chunk_extremes(mod, ctx):
+    rng = ctx.rng
+    calls = 0
+    for chunk in (2, 3, 7, 16):
+        for n in later_tiles.widths(rng, chunk):
+            base = rng.uniform(-1000.0, 1000.0)
+            for profile in later_tiles.rows(rng, n, chunk, gap=later_tiles.FLOAT64_GAP):
+                values = [base + rng.uniform(-3.0, 3.0) + o for o in profile.offsets()]
+                said = profile.said("value", "chunk")
+                what = f"streaming_softmax({n} logits near {base:.0f}, chunk_size={chunk}): {said}"
+                try:
+                    got = mod.streaming_softmax(values, chunk)
+                except ArithmeticError as e:  # math.exp past 709.78 raises OverflowError
+                    raise CheckFailed(
+                        f"{what}: raised {type(e).__name__} ({e}); exp must only ever see x - m <= 0, "
+                        f"with m the largest value of every chunk so far"
+                    ) from None
+                _expect_probs(got, values, what)
+                calls += 1
+    return f"{calls} streams: 4 patterns at 2 lengths for each of 4 chunk sizes"
 
 
 @check(
