@@ -260,7 +260,9 @@ def test_a_timeout_says_which_kernel_was_launching_and_how_many_launches_so_far(
     seen = rec.details["launches"]
     assert seen["kernel"] == "_tick" and seen["grid"] == [1] and seen["count"] >= 2
     assert seen["total"] == seen["count"]
-    assert rec.message.startswith("timed out: stopped after 8 s; by then it had launched _tick on grid (1,)")
+    # the run's limit and this check's own seconds, each named for what it is
+    assert rec.message.startswith("timed out: stopped when the run reached its 8 s limit, ")
+    assert " s into this check; by then it had launched _tick on grid (1,)" in rec.message
     assert f"at least {seen['count']:,} times" in rec.message
     assert "infinite loop" not in rec.message
 

@@ -215,7 +215,11 @@ class ChildRun:
             if self.current is not None and self.current in self._began:
                 ran = time.monotonic() - self._began[self.current]
             if self.outcome == "timeout":
-                why = f"timed out: stopped after {self.timeout:g} s" + timeout_activity(self.launching)
+                # the limit is the whole run's; the record's seconds are this check's own
+                why = (
+                    f"timed out: stopped when the run reached its {self.timeout:g} s limit, "
+                    f"{ran:.1f} s into this check" + timeout_activity(self.launching)
+                )
                 details: dict = {"timeout_seconds": self.timeout, "elapsed_seconds": round(ran, 3)}
                 if self.launching is not None:
                     details["launches"] = {
