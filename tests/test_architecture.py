@@ -214,3 +214,24 @@ def test_launch_records_never_imports_launches():
         and any(a.name == "launches" for a in n.names)
         for n in ast.walk(tree)
     )
+
+
+def test_the_benchmark_imports_one_way():
+    """The command line uses the runner, the runner uses the plan; neither the runner nor
+    the plan reaches back into the command line (not even inside a function)."""
+    import ast
+
+    def imported(path: str) -> set:
+        tree = ast.parse((REPO / path).read_text(encoding="utf-8"))
+        out = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module:
+                out.add(n.module)
+                out |= {f"{n.module}.{a.name}" for a in n.names}
+            elif isinstance(n, ast.Import):
+                out |= {a.name for a in n.names}
+        return out
+
+    for path in ("checks/benchmark/runner.py", "checks/benchmark/planned.py"):
+        assert "checks.benchmark.cli" not in imported(path), path
+    assert "checks.benchmark.runner" not in imported("checks/benchmark/planned.py")

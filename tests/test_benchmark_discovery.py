@@ -22,7 +22,8 @@ import pytest
 import torch
 
 from checks.benchmark import cli as bench_cli, kernels
-from checks.benchmark.planned import planned_calls, planned_shapes
+from checks.benchmark.calls_ahead import planned_calls
+from checks.benchmark.planned import planned_shapes
 from checks.judging import launches
 from checks.running import discovery, handoff, variants
 from checks.running.compile_ahead import CompileAhead, benchmark_variants_file, write_variants

@@ -34,13 +34,12 @@ import contextlib
 import inspect
 import math
 import time
-import zlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from checks.benchmark.kernels import first_view
 from checks.benchmark.measuring import Timing
-from checks.benchmark.planned import planned_shapes
+from checks.benchmark.planned import planned_shapes, stable_seed
 from checks.benchmark.rows import new_row
 from checks.benchmark.specs import tolerance_scale
 from checks.benchmark.statistics import (
@@ -94,10 +93,6 @@ def classify(exc: BaseException, path: Optional[Path]) -> tuple:
     if isinstance(exc, NotImplementedError):
         return "failed", f"NotImplementedError raised by a library, not your TODO{where}: {exc}"
     return "failed", f"{type(exc).__name__}{where}: {str(exc).strip()[:2000]}"
-
-
-def stable_seed(op: str, shape: str, dtype: str, base: int = 0) -> int:
-    return (zlib.crc32(f"{op}/{shape}/{dtype}".encode()) + base) % (2**31 - 1)
 
 
 class _Witness:

@@ -82,7 +82,7 @@ def discover(argv: list, learner: Any, limit_s: float = DISCOVERY_LIMIT_S) -> tu
     """(variants, what the pass did): each planned call of ``python -m checks.benchmark
     ARGV`` called once with Triton's compiles skipped.  A call that raises is counted and
     passed over; raises only what planning the calls raises (a usage error, say)."""
-    from checks.benchmark.planned import planned_calls
+    from checks.benchmark.calls_ahead import planned_calls
 
     listener = Discovering(learner)
     stats: dict = {"calls": 0, "raised": 0, "stopped": False}
