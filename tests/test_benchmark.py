@@ -915,3 +915,27 @@ def test_a_missed_time_colder_than_its_label_says_why_with_the_one_set_time():
         if x["what"].startswith("1024x4097")
     ]
     assert "note" not in course and "measured_one_set" not in course
+
+
+def test_a_target_measured_on_one_card_is_not_judged_on_another(capsys):
+    """The reference course's figures were measured on an H200: on an H100 the row says so
+    (met is None, 'n/a'), instead of MISSED; on an H200, and with no card named, it is judged."""
+    rows = [
+        _row("softmax_backward", "1024x4097", "fp16", "w8", "candidate", 13.2, role_name="comparison"),
+        _row("softmax_backward", "1024x4097", "fp16", "torch", "baseline", 80.0, role_name="comparison"),
+    ]
+    defs = real_definitions("softmax_backward")
+
+    def course(card):
+        got = targets.evaluate_targets(rows, "graph", defs, card)
+        return next(x for x in got if x["what"].startswith("1024x4097"))
+
+    on_h100 = course("NVIDIA H100 80GB HBM3")
+    assert on_h100["met"] is None
+    assert on_h100["note"] == "measured on an H200; this is an NVIDIA H100 80GB HBM3: not judged here"
+    assert course("NVIDIA H200")["met"] is False and course("")["met"] is False
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(on_h100, {"$defs": SCHEMA["$defs"], "$ref": "#/$defs/target"})
+    tables.print_targets([on_h100])
+    out = capsys.readouterr().out
+    assert "n/a" in out and "MISSED" not in out and "measured on an H200; this is an NVIDIA H100" in out

@@ -224,7 +224,11 @@ def run(args, argv: list, on_row: Optional[Callable[[dict], None]] = None) -> in
         all_rows += rows
 
     defs = {op: targets.definitions(spec) for op, spec, _, _ in plan}
-    verdicts = targets.evaluate_targets(all_rows, args.timing, defs) if args.solution else []
+    verdicts = (
+        targets.evaluate_targets(all_rows, args.timing, defs, str(env.get("gpu_name") or ""))
+        if args.solution
+        else []
+    )
     payload = evidence.build_payload(
         command=["python", "-m", "checks.benchmark", *argv],
         timing=args.timing,

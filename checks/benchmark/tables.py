@@ -61,8 +61,9 @@ def print_targets(targets: list, stream: Optional[IO[str]] = None) -> None:
     print("Targets:", file=stream)
     for t in targets:
         m = "-" if t["measured"] is None else f"{t['measured']:.3g}"
+        word = "n/a   " if t["met"] is None else ("met   " if t["met"] else "MISSED")
         print(
-            f"  {'met   ' if t['met'] else 'MISSED'} {t['op']}: {t['what']} "
-            f"(measured {m} {t['comparison']} {t['target']} {t['unit']})",
+            f"  {word} {t['op']}: {t['what']} (measured {m} {t['comparison']} {t['target']} {t['unit']})"
+            + (f"; {t['note']}" if t["met"] is None and t.get("note") else ""),
             file=stream,
         )

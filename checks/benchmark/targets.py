@@ -12,6 +12,9 @@ The targets themselves live in each op's spec module (``checks/benchmark/shapes/
   triton-cuda-lab, the reference course, measured on the same H200 (graph timing, warm
   L2) at the op's default dtype (``DTYPES[0]``); ``REFERENCE_COURSE_CAUSAL`` picks the
   causal or full rows of an attention shape.  The best candidate must be no slower.
+  ``REFERENCE_COURSE_CARD`` (default ``"H200"``) is the card those figures were measured
+  on: on another card (the run's GPU name does not contain it) the target is not judged,
+  and its row says which card measured it and which card ran (``met`` is None).
 * ``EVENTS_PER_CALL_FACTOR`` (default 1.3): at each comparison shape, the best
   candidate's per-call time (events timing) within this factor of the baseline's.
 
@@ -36,6 +39,7 @@ def definitions(spec) -> dict:
         "targets": [dict(t) for t in getattr(spec, "TARGETS", [])],
         "reference_course": dict(getattr(spec, "REFERENCE_COURSE", {})),
         "reference_course_causal": getattr(spec, "REFERENCE_COURSE_CAUSAL", None),
+        "reference_course_card": getattr(spec, "REFERENCE_COURSE_CARD", "H200"),
         "default_dtype": list(spec.DTYPES)[0],
         "events_factor": getattr(spec, "EVENTS_PER_CALL_FACTOR", EVENTS_PER_CALL_FACTOR),
     }
@@ -106,7 +110,7 @@ def _verdict(op, what, target, measured, cmp, timing, shape, dtype, unit) -> dic
     return t
 
 
-def _device_targets(rows: list, op: str, d: dict, timing: str) -> list:
+def _device_targets(rows: list, op: str, d: dict, timing: str, card: str = "") -> list:
     out = []
     time_of = lambda r: _device_time(r, timing)
     for t in d["targets"]:
@@ -150,6 +154,12 @@ def _device_targets(rows: list, op: str, d: dict, timing: str) -> list:
             dtype,
             "us",
         )
+        measured_on = d.get("reference_course_card", "H200")
+        if card and measured_on.lower() not in card.lower():
+            verdict["met"] = None  # a time measured on one card says nothing of another
+            verdict["note"] = f"measured on an {measured_on}; this is an {card}: not judged here"
+            out.append(verdict)
+            continue
         out.append(_colder_note(verdict, pairs))
     return out
 
@@ -202,14 +212,15 @@ def _per_call_targets(rows: list, op: str, d: dict, timing: str) -> list:
     return out
 
 
-def evaluate_targets(rows: list, timing: str, defs: dict) -> list:
+def evaluate_targets(rows: list, timing: str, defs: dict, card: str = "") -> list:
     """Verdicts on ``rows`` of a run with this timing ("graph", "events" or "both"), for
-    every op in ``defs`` (op -> :func:`definitions`) that has rows."""
+    every op in ``defs`` (op -> :func:`definitions`) that has rows.  ``card``: the GPU's
+    name (a target measured on another card is not judged; '' judges every target)."""
     out = []
     ops = [op for op in defs if any(r["op"] == op for r in rows)]
     if timing in ("graph", "both"):
         for op in ops:
-            out += _device_targets(rows, op, defs[op], timing)
+            out += _device_targets(rows, op, defs[op], timing, card)
     if timing in ("events", "both"):
         for op in ops:
             out += _per_call_targets(rows, op, defs[op], timing)
