@@ -181,6 +181,7 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
         (["fused_gemm", "--file", str(tmp_path / "none.py")], "--file"),
         (["no_such", "--file", str(path)], "workshop"),
         (["fused_gemm", "--file", str(path), "--budget", "0"], "--budget"),
+        (["fused_gemm", "--file", str(path), "--records", str(tmp_path / "none.json")], "--records"),
     ):
         bad = subprocess.run(
             [sys.executable, "-m", "checks.repair", *args], capture_output=True, text=True, cwd=REPO

@@ -46,6 +46,13 @@ def main(argv=None) -> int:
         "--workers", type=int, default=0, help="worker processes (default: one per core, at most 8)"
     )
     p.add_argument("--seed", type=int, default=None, help="the checks' seed (as python -m checks --seed)")
+    p.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        help="the failing run's records as JSON (python -m checks --json, or a list of records): the "
+        "search starts from them instead of running the checks once first",
+    )
     p.add_argument("--jsonl", action="store_true", help="progress and result as JSON lines")
     try:
         args = p.parse_args(argv)
@@ -62,6 +69,21 @@ def main(argv=None) -> int:
     if args.budget <= 0:
         print("python -m checks.repair: --budget: must be more than 0 seconds", file=sys.stderr)
         return USAGE
+    records = None
+    if args.records is not None:
+        try:
+            payload = json.loads(args.records.read_text(encoding="utf-8"))
+            found = payload["records"] if isinstance(payload, dict) else payload
+            records = [r for r in found if r.get("workshop", w.id) == w.id and "id" in r and "status" in r]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            print(f"python -m checks.repair: --records: cannot read {args.records}: {e}", file=sys.stderr)
+            return USAGE
+        if not records:
+            print(
+                f"python -m checks.repair: --records: {args.records} holds no record of {w.id}",
+                file=sys.stderr,
+            )
+            return USAGE
     interpret = bool(args.interpret and w.gpu) or (w.gpu and not _has_gpu())
     interpreter.select(interpret)
 
@@ -79,6 +101,7 @@ def main(argv=None) -> int:
         workers=args.workers,
         seed=args.seed,
         on_progress=progress,
+        records=records,
     )
     if args.jsonl:
         print(json.dumps({"event": "result", "repair": repair}), flush=True)

@@ -397,12 +397,22 @@ def find_repair(
         for t in starting:
             t.start()
         starting[0].join()
-        t_base = time.monotonic()
-        base = run(source, order, max(budget, 60.0), stop_first=False) or {"statuses": [], "kernels": {}}
-        base_kernels = base["kernels"]
-        base_seconds = time.monotonic() - t_base
+        base: dict = {}
+        base_known = threading.Event()
+
+        def baseline() -> None:
+            t_base = time.monotonic()
+            got = run(source, order, max(budget, 60.0), stop_first=False)
+            base.update(got or {"statuses": [], "kernels": {}}, seconds=time.monotonic() - t_base)
+            base_known.set()
+
         if records is None:
+            baseline()
             records = [{"id": c, "status": s, "message": m} for c, s, m in base["statuses"]]
+            base_seconds = base["seconds"]
+        else:  # the caller's run says what fails: screening starts while the baseline runs
+            threading.Thread(target=baseline, daemon=True).start()
+            base_seconds = sum(float(r.get("seconds") or 0.0) for r in records)
         failing = [r["id"] for r in records if r.get("status") in WRONG]
         if not failing:
             return _result("not-applicable", 0, t0, note="no check failed: there is nothing to repair")
@@ -432,7 +442,7 @@ def find_repair(
                     return
                 statuses = got["statuses"]
                 passed = sum(s in PASSING for _, s, _ in statuses)
-                if passed == len(screen) and _same_kernels(base_kernels, got["kernels"]):
+                if passed == len(screen) and _same_kernels(_kernels_of(base, base_known), got["kernels"]):
                     found.append(Tried(cand, text, statuses))
                 elif passed > 0:
                     promising.append((passed, Tried(cand, text, statuses)))
@@ -497,6 +507,13 @@ def find_repair(
             if w.proc.poll() is None:
                 w.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _kernels_of(base: dict, known: threading.Event) -> dict:
+    """The baseline's kernels per check, once the baseline has run (a found candidate
+    waits for it; it runs beside the first candidates)."""
+    known.wait(timeout=STARTUP_LIMIT + 120)
+    return base.get("kernels", {})
 
 
 def _same_kernels(before: dict, after: dict) -> bool:
