@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
 from checks import interpreter
-from checks.judging import case as check_case, failure_kinds, mistakes, properties
+from checks.judging import case as check_case, failure_kinds, gpu_compile, mistakes, properties
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record, error_advice, jsonable, learner_traceback, short_repr
 from workshops import catalog
@@ -480,12 +480,12 @@ def _judge(w, cases, path, device, interpret, seed, emit, on_begin, on_loaded) -
     # Each check's contract calls are remembered: a failure may then name a classic mistake.
     mod = mistakes.Recorder(mod, mistakes.recorded_functions(w.id, w.functions))
     records = []
-    for case in cases:
-        if on_begin:
-            on_begin(case)
-        records.append(
-            emit(run_case(case, mod, path, workshop_id=w.id, device=device, interpret=interpret, seed=seed))
-        )
+    with gpu_compile.checked(path, w.gpu and interpret) as judged:  # what the interpreter ran must compile
+        for case in cases:
+            if on_begin:
+                on_begin(case)
+            rec = run_case(case, mod, path, workshop_id=w.id, device=device, interpret=interpret, seed=seed)
+            records.append(emit(judged(rec)))
     return records
 
 
