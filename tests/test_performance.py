@@ -125,8 +125,8 @@ def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypat
     from checks.performance import rank
 
     predicted = {
-        "solution.py": [("a", 1e-6, []), ("b", 2e-6, [])],
-        "column_walk.py": [("a", 9e-6, ["sectors"])],
+        "solution.py": ([("a", 1e-6, []), ("b", 2e-6, [])], []),
+        "column_walk.py": ([("a", 9e-6, ["sectors"])], []),
     }
     monkeypatch.setattr(rank, "predict", lambda op, path, every: predicted[Path(path).name])
     # measured: the slow answer is slowest, but the reference's two candidates swap places
@@ -136,7 +136,7 @@ def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypat
     assert r["predicted_order"] == ["reference: a", "reference: b", "slow/column_walk: a"]
     assert r["measured_order"] == ["reference: b", "reference: a", "slow/column_walk: a"]
     assert r["spearman"] == pytest.approx(0.5)
-    assert result["pooled"]["points"] == 3
+    assert result["pooled"]["points"] == 3 and result["missing"] == []
 
 
 def _cli(*args):

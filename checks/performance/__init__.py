@@ -2,8 +2,10 @@
 
 A reading runs one representative call of a GPU workshop's wrapper in Triton's interpreter
 (the caller has switched it on, see checks.interpreter) with its loads and stores recorded
-(accesses.py), compiles each launched kernel for the H200 (compiled.py) and turns both into
-a predicted time and its losses, the biggest first (reading.py).  problems.py says which
+(accesses.py; a launch of many programs is sampled, its first programs scaled to the
+grid), compiles each launched kernel for the H200 while the interpreter runs (compiled.py)
+and turns both into a predicted time and its losses, the biggest first (reading.py).
+environment.py says beforehand when this environment cannot run the interpreter.  problems.py says which
 call; goals.py the lessons' performance steps; rank.py compares the predicted order with
 the measured one on a GPU.
 """
@@ -17,26 +19,46 @@ from checks.performance.reading import Reading
 
 
 def read_module(
-    op: str, module: Any, default_only: bool = True, seed: int = 0, limit: Optional[int] = None
+    op: str,
+    module: Any,
+    default_only: bool = True,
+    seed: int = 0,
+    limit: Optional[int] = None,
+    every_program: bool = False,
+    compiler: Any = None,
 ) -> list:
     """[Reading] of ``module``'s candidate calls for ``op`` (the default call alone unless
-    ``default_only`` is False; at most ``limit``), run in the interpreter.  A call that
-    launches no Triton kernel (an eager PyTorch candidate) has no reading."""
+    ``default_only`` is False; at most ``limit``), run in the interpreter: each launch
+    sampled (accesses.MAX_PROGRAMS programs) unless ``every_program``.  ``compiler``: a started
+    compiled.Compiler (default: one of its own).  A call that launches no Triton kernel (an
+    eager PyTorch candidate) has no reading.  Raises accesses.TooSlow when one program
+    runs past the recording's limit."""
     from checks.performance import accesses, compiled, problems, reading
 
     prob = problems.problem(op, seed)
-    out = []
-    for name, call in problems.candidate_calls(prob, module, default_only)[:limit]:
-        _, records = accesses.record(call)
-        if not records:
-            continue
-        facts = compiled.compile_facts(records)
-        out.append(reading.read(name, records, facts, prob["work"]))
-    return out
+    max_programs = None if every_program else accesses.MAX_PROGRAMS
+    own = compiler is None
+    compiler = compiler if compiler is not None else compiled.Compiler()
+    try:
+        calls = []
+        for name, call in problems.candidate_calls(prob, module, default_only)[:limit]:
+            _, records = accesses.record(call, max_programs, launched=compiler.submit)
+            if records:
+                calls.append((name, records))
+        return [
+            reading.read(
+                name, records, compiler.facts(records), prob["work"], accesses.sample_sentence(records)
+            )
+            for name, records in calls
+        ]
+    finally:
+        if own:
+            compiler.close()
 
 
 def format_reading(r: Reading, indent: str = "  ") -> str:
-    return "\n".join([f"{r.variant}:"] + [indent + line for line in r.lines() if line])
+    """The variant with its predicted time, then the reading's lines."""
+    return "\n".join([f"{r.variant}: {r.predicted_text()}"] + [indent + line for line in r.lines() if line])
 
 
 __all__ = ["Reading", "format_reading", "ops", "read_module"]

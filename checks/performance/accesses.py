@@ -3,12 +3,22 @@
 :func:`record` runs a call with a listener on the interpreter's memory builder (through
 checks.judging.launches, the one module that patches Triton) and returns one
 :class:`KernelRecord` per launch: its grid, its arguments (for the sm_90 compile), and per
-(tensor, load or store) the bytes moved over all programs and, for a sample of programs
-, how many 32-byte sectors each warp-wide request
-touches against the fewest it could.
+(tensor, load or store) the bytes moved over all programs and, for the first few programs
+that touch it, how many 32-byte sectors each warp-wide request touches against the fewest
+it could.
 
-The sampled programs are the first few that touch each stream.  A warp-wide request is
-32 lanes.  Triton hands a block's elements to lanes along the axis that is contiguous
+A launch of more than ``max_programs`` programs is sampled: the interpreter runs its
+programs in order (x slowest, z fastest) and the first access of the program after the
+sample ends the launch (:class:`_Enough`, a BaseException that neither Triton nor the
+answer's wrapper catches, caught here); the bytes of the programs recorded are scaled up
+to the whole grid (:func:`finish`), and the record says how many it recorded.  The grid,
+the program ids and ``tl.num_programs`` are the launch's own: only the programs past the
+sample do not run, so their outputs stay unwritten (a reading does not judge values).
+Past ``cpu_seconds`` of recording in one call, each launch ends at its next program
+(at least one recorded); a single program running past ``stuck_seconds`` ends the
+recording with :class:`TooSlow`.
+
+A warp-wide request is 32 lanes.  Triton hands a block's elements to lanes along the axis that is contiguous
 in memory when it can see one (its coalescing pass), so the lanes are ordered here
 along the axis whose neighbours lie closest in memory; a 1D block has only its own
 order.
@@ -17,8 +27,9 @@ order.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -26,7 +37,18 @@ from checks.judging import launch_records, launches
 
 SECTOR = 32
 WARP = 32
-SAMPLED_PROGRAMS = 4
+SAMPLED_PROGRAMS = 4  # programs per stream whose requests are counted in sectors
+MAX_PROGRAMS = 32  # programs per launch the interpreter runs; the rest are scaled from them
+CPU_SECONDS = 4.0  # of recording per call, past which each launch ends at its next program
+STUCK_SECONDS = 8.0  # one program running this long ends the recording: no reading
+
+
+class _Enough(BaseException):
+    """The sample of a launch is complete: raised at the first access of the next program."""
+
+
+class TooSlow(Exception):
+    """One program ran past the recording's limit without finishing."""
 
 
 @dataclass
@@ -65,6 +87,11 @@ class KernelRecord:
     programs: int
     tensors: dict  # name -> (start, end, numel * element_size)
     streams: dict = field(default_factory=dict)  # (tensor, kind) -> Stream
+    recorded: int = 0  # programs the interpreter ran (that accessed memory)
+    sampled: bool = False  # the launch ended after ``recorded`` programs of ``programs``
+    why_sampled: str = ""  # "count" (max_programs) or "time" (cpu_seconds)
+    program: Any = None  # the id of the program running now
+    started: float = 0.0  # process time when it started
 
 
 def _tensor_ranges(named: list) -> dict:
@@ -140,10 +167,19 @@ def sector_counts(addrs: np.ndarray, active: Any, elem: int) -> tuple:
 class _Recorder(launches.Listener):
     launch_kinds = frozenset((launches.INTERPRETED,))
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        max_programs: Optional[int] = MAX_PROGRAMS,
+        cpu_seconds: float = CPU_SECONDS,
+        stuck_seconds: float = STUCK_SECONDS,
+        launched: Optional[Callable[[KernelRecord], None]] = None,
+    ) -> None:
         self.thread = threading.get_ident()
         self.records: list = []
         self.current: Any = None
+        self.max_programs, self.cpu_seconds, self.stuck_seconds = max_programs, cpu_seconds, stuck_seconds
+        self.began = time.process_time()
+        self.launched = launched
 
     def around_launch(self, launch: launches.Launch, proceed: Callable[[], Any]) -> Any:
         if launch.kind != launches.INTERPRETED or threading.get_ident() != self.thread:
@@ -163,16 +199,42 @@ class _Recorder(launches.Listener):
             _tensor_ranges(named),
         )
         self.records.append(rec)
+        if self.launched is not None:
+            self.launched(rec)
         outer, self.current = self.current, rec
         try:
             return proceed()
+        except _Enough:
+            rec.sampled = True
+            return None
         finally:
             self.current = outer
+
+    def _next_program(self, rec: KernelRecord, pid: Any) -> None:
+        """``pid`` makes its first access: record it, or end the launch's sample."""
+        now = time.process_time()
+        if rec.recorded:
+            if self.max_programs is not None and rec.recorded >= self.max_programs:
+                rec.why_sampled = "count"
+                raise _Enough()
+            if now - self.began >= self.cpu_seconds:
+                rec.why_sampled = "time"
+                raise _Enough()
+        rec.recorded += 1
+        rec.program, rec.started = pid, now
 
     def access(self, access: launch_records.Access) -> None:
         rec = self.current
         if rec is None or threading.get_ident() != self.thread or access.kind not in ("load", "store"):
             return
+        pid = access.program_id
+        if pid != rec.program or not rec.recorded:
+            self._next_program(rec, pid)
+        elif time.process_time() - rec.started > self.stuck_seconds:
+            raise TooSlow(
+                f"program {pid} of {rec.name} ran {self.stuck_seconds:.0f} s in the interpreter without "
+                f"finishing ({rec.programs} programs): too slow to read"
+            )
         addrs = access.addrs
         first = int(addrs[0])
         name = "other"
@@ -186,7 +248,6 @@ class _Recorder(launches.Listener):
             stream = rec.streams[key] = Stream(name, access.kind, access.elem)
         moved = int(addrs.size) * access.elem
         stream.bytes += moved
-        pid = access.program_id
         if len(stream.programs_seen) < SAMPLED_PROGRAMS or pid in stream.programs_seen:
             stream.programs_seen.add(pid)
             full, active = access.lanes()
@@ -201,16 +262,45 @@ class _Recorder(launches.Listener):
 
 
 def finish(rec: KernelRecord) -> None:
-    """Fold the sampled programs' addresses into their distinct bytes."""
+    """Fold the sampled programs' addresses into their distinct bytes, and scale a sampled
+    launch's bytes from the programs recorded to its whole grid."""
+    scale = rec.programs / rec.recorded if rec.sampled and rec.recorded and rec.programs else 1.0
     for stream in rec.streams.values():
         stream.program_unique = sum(len(a) for a in stream.addresses.values()) * stream.elem
         stream.addresses = {}
+        stream.bytes = int(round(stream.bytes * scale))
 
 
-def record(call: Callable[[], Any]) -> tuple:
-    """(what ``call()`` returned, [KernelRecord per interpreted launch, in order])."""
-    recorder = _Recorder()
-    with launches.listening(recorder):
+def sample_sentence(records: list) -> str:
+    """'sampled: ...' when a launch ran only part of its grid, else ''."""
+    parts = [
+        f"the first {rec.recorded} of {rec.programs} programs of {rec.name}"
+        + (" (the recording's time limit)" if rec.why_sampled == "time" else "")
+        for rec in records
+        if rec.sampled
+    ]
+    if not parts:
+        return ""
+    return (
+        f"sampled: the interpreter ran {', '.join(parts)}; the bytes of the others are scaled from "
+        "theirs (each program assumed to move as much)"
+    )
+
+
+def record(
+    call: Callable[[], Any],
+    max_programs: Optional[int] = MAX_PROGRAMS,
+    cpu_seconds: float = CPU_SECONDS,
+    stuck_seconds: float = STUCK_SECONDS,
+    launched: Optional[Callable[[KernelRecord], None]] = None,
+) -> tuple:
+    """(what ``call()`` returned, [KernelRecord per interpreted launch, in order]): at most
+    ``max_programs`` programs of each launch run (None: every one), see the module doc;
+    ``launched`` hears each launch before it runs."""
+    recorder = _Recorder(max_programs, cpu_seconds, stuck_seconds, launched)
+    # numpy's warnings off: a sampled launch leaves outputs unwritten, and the next kernel's
+    # arithmetic on them is not the answer's (a reading does not judge values)
+    with launches.listening(recorder), np.errstate(all="ignore"):
         result = call()
     for rec in recorder.records:
         finish(rec)

@@ -2,12 +2,15 @@
 wrapper's default call (``python -m checks <workshop> --perf`` says met or not met).
 
 Each goal is a sentence for the lesson and a test on a :class:`Reading`; the evidence
-comes back with the verdict, so a learner without a GPU sees what to change.
+comes back with the verdict, so a learner without a GPU sees what to change.  A reading
+whose kernel does not compile for sm_90 meets no step (the compiler's words are the
+evidence); a step the compile decides (tensor cores, spills) is not judged without the
+compile's facts (met is None).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from checks.performance.reading import Reading
 
@@ -52,14 +55,23 @@ GOALS: dict = {
 }
 
 
+NEEDS_COMPILE = frozenset((_tensor_cores, _no_spills))  # tests that read the compile's facts
+
+
 def goal_of(op: str) -> tuple:
     """(the goal's sentence, its test) for ``op``."""
     return GOALS[op]
 
 
 def judge(op: str, r: Reading) -> tuple:
-    """(met, the goal's sentence, the evidence)."""
+    """(met: True, False or None when it cannot be judged, the goal's sentence, the evidence)."""
     text, test = GOALS[op]
+    if r.compile_errors:
+        kernel, words = r.compile_errors[0]
+        return False, text, f"{kernel} does not compile for sm_90: {words}"
+    if r.no_facts and test in NEEDS_COMPILE:
+        return None, text, f"not judged: {r.no_facts}"
     test_fn: Callable = test
     met, evidence = test_fn(r)
-    return bool(met), text, evidence
+    verdict: Optional[bool] = bool(met)
+    return verdict, text, evidence

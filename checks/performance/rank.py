@@ -6,8 +6,13 @@ answer's default call, at the reading's shape.  The predictions come from readin
 in child processes in the interpreter (in parallel); the times are device times on this
 GPU (a CUDA graph of the call replayed, timed with CUDA events).  The JSON holds, per
 workshop and pooled over all of them, the predicted and measured orders and Spearman's
-rank correlation.  Without a GPU it refuses (exit 3); ``--fake-timer`` (tests) times
-nothing and takes the predictions as the measurement.
+rank correlation.  Every variant it could not read (the reading's child failed, or a
+kernel does not compile for sm_90) or could not time is listed with why, in the JSON
+(``missing``) and on stdout, and the exit code is then 1: a correlation over what was left
+says nothing of what was dropped.  Without a GPU it refuses (exit 3); when Triton's
+interpreter cannot run here (numpy 2.4 or newer with Triton 3.6) it says so before trying
+(exit 4); ``--fake-timer`` (tests) times nothing and takes the predictions as the
+measurement.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Callable, Optional
 from checks import interpreter
 from checks.command_line import EXIT_UNAVAILABLE, UsageParser
 from checks.json_files import write_json_atomic
+from checks.performance import environment
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_VARIANTS = 4  # of the reference's candidates per op: the whole run stays near two minutes
@@ -63,21 +69,41 @@ def answers(op: str) -> list:
     return out
 
 
-def predict(op: str, path: Path, every: bool) -> list:
-    """[(variant, predicted seconds, causes)] from a reading in a child (interpreter)."""
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def predict(op: str, path: Path, every: bool) -> tuple:
+    """([(variant, predicted seconds, causes)], [(variant or "" for the whole answer, why it
+    has no prediction)]) from a reading in a child (interpreter)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
         cmd = [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--json", str(out)]
-        subprocess.run(
-            cmd + (["--all-variants", "--limit", str(MAX_VARIANTS)] if every else []),
-            capture_output=True,
-            text=True,
-            env=interpreter.interpreter_env(True),
-            timeout=600,
-            cwd=REPO,
+        try:
+            done = subprocess.run(
+                cmd + (["--all-variants", "--limit", str(MAX_VARIANTS)] if every else []),
+                capture_output=True,
+                text=True,
+                env=interpreter.interpreter_env(True),
+                timeout=600,
+                cwd=REPO,
+            )
+        except subprocess.TimeoutExpired:
+            return [], [("", "the reading took over 600 s")]
+        data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    readings = [(r["variant"], r["predicted_us"] * 1e-6, r["causes"]) for r in data.get("readings", [])]
+    missing = [
+        (
+            r["variant"],
+            "; ".join(f"{e['kernel']} does not compile for sm_90: {e['error']}" for e in r["compile_errors"]),
         )
-        data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {"readings": []}
-    return [(r["variant"], r["predicted_us"] * 1e-6, r["causes"]) for r in data["readings"]]
+        for r in data.get("not_compiled", [])
+    ]
+    if not readings and not missing:
+        said = _last_line(done.stdout) or _last_line(done.stderr) or "no output"
+        missing.append(("", f"the reading exited with {done.returncode}: {said}"))
+    return readings, missing
 
 
 def device_time(call: Callable[[], object], reps: int = 50) -> float:
@@ -111,7 +137,8 @@ def device_time(call: Callable[[], object], reps: int = 50) -> float:
 
 
 def gpu_timer(op: str, path: Path, variants: list) -> dict:
-    """variant name -> measured seconds, for ``path``'s candidate calls of ``op``."""
+    """variant name -> measured seconds, or why it was not timed (a str), for ``path``'s
+    candidate calls of ``op``."""
     from checks.performance import problems
     from checks.performance.__main__ import load_module
 
@@ -121,36 +148,56 @@ def gpu_timer(op: str, path: Path, variants: list) -> dict:
 
     prob["inputs"] = prob["spec"].make_inputs(shape, getattr(torch, problems.DTYPES[dtype]), "cuda", 0)
     calls = dict(problems.candidate_calls(prob, load_module(path)))
-    return {v: device_time(calls[v]) for v in variants if v in calls}
+    out: dict = {}
+    for v in variants:
+        if v not in calls:
+            out[v] = "the benchmark has no such candidate on the GPU"
+            continue
+        try:
+            out[v] = device_time(calls[v])
+        except Exception as e:  # noqa: BLE001 - one variant that does not run: say why, time the rest
+            out[v] = f"timing raised {type(e).__name__}: {str(e)[:200]}"
+    return out
 
 
 def rank_all(ops: list, timer: Optional[Callable[[str, Path, list], dict]], jobs: int = 8) -> dict:
     """Predicted and measured order per op and pooled, with Spearman's rho (``timer``
-    None: the predictions stand in for the times)."""
+    None: the predictions stand in for the times), and every variant left out, with why."""
     work = [(op, label, path, every) for op in ops for label, path, every in answers(op)]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         predicted = list(pool.map(lambda w: predict(w[0], w[2], w[3]), work))
-    result: dict = {"ops": {}, "pooled": {}}
+    result: dict = {"ops": {}, "pooled": {}, "missing": []}
     pooled_p: list = []
     pooled_m: list = []
     for op in ops:
         points = []
-        for (o, label, path, _), preds in zip(work, predicted):
-            if o != op or not preds:
+        for (o, label, path, _), (preds, unread) in zip(work, predicted):
+            if o != op:
+                continue
+            for variant, why in unread:
+                result["missing"].append({"op": op, "answer": label, "variant": variant, "why": why})
+            if not preds:
                 continue
             names = [v for v, _, _ in preds]
-            measured = timer(op, path, names) if timer else {v: t for v, t, _ in preds}
+            try:
+                measured = timer(op, path, names) if timer else {v: t for v, t, _ in preds}
+            except Exception as e:  # noqa: BLE001 - an answer that cannot be timed: every variant says why
+                measured = {v: f"timing raised {type(e).__name__}: {str(e)[:200]}" for v in names}
             for variant, p_s, causes in preds:
-                if variant in measured:
-                    points.append(
-                        {
-                            "answer": label,
-                            "variant": variant,
-                            "predicted_us": p_s * 1e6,
-                            "measured_us": measured[variant] * 1e6,
-                            "causes": causes,
-                        }
-                    )
+                m_s = measured.get(variant, "the timer returned no time for it")
+                if isinstance(m_s, str):
+                    why = f"read, not timed: {m_s}"
+                    result["missing"].append({"op": op, "answer": label, "variant": variant, "why": why})
+                    continue
+                points.append(
+                    {
+                        "answer": label,
+                        "variant": variant,
+                        "predicted_us": p_s * 1e6,
+                        "measured_us": m_s * 1e6,
+                        "causes": causes,
+                    }
+                )
         p = [x["predicted_us"] for x in points]
         m = [x["measured_us"] for x in points]
         name = lambda x: f"{x['answer']}: {x['variant']}"
@@ -173,6 +220,16 @@ def rank_all(ops: list, timer: Optional[Callable[[str, Path, list], dict]], jobs
     return result
 
 
+def missing_lines(result: dict) -> list:
+    """One line per variant left out of the orders, with why."""
+    return [
+        f"  {x['op']}: {x['answer']}"
+        + (f": {x['variant']}" if x["variant"] else " (every variant)")
+        + f": {x['why']}"
+        for x in result["missing"]
+    ]
+
+
 def main(argv=None) -> int:
     p = UsageParser(prog="python -m checks.performance.rank", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", type=Path, metavar="OUT", required=True, help="where to write the orders")
@@ -185,6 +242,10 @@ def main(argv=None) -> int:
     unknown = [o for o in ops if o not in problems.READING_SHAPES]
     if unknown:
         p.error(f"--op: no reading for {', '.join(unknown)}")
+    problem = environment.interpreter_problem()
+    if problem:
+        print(f"python -m checks.performance.rank: no readings: {problem}")
+        return environment.EXIT_ENVIRONMENT
     if args.fake_timer:
         timer = None
     else:
@@ -198,11 +259,19 @@ def main(argv=None) -> int:
     write_json_atomic(args.json, result)
     for op, r in result["ops"].items():
         rho = r["spearman"]
-        print(f"{op}: Spearman {'-' if rho is None else f'{rho:.2f}'} over {len(r['points'])} variants")
+        left = sum(x["op"] == op for x in result["missing"])
+        print(
+            f"{op}: Spearman {'-' if rho is None else f'{rho:.2f}'} over {len(r['points'])} variants"
+            + (f" ({left} left out, below)" if left else "")
+        )
     rho = result["pooled"]["spearman"]
     print(
         f"pooled: Spearman {'-' if rho is None else f'{rho:.2f}'} over {result['pooled']['points']} variants"
     )
+    if result["missing"]:
+        print(f"left out of the orders above ({len(result['missing'])}): not read or not timed:")
+        print("\n".join(missing_lines(result)))
+        return 1
     return 0
 
 

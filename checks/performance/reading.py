@@ -9,6 +9,11 @@ programs run, times what spilled registers add.  Each finding's loss is the pred
 with it less the time without it; the biggest loss is said first, with its evidence.
 The model orders variants, it does not promise microseconds.
 
+A kernel that does not compile for sm_90 has no predicted time: its reading is the
+compiler's words (``compile_errors``), nothing else.  Without compile facts (the compile
+child could not answer) the reading says so and claims nothing the compile would tell
+(registers, spills, tensor cores).
+
 Standard library only (the records and facts are passed in).
 """
 
@@ -47,23 +52,41 @@ class Reading:
     details: list = field(default_factory=list)  # facts that cost nothing worth saying
     traffic: str = ""
     headline: str = ""
+    compile_errors: list = field(default_factory=list)  # [(kernel, the compiler's words)]
+    no_facts: str = ""  # why the compile facts are missing ("" when every launch has them)
+    sampled: str = ""  # the sentence of a sampled recording ("" when every program ran)
+
+    @property
+    def compiles(self) -> bool:
+        return not self.compile_errors
 
     def causes(self) -> list:
         return [f.cause for f in self.findings if f.loss_s >= LOSS_WORTH_SAYING * self.predicted_s]
 
     def lines(self) -> list:
+        if self.compile_errors:
+            return [self.headline]
         said = [
             f.sentence
             for f in self.findings[1:]
             if f.loss_s >= 0.05 * self.predicted_s and f.sentence not in self.traffic
         ]
-        return [self.headline, self.traffic] + said + self.details
+        return [self.headline, self.traffic] + said + self.details + [self.sampled]
+
+    def predicted_text(self) -> str:
+        """'predicted 12.3 us on an H200 (ideal 8.0 us)', or why there is no prediction."""
+        if self.compile_errors:
+            return "no predicted time: a kernel does not compile for sm_90"
+        return f"predicted {_us(self.predicted_s)} on an H200 (ideal {_us(self.ideal_s)})"
 
     def as_dict(self) -> dict:
         return {
             "variant": self.variant,
-            "predicted_us": round(self.predicted_s * 1e6, 3),
+            "predicted_us": None if self.compile_errors else round(self.predicted_s * 1e6, 3),
             "ideal_us": round(self.ideal_s * 1e6, 3),
+            "compile_errors": [{"kernel": k, "error": e} for k, e in self.compile_errors],
+            "no_facts": self.no_facts,
+            "sampled": self.sampled,
             "min_bytes": self.min_bytes,
             "moved_bytes": self.moved_bytes,
             "programs": self.programs,
@@ -80,6 +103,11 @@ class Reading:
 
 def _label(name: str) -> str:
     return name[:-4] if name.endswith("_ptr") else name
+
+
+def _us(seconds: float) -> str:
+    us = seconds * 1e6
+    return f"{us:.1f} us" if us < 1000 else f"{us:,.0f} us"
 
 
 def _size(n: float) -> str:
@@ -131,8 +159,30 @@ def _tensors(records: list) -> dict:
     return out
 
 
-def read(variant: str, records: list, facts: list, work: dict) -> Reading:
-    """The reading of one call from its launches' records and compile facts."""
+def _not_compiled(variant: str, records: list, errors: list, work: dict) -> Reading:
+    """The reading of a call whose kernels do not all compile: the compiler's words."""
+    min_bytes = int(work.get("bytes") or 0)
+    moved = sum(st.bytes for rec in records for st in rec.streams.values())
+    programs = max((rec.programs for rec in records), default=0)
+    reading = Reading(variant, 0.0, max(min_bytes, 1) / COPY_BYTES_PER_S, min_bytes, moved, programs)
+    reading.compile_errors = list(errors)
+    reading.headline = "does not compile for the H200 (sm_90), so nothing about its speed can be read: " + (
+        "; ".join(f"{kernel}: {words}" for kernel, words in errors)
+    )
+    return reading
+
+
+def read(variant: str, records: list, facts: list, work: dict, sampled: str = "") -> Reading:
+    """The reading of one call from its launches' records and compile facts (``sampled``:
+    the sentence of a sampled recording)."""
+    errors = []
+    for rec, f in zip(records, facts):
+        if f and f.get("compile_error") and (rec.name, f["compile_error"]) not in errors:
+            errors.append((rec.name, f["compile_error"]))
+    if errors:
+        return _not_compiled(variant, records, errors, work)
+    missing = [f.get("error") if f else "the kernel is not a module-level function of a file" for f in facts]
+    no_facts = next((why for why in missing if why), "")
     tensors = _tensors(records)
     min_bytes = int(work.get("bytes") or 0)
     flops = float(work.get("flops") or 0)
@@ -209,7 +259,7 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
 
     predicted = total()
     findings = [Finding(f.cause, f.sentence, predicted - total(skip=f)) for f, _ in extras]
-    if flops and not tensor_cores and flops / max(min_bytes, 1) >= 10:
+    if flops and not tensor_cores and not no_facts and flops / max(min_bytes, 1) >= 10:
         why = "the kernel has no tl.dot" if not dot else "its tl.dot did not become mma/wgmma"
         findings.append(
             Finding(
@@ -246,6 +296,7 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
     if flops:
         ideal = max(ideal, flops / TENSOR_FLOPS)
     reading = Reading(variant, predicted, ideal, min_bytes, moved, programs, findings)
+    reading.no_facts, reading.sampled = no_facts, sampled
     top = findings[0] if findings else None
     if top is not None and top.loss_s >= LOSS_WORTH_SAYING * predicted:
         reading.headline = (
@@ -275,5 +326,7 @@ def read(variant: str, records: list, facts: list, work: dict) -> Reading:
             f"{_size(f.get('shared_bytes') or 0)} shared memory, {f.get('num_warps')} warps"
             + (", tl.dot on tensor cores" if f.get("tensor_cores") else "")
         )
+    if no_facts:
+        reading.details.append(f"{no_facts} (registers, spills and tensor cores not read)")
     reading.details.append(f"{programs} programs for {SMS} SMs")
     return reading
