@@ -47,8 +47,9 @@ class _Enough(BaseException):
     """The sample of a launch is complete: raised at the first access of the next program."""
 
 
-class TooSlow(Exception):
-    """One program ran past the recording's limit without finishing."""
+class TooSlow(BaseException):
+    """One program ran past the recording's limit without finishing (a BaseException, like
+    :class:`_Enough`, so that Triton's interpreter passes it on unwrapped)."""
 
 
 @dataclass
@@ -232,8 +233,8 @@ class _Recorder(launches.Listener):
             self._next_program(rec, pid)
         elif time.process_time() - rec.started > self.stuck_seconds:
             raise TooSlow(
-                f"program {pid} of {rec.name} ran {self.stuck_seconds:.0f} s in the interpreter without "
-                f"finishing ({rec.programs} programs): too slow to read"
+                f"program {pid} of {rec.name} ran {time.process_time() - rec.started:.0f} s in the "
+                f"interpreter without finishing (of {rec.programs} programs): too slow to read"
             )
         addrs = access.addrs
         first = int(addrs[0])
