@@ -182,6 +182,10 @@ def constant(ctx: Context) -> Iterator[Candidate]:
                     else:
                         says = _loop_sentence(loop, fewer=(new > node.value) != _subtracted(node, ctx))
                     prior = 0.8
+                elif kw:
+                    says = f"passes `{kw}={node.value}` where `{kw}={new}` is meant"
+                elif call:
+                    says = f"gives `{call.lstrip('.')}(...)` {node.value} where {new} is meant"
                 else:
                     says = f"the constant {node.value} should be {new}"
                 yield _cand(ctx, "constant", node, repr(new), says, prior)
