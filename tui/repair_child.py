@@ -306,17 +306,20 @@ class RepairSearch:
             return
         fd, pending = stream.fileno(), b""
         ended_at, seen_at = None, 0.0
+        spoke, unread = False, False  # it said something; the tree was not read since its first words
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
             while True:
                 now = time.monotonic()
-                if self.proc.poll() is None and now - seen_at >= TREE_EVERY:
-                    self.groups |= tree_groups(self.proc.pid)
-                    seen_at = now
+                # read at once after its first words too: by then it has started its workers
+                if self.proc.poll() is None and (unread or now - seen_at >= TREE_EVERY):
+                    self.groups = self.groups | tree_groups(self.proc.pid)  # a new set: cancel() reads it
+                    seen_at, unread = now, False
                 if selector.select(timeout=PROGRESS_EVERY):
                     chunk = os.read(fd, 65536)
                     if not chunk:
                         break
+                    unread, spoke = unread or not spoke, True
                     *lines, pending = (pending + chunk).split(b"\n")
                     yield from lines
                 elif self.proc.poll() is not None:

@@ -42,9 +42,11 @@ def change_text(repair: dict) -> Text:
     if before or after:
         where = f"Line {line}" if isinstance(line, int) else "The line"
         text.append(f"\n\n{where} of your file, now:\n", style="dim")
-        text.append(f"- {before}\n", style="red")
-        text.append("With the change:\n", style="dim")
-        text.append(f"+ {after}", style="green")
+        for row in before.splitlines() or [""]:
+            text.append(f"- {row}\n", style="red")
+        text.append("With the change:", style="dim")
+        for row in after.splitlines() or [""]:
+            text.append(f"\n+ {row}", style="green")
     if repair.get("diff"):
         text.append("\n\nThe whole change:\n", style="dim")
         text.append_text(diff_text(repair["diff"]))
