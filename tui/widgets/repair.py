@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import Static
 
-LOOKING = "Looking for the smallest change that makes every check pass ..."
-LOOKING_SHORT = "Looking for a fix ..."  # where the whole sentence and its count do not fit
+LOOKING = "Looking for the smallest change that makes every check pass"
+LOOKING_SHORT = "Looking for a fix"  # where the whole sentence and its count do not fit
 # lines of text: the sentence of a found repair (the line under it says the key), a note,
 # the progress; in a compact terminal while the lesson has the focus, two lines in all
 SAYS_LINES, NOTE_LINES, STRIP_LINES = 3, 3, 2
@@ -42,8 +42,8 @@ def searching_text(tried: int | None, candidates: int | None, width: int = 0, li
     hold both (a count is never split), and the short sentence where the whole one would
     leave the count no room in ``lines`` lines of ``width``."""
     if not candidates:
-        return Text(LOOKING)
-    counted = f"tried {tried or 0} of {candidates}"
+        return Text(f"{LOOKING} ...")
+    counted = f"... tried {tried or 0} of {candidates}"
     for looking in (LOOKING, LOOKING_SHORT):
         apart = width and len(looking) + 1 + len(counted) > width
         text = Text(looking + ("\n" if apart else " ") + counted)
