@@ -1,20 +1,20 @@
 """What passes in the interpreter must also compile for a GPU.
 
 Triton's interpreter runs a kernel as Python: it accepts programs the GPU compiler
-refuses (a ``tl.dot`` on a 1-wide tile, an accumulator started as fp16 and re-assigned
-fp32 in a loop, a plain global read in a kernel).  So in an interpreted run every distinct
-kernel variant the checks launch from the learner's file -- the kernel, its constexprs,
-the argument types and the specializations Triton compiles a variant for (an integer
-equal to 1, divisibility by 16 of integers and pointers) and the launch options -- is
+refuses (a ``tl.dot`` whose inner dimension K is below 16, an accumulator started as
+fp16 and re-assigned fp32 in a loop, a plain global read in a kernel).  So in an
+interpreted run every distinct kernel variant the checks launch from the learner's file
+-- the kernel, its constexprs, its argument types with the specializations Triton
+compiles a variant for (an integer equal to 1, a None) and the launch options -- is
 compiled for sm_90 as well (:mod:`checks.judging.gpu_compile_child`: a forked process,
 through TTGIR).  A check that passed but launched a variant the compiler refuses fails,
 with the compiler's words, the kernel, its constexprs and what to change.
 
 Compiles start as the launches happen and run beside the interpreter; after each check,
 only a check that passed waits for its own variants.  Outcomes are kept for the process
-by (the file's text, kernel, signature, constexprs, attributes, options): a variant
-compiled once is not compiled again in the run, nor in a later run of the same process.
-``KERNEL_COURSE_GPU_COMPILE=0`` turns the compiles off.
+by (the file's text, kernel, signature, constexprs, options; see :func:`variant_key`): a
+variant compiled once is not compiled again in the run, nor in a later run of the same
+process.  ``KERNEL_COURSE_GPU_COMPILE=0`` turns the compiles off.
 
 Standard library at import time (triton is imported when a run is watched).
 """
@@ -27,6 +27,8 @@ import inspect
 import json
 import linecache
 import os
+import threading
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
@@ -275,7 +277,12 @@ def _divisible(v: Any) -> bool:
 
 
 def variant_key(job: dict) -> str:
-    fields = {k: job[k] for k in ("sha", "kernel", "line", "signature", "constexprs", "attrs", "options")}
+    """What a compile is kept by: the file's text, the kernel, its signature (argument types,
+    and the integers 1 and Nones Triton makes constants), constexprs and launch options.
+    Not the divisibility attributes: they steer the compiler's alignment analysis (how wide
+    a load may be), never whether a program compiles, so variants that differ only in them
+    are compiled once, with the first one's."""
+    fields = {k: job[k] for k in ("sha", "kernel", "line", "signature", "constexprs", "options")}
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:32]
 
 
@@ -295,6 +302,7 @@ class Compiler:
         self.done: dict = {}  # key -> outcome
         self.compiles = 0  # variants answered by a child (not from self.done)
         self.busy_s = 0.0  # the child's seconds on them
+        self.lock = threading.RLock()  # one conversation with the child at a time
 
     def available(self) -> bool:
         if not hasattr(os, "fork"):
@@ -307,15 +315,21 @@ class Compiler:
         return True
 
     def start(self) -> None:
-        if self.conn is not None:
-            return
+        """Fork the compiler process, unless one is running."""
+        with self.lock:
+            if self.conn is None:
+                self._fork()
+
+    def _fork(self) -> None:
         import multiprocessing
 
         from checks.judging import gpu_compile_child
 
         ours, theirs = multiprocessing.Pipe()
         try:
-            pid = os.fork()
+            with warnings.catch_warnings():  # Python 3.12+ warns of forking beside threads:
+                warnings.simplefilter("ignore", DeprecationWarning)  # the child runs no thread's code
+                pid = os.fork()
         except OSError:
             return
         if pid == 0:  # the child: never returns
@@ -325,12 +339,13 @@ class Compiler:
         self.conn, self.pid, self.sent_files = ours, pid, set()
 
     def submit(self, key: str, job: dict, text: str) -> None:
-        if key in self.done or key in self.jobs:
-            return
-        self.start()
-        self.jobs[key] = (job, text)
-        self.queue.append(key)
-        self._send(key)
+        with self.lock:
+            if key in self.done or key in self.jobs:
+                return
+            self.start()
+            self.jobs[key] = (job, text)
+            self.queue.append(key)
+            self._send(key)
 
     def _send(self, key: str) -> None:
         job, text = self.jobs[key]
@@ -345,6 +360,10 @@ class Compiler:
 
     def outcomes(self, keys: list) -> dict:
         """The outcomes of ``keys``, waiting for those still being compiled."""
+        with self.lock:
+            return self._outcomes(keys)
+
+    def _outcomes(self, keys: list) -> dict:
         waiting = [k for k in keys if k not in self.done and k in self.jobs]
         while any(k in self.jobs for k in waiting) and self.conn is not None:
             ready = False

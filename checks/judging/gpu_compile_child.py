@@ -39,7 +39,7 @@ import types
 from typing import Any, Optional
 
 TARGET = ("cuda", 90, 32)  # backend, compute capability, warp size: an H100/H200
-STOP_AFTER = os.environ.get("GC_STOP", ".ttgir")
+STOP_AFTER = ".ttgir"
 KEPT_FILES = 8  # learner files kept imported (a warm process sees one per save)
 
 
