@@ -63,6 +63,25 @@ def test_an_fp16_accumulator_fails_with_the_loop_carried_type(tmp_path):
         assert "tl.zeros(..., tl.float32)" in r.message  # what to change
 
 
+def test_the_command_line_says_it_and_no_compiler_outlives_it(tmp_path):
+    """``python -m checks`` (Triton's interpreter chosen by the command, not by the
+    environment): the failing check, the compiler's words; the output's pipes close when
+    the run ends (the compiler process holds none of them)."""
+    import os
+    import subprocess
+    import sys
+
+    path = edited(tmp_path, "fused_gemm", BLOCK_K_RIGHT, BLOCK_K_TINY)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    args = ["-m", "checks", "fused_gemm", "--file", str(path), "--interpret", "--check", "k-zero"]
+    r = subprocess.run(
+        [sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL" in r.stdout and "k-zero" in r.stdout
+    assert "K >= 16" in r.stdout and "sm_90" in r.stdout
+
+
 def test_the_reference_answers_variants_compile_once(tmp_path):
     path = tmp_path / "gemm.py"  # a copy: outcomes are kept by the file's text, so it is fresh
     path.write_text(

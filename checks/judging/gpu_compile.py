@@ -39,6 +39,7 @@ ENV = "KERNEL_COURSE_GPU_COMPILE"  # "0": no compile for the GPU in interpreted 
 VERDICT = "gpu-compile"
 WAIT_S = 120.0  # the longest wait for one answer of the compiler process
 KEPT = 4096  # outcomes kept per process
+LOSSES = 3  # compiler processes lost in a row before this process stops starting them
 
 WHY = (
     "Triton's interpreter runs your kernel as Python and accepts programs the GPU compiler "
@@ -303,9 +304,11 @@ class Compiler:
         self.compiles = 0  # variants answered by a child (not from self.done)
         self.busy_s = 0.0  # the child's seconds on them
         self.lock = threading.RLock()  # one conversation with the child at a time
+        self.losses = 0  # children lost in a row, without an answer between
+        self.broken = False
 
     def available(self) -> bool:
-        if not hasattr(os, "fork"):
+        if self.broken or not hasattr(os, "fork"):
             return False
         try:
             import triton.backends.compiler  # noqa: F401
@@ -341,6 +344,9 @@ class Compiler:
     def submit(self, key: str, job: dict, text: str) -> None:
         with self.lock:
             if key in self.done or key in self.jobs:
+                return
+            if self.broken:
+                self.done[key] = {"key": key, "status": "unknown", "words": "no compiler process"}
                 return
             self.start()
             self.jobs[key] = (job, text)
@@ -383,9 +389,11 @@ class Compiler:
         if key in self.jobs:
             del self.jobs[key]
             self.queue.remove(key)
-        if len(self.done) > KEPT:
-            self.done.clear()
+        if len(self.done) > KEPT:  # the oldest half goes: those waited for now are the newest
+            for old in list(self.done)[: KEPT // 2]:
+                del self.done[old]
         self.done[key] = got
+        self.losses = 0
         self.compiles += 1
         self.busy_s += float(got.get("seconds") or 0.0)
 
@@ -397,6 +405,8 @@ class Compiler:
             self.jobs.pop(head, None)
             self.done[head] = {"key": head, "status": "unknown", "words": why}
         self.stop()
+        self.losses += 1
+        self.broken = self.losses >= LOSSES  # a compiler that cannot start: no more tries
         rest = list(self.queue)
         self.queue = []
         for key in rest:
