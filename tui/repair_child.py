@@ -212,6 +212,7 @@ class RepairSearch:
         self._cancelled = False
         self.thread: Optional[threading.Thread] = None
         self.groups: set = set()  # the process groups it was last seen to have started
+        self.folder: Optional[Path] = None  # ours: the copy, its output, its temporary files
 
     # --- from the screen ---
     def start(self) -> None:
@@ -226,6 +227,8 @@ class RepairSearch:
             proc = self.proc
         if proc is not None:
             kill_tree(proc, self.groups)
+        if self.folder is not None:  # now: an app that quits does not wait for the reading thread
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     @property
     def cancelled(self) -> bool:
@@ -251,6 +254,7 @@ class RepairSearch:
 
     def _run(self) -> None:
         folder = tempfile.mkdtemp(prefix="kernel-course-repair-")
+        self.folder = Path(folder)
         try:
             repair, error = self._search(Path(folder))
         except OSError as e:

@@ -187,6 +187,8 @@ def test_a_save_leaving_or_quitting_kills_the_search_at_once(make_app, fake, how
             pids = await wait_for(pilot, fake.pids, 15, "the search's process")
             await wait_for(pilot, lambda: "tried" in said(app), 10, "the search's progress")
             assert not any(gone(p) for p in pids)
+            folder = app.screen.repair_search.folder  # ours, with the copy it searches
+            assert folder is not None and folder.is_dir()
             if how == "save":
                 await save(pilot, path, A1.solution.read_text(encoding="utf-8"))
                 await wait_for(pilot, lambda: all(gone(p) for p in pids), 5, "the search killed")
@@ -200,6 +202,7 @@ def test_a_save_leaving_or_quitting_kills_the_search_at_once(make_app, fake, how
                 await pilot.press("ctrl+q")
         if how == "quit":
             assert all(gone(p) for p in pids), "the search outlived the app"
+        assert not folder.exists()  # removed with it, even when the app quits at once
         with pytest.raises(ProcessLookupError):  # reaped: no zombie of the app's child
             os.kill(pids[0], 0)
 
