@@ -11,7 +11,8 @@ import pytest
 
 from checks.judging.engine import run_checks
 from checks.repair import error_model
-from checks.repair.search import apply, find_repair, valid_variants
+from checks.repair.search import find_repair
+from checks.repair.variants import apply, valid_variants
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,6 @@ from checks.repair.program import (  # the shared reading of a function
     Candidate,
     Context,
     Edit,
-    _blocks,
     _body,
     _call_name,
     _cand,
@@ -213,8 +212,8 @@ def overwrite(ctx: Context) -> Iterator[Candidate]:
             if _call_name(value) == "tl.dot" and len(value.args) == 2 and not value.keywords:  # type: ignore[attr-defined]
                 new = copy.deepcopy(value)
                 new.args.append(ast.Name(id=t, ctx=ast.Load()))  # type: ignore[attr-defined]
-                yield _cand(ctx, "overwrite", value, _text(new), says, 0.9)
-            yield _cand(ctx, "overwrite", stmt, f"{t} += {_text(value)}", says, 0.85)
+                yield _cand(ctx, "overwrite", value, _text(new), says, 1.1)
+            yield _cand(ctx, "overwrite", stmt, f"{t} += {_text(value)}", says, 1.05)
 
 
 def _advanced(loop: ast.AST) -> dict:
@@ -271,12 +270,11 @@ def pointer_advance(ctx: Context) -> Iterator[Candidate]:
                 for option in options:
                     text = f"{_text(last)}\n{indent}{p} += {_text(option)}"
                     says = (
-                        f"the loop never advances `{p}` (it advances `{sibling}`), so every pass "
-                        f"loads the same first tile through `{p}`"
+                        f"the loop at line {loop.lineno} never advances `{p}` (it advances `{sibling}`), "
+                        f"so every pass loads the same first tile through `{p}`"
                     )
-                    yield Candidate(
-                        "pointer-advance", (Edit(last, text),), loop.lineno, says, 0.85, ctx.fn.name
-                    )
+                    at = (last.end_lineno or last.lineno) + 1  # where the missing step goes
+                    yield Candidate("pointer-advance", (Edit(last, text),), at, says, 1.1, ctx.fn.name)
 
 
 def floor_division(ctx: Context) -> Iterator[Candidate]:
@@ -355,7 +353,7 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
         loop = _in_range(node, ctx)
         if loop is not None and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(loop, ast.For):
             says = _loop_sentence(loop, fewer=isinstance(node.op, ast.Sub)) + f" (`{_text(node)}`)"
-            yield _cand(ctx, "extra-operand", node, _paren(node.left), says, 0.85)
+            yield _cand(ctx, "extra-operand", node, _paren(node.left), says, 1.0)
             continue
         yield _cand(
             ctx,
@@ -376,6 +374,21 @@ def extra_operand(ctx: Context) -> Iterator[Candidate]:
                 "the formula has none",
                 0.45,
             )
+
+
+def extra_condition(ctx: Context) -> Iterator[Candidate]:
+    """A test with a condition too many: ``M == 0 or N == 0 or K == 0`` for ``M == 0 or N == 0``."""
+    for node in _walk(ctx):
+        if isinstance(node, ast.BoolOp) and len(node.values) >= 2:
+            word = "or" if isinstance(node.op, ast.Or) else "and"
+            for i, extra in enumerate(node.values):
+                kept = node.values[:i] + node.values[i + 1 :]
+                text = _text(kept[0]) if len(kept) == 1 else _text(ast.BoolOp(op=node.op, values=kept))
+                says = (
+                    f"`{_text(node)}` has the extra condition `{word} {_text(extra)}`, which the "
+                    "contract does not"
+                )
+                yield _cand(ctx, "extra-operand", node, f"({text})", says, 0.6)
 
 
 def _addressy(stmt: Optional[ast.AST]) -> bool:
@@ -430,84 +443,3 @@ def missing_factor(ctx: Context) -> Iterator[Candidate]:
             for f in (n for n in factors if "scale" in n.lower()):
                 says = f"`{_target(assign)}` is never multiplied by `{f}`: the scale is missing"
                 yield _cand(ctx, "missing-factor", assign.value, f"{_text(assign.value)} * {f}", says, 0.6)
-
-
-def order(ctx: Context) -> Iterator[Candidate]:
-    """Two adjacent steps in the other order: ``a = f(x); b = g(a)`` as ``a = g(x); b = f(a)``
-    (relu before the bias), or two statements exchanged where the second reads the first."""
-    for block in _blocks(ctx.fn):
-        for first, second in zip(block, block[1:]):
-            a, b = _target(first), _target(second)
-            if not a or not b or not isinstance(first, ast.Assign) or not isinstance(second, ast.Assign):
-                continue
-            if a != b and _reads(second.value, a):
-                x = _carried(first.value)
-                if x and _carried(second.value) == a:
-                    g_of_x = _Rename({a: x}).visit(copy.deepcopy(second.value))
-                    f_of_a = _Rename({x: a}).visit(copy.deepcopy(first.value))
-                    indent = " " * first.col_offset
-                    says = (
-                        f"applies `{_text(first.value)}` before `{_text(second.value)}`; the formula "
-                        f"takes the two steps the other way round"
-                    )
-                    if any(_call_name(n) == "tl.maximum" for n in ast.walk(first.value)):
-                        says = (
-                            "applies the ReLU before adding the bias; the bias goes in first, then the ReLU"
-                        )
-                    edit = Edit(first, f"{a} = {_text(g_of_x)}\n{indent}{b} = {_text(f_of_a)}", last=second)
-                    yield Candidate("order", (edit,), first.lineno, says, 0.65, ctx.fn.name)
-            elif a == b and _reads(second.value, a) and _reads(first.value, a):  # x = f(x); x = g(x)
-                indent = " " * first.col_offset
-                edit = Edit(first, f"{_text(second)}\n{indent}{_text(first)}", last=second)
-                says = (
-                    f"applies `{_text(first.value)}` before `{_text(second.value)}`; the formula "
-                    "takes them the other way round"
-                )
-                yield Candidate("order", (edit,), first.lineno, says, 0.55, ctx.fn.name)
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, mapping: dict):
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        return ast.Name(id=self.mapping.get(node.id, node.id), ctx=node.ctx)
-
-
-def _carried(value: ast.AST) -> Optional[str]:
-    if isinstance(value, ast.BinOp):
-        target: Optional[ast.AST] = value.left
-    elif isinstance(value, ast.Call) and value.args:
-        target = value.args[0]
-    else:
-        return None
-    return target.id if isinstance(target, ast.Name) else None
-
-
-def extra_step(ctx: Context) -> Iterator[Candidate]:
-    if not ctx.site.kernel:
-        return
-    for stmt in _walk(ctx):
-        t = _target(stmt)
-        if t and (
-            isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.Assign) and _reads(stmt.value, t))
-        ):
-            says = (
-                f"`{_text(stmt)}` is a step too many: it changes `{t}` where the formula leaves it as it is"
-            )
-            yield _cand(ctx, "extra-step", stmt, "pass", says, 0.35)
-
-
-def grid_axes(ctx: Context) -> Iterator[Candidate]:
-    if ctx.site.kernel:
-        return
-    for node in _walk(ctx):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            grid = node.func.slice
-            if isinstance(grid, ast.Tuple) and len(grid.elts) == 2:
-                a, b = grid.elts
-                says = (
-                    f"the grid puts `{_text(a)}` programs along axis 0 and `{_text(b)}` along axis 1, "
-                    "the other way round from how the kernel reads tl.program_id"
-                )
-                yield _cand(ctx, "grid-axes", grid, f"({_text(b)}, {_text(a)})", says, 0.6)

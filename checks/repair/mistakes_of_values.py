@@ -41,9 +41,44 @@ def same_kind_name(ctx: Context) -> Iterator[Candidate]:
             continue
         for other in ctx.names:
             if same_kind(node.id, other):
-                says = name_sentence(node.id, other)
-                prior = 0.7 if name_kind(node.id) else 0.45
+                says = name_sentence(node.id, other, ctx.names)
+                prior = 0.7 if name_kind(node.id, ctx.names) else 0.45
                 yield _cand(ctx, "same-kind-name", node, other, says, prior)
+
+
+def exchanged_arguments(ctx: Context) -> Iterator[Candidate]:
+    """Two neighbouring arguments of a launch or a call passed in the other order, when they
+    are of one kind: ``a.stride(1), a.stride(0)`` or ``stride_bk, stride_bn``."""
+    for node in _walk(ctx):
+        if not isinstance(node, ast.Call):
+            continue
+        for i, (a, b) in enumerate(zip(node.args, node.args[1:])):
+            if not _one_kind(a, b):
+                continue
+            args = list(node.args)
+            args[i], args[i + 1] = b, a
+            new = copy.copy(node)
+            new.args = args
+            says = f"passes `{_text(a)}` and `{_text(b)}` in the other order"
+            if "stride" in _text(a):
+                says += ": each dimension gets the other's stride (the layout read as its transpose)"
+            yield _cand(ctx, "exchanged-names", node, _text(new), says, 0.75)
+
+
+def _one_kind(a: ast.AST, b: ast.AST) -> bool:
+    """Two expressions of one kind: names of one kind, or the same call or subscript of one
+    value with other constants (``x.stride(0)``, ``x.stride(1)``)."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return same_kind(a.id, b.id)
+    if type(a) is not type(b) or not isinstance(a, (ast.Call, ast.Subscript)):
+        return False
+    strip = lambda n: ast.dump(_Consts().visit(copy.deepcopy(n)))
+    return _text(a) != _text(b) and strip(a) == strip(b)
+
+
+class _Consts(ast.NodeTransformer):
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant(value=0)
 
 
 def exchanged_names(ctx: Context) -> Iterator[Candidate]:
@@ -56,7 +91,7 @@ def exchanged_names(ctx: Context) -> Iterator[Candidate]:
         for a, b in itertools.combinations(read, 2):
             if same_kind(a, b):
                 new = _Swap(a, b).visit(copy.deepcopy(stmt.value))
-                says = exchanged_sentence(a, b)
+                says = exchanged_sentence(a, b, ctx.names)
                 yield _cand(ctx, "exchanged-names", stmt.value, _paren(new), says, 0.75)
     for block in _blocks(ctx.fn):
         assigns = [s for s in block if _target(s) and isinstance(s, ast.Assign)]
@@ -276,7 +311,7 @@ def start_value(ctx: Context) -> Iterator[Candidate]:
                 f"`{t}` starts at 0 where it must start at -inf: while every value seen is below 0, "
                 "the running maximum stays 0"
             )
-            yield _cand(ctx, "start-value", node, text, says, 0.7)
+            yield _cand(ctx, "start-value", node, text, says, 0.9)
         elif name == "tl.full" and len(node.args) >= 2 and _pad_text(node.args[1]) == "-inf":  # type: ignore[attr-defined]
             new = copy.deepcopy(node)
             new.args[1] = ast.Constant(0.0)  # type: ignore[attr-defined]

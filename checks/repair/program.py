@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 
 @dataclass(frozen=True)
@@ -250,13 +250,15 @@ def same_kind(a: str, b: str) -> bool:
     return x.isupper() == y.isupper()
 
 
-def name_kind(name: str) -> str:
+def name_kind(name: str, names: Iterable = ()) -> str:
     """What a name stands for, from how it is spelled: stride, pointer, program, offsets,
-    mask, size, or '' (anything else)."""
+    mask, size, or '' (anything else).  ``names``: the function's names (Q, K and V are
+    attention's tensors only beside one another; K alone is GEMM's inner size)."""
     n = name.lower()
     if "stride" in n:
         return "stride"
-    if n.endswith(("ptr", "ptrs")) or (len(name) == 1 and name.isupper() and name in "QKVO"):
+    attention = {"Q", "V"} <= set(names)
+    if n.endswith(("ptr", "ptrs")) or (attention and name in ("Q", "K", "V", "Out")):
         return "pointer"
     if "pid" in n or "program" in n:
         return "program"
@@ -288,13 +290,13 @@ EXCHANGED = {
 }
 
 
-def name_sentence(wrong: str, right: str) -> str:
-    effect = ONE_FOR_ANOTHER.get(name_kind(wrong), "")
+def name_sentence(wrong: str, right: str, names: Iterable = ()) -> str:
+    effect = ONE_FOR_ANOTHER.get(name_kind(wrong, names), "")
     return f"uses `{wrong}` where `{right}` belongs" + (f", {effect}" if effect else "")
 
 
-def exchanged_sentence(a: str, b: str) -> str:
-    effect = EXCHANGED.get(name_kind(a), "")
+def exchanged_sentence(a: str, b: str, names: Iterable = ()) -> str:
+    effect = EXCHANGED.get(name_kind(a, names), "")
     return f"`{a}` and `{b}` are exchanged" + (f": {effect}" if effect else "")
 
 

@@ -3,12 +3,13 @@ candidate file after another (torch and triton imported once), one check at a ti
 order it is given, stopping at the first that does not pass.
 
 Protocol: one JSON job a line on stdin, ``{"n": N, "workshop": ID, "file": PATH, "checks":
-[ID, ...], "seed": S, "stop_first": true}``; on the channel the parent passes (``--channel-fd``), ``{"ready":
-true}`` once, then ``{"n": N, "statuses": [[ID, STATUS, MESSAGE], ...]}`` for each job (the
-checks run, in order; the last is the first that did not pass, when one did not, with its
-message; and ``"kernels"``: for each check, the names of the file's kernels its last call
-launched).  The candidate's
-own prints go to stderr.  End of stdin ends the worker.
+[ID, ...], "seed": S, "stop_first": true, "gpu_compile": false}`` (``gpu_compile``: an
+interpreted run also compiles the kernels it launched for sm_90, as the checks do); on the
+channel the parent passes (``--channel-fd``), ``{"ready": true}`` once, then ``{"n": N,
+"statuses": [[ID, STATUS, MESSAGE], ...], "kernels": {ID: [NAME, ...]}}`` for each job: the
+checks run, in order (the last is the first that did not pass, when one did not, with its
+message), and for each check the names of the file's kernels it launched, over all its
+calls.  The candidate's own prints go to stderr.  End of stdin ends the worker.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from checks import interpreter
 
 PASSING = ("pass", "skipped")
+GPU_COMPILE = "KERNEL_COURSE_GPU_COMPILE"  # checks.judging.gpu_compile.ENV
 
 
 def main(argv=None) -> int:
@@ -60,6 +62,9 @@ def main(argv=None) -> int:
         if not line.strip():
             continue
         job = json.loads(line)
+        # Compiling each candidate's kernels for sm_90 would cost more than running them:
+        # only the final verification of a found change does (the checks' gpu-compile rule).
+        os.environ[GPU_COMPILE] = "1" if job.get("gpu_compile") else "0"
         statuses: list = []
         kernels: dict = {}
         for check in job["checks"]:

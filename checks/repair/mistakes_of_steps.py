@@ -1,0 +1,137 @@
+"""The error model's mistakes of steps: two steps in the other order, a term outside the call
+it belongs in, a statement a step too many, a launch grid's axes exchanged.  Standard library
+only."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Iterator, Optional
+
+from checks.repair.program import (  # the shared reading of a function
+    Candidate,
+    Context,
+    Edit,
+    _blocks,
+    _call_name,
+    _cand,
+    _paren,
+    _reads,
+    _target,
+    _text,
+    _walk,
+)
+
+
+def order(ctx: Context) -> Iterator[Candidate]:
+    """Two adjacent steps in the other order: ``a = f(x); b = g(a)`` as ``a = g(x); b = f(a)``
+    (relu before the bias), or two statements exchanged where the second reads the first."""
+    for block in _blocks(ctx.fn):
+        for first, second in zip(block, block[1:]):
+            a, b = _target(first), _target(second)
+            if not a or not b or not isinstance(first, ast.Assign) or not isinstance(second, ast.Assign):
+                continue
+            if a != b and _reads(second.value, a):
+                x = _carried(first.value)
+                if x and _carried(second.value) == a:
+                    g_of_x = _Rename({a: x}).visit(copy.deepcopy(second.value))
+                    f_of_a = _Rename({x: a}).visit(copy.deepcopy(first.value))
+                    indent = " " * first.col_offset
+                    says = (
+                        f"applies `{_text(first.value)}` before `{_text(second.value)}`; the formula "
+                        f"takes the two steps the other way round"
+                    )
+                    if any(_call_name(n) == "tl.maximum" for n in ast.walk(first.value)):
+                        says = (
+                            "applies the ReLU before adding the bias; the bias goes in first, then the ReLU"
+                        )
+                    edit = Edit(first, f"{a} = {_text(g_of_x)}\n{indent}{b} = {_text(f_of_a)}", last=second)
+                    yield Candidate("order", (edit,), first.lineno, says, 0.65, ctx.fn.name)
+            elif a == b and _reads(second.value, a) and _reads(first.value, a):  # x = f(x); x = g(x)
+                indent = " " * first.col_offset
+                edit = Edit(first, f"{_text(second)}\n{indent}{_text(first)}", last=second)
+                says = (
+                    f"applies `{_text(first.value)}` before `{_text(second.value)}`; the formula "
+                    "takes them the other way round"
+                )
+                yield Candidate("order", (edit,), first.lineno, says, 0.55, ctx.fn.name)
+
+
+def inside_out(ctx: Context) -> Iterator[Candidate]:
+    """A term added outside a call that belongs inside it, or the reverse:
+    ``tl.maximum(acc, 0.0) + bias`` for ``tl.maximum(acc + bias, 0.0)``."""
+    for node in _walk(ctx):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.left, ast.Call)
+            and node.left.args
+            and _call_name(node.left).startswith(("tl.", "."))
+        ):
+            call = copy.deepcopy(node.left)
+            call.args[0] = ast.BinOp(left=call.args[0], op=node.op, right=node.right)
+            says = (
+                f"applies `{_call_name(node.left)}` before the `{_text(node.right)}` term; the formula "
+                f"puts the term inside: `{_text(call)}`"
+            )
+            if _call_name(node.left) == "tl.maximum":
+                says = (
+                    f"applies the ReLU before adding `{_text(node.right)}`; it goes in first, then the ReLU"
+                )
+            yield _cand(ctx, "order", node, _text(call), says, 0.75)
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.BinOp):
+            inner = node.args[0]
+            call = copy.deepcopy(node)
+            call.args[0] = inner.left
+            moved = ast.BinOp(left=call, op=inner.op, right=inner.right)
+            says = (
+                f"puts the `{_text(inner.right)}` term inside `{_call_name(node)}`; the formula "
+                "applies it after"
+            )
+            yield _cand(ctx, "order", node, _paren(moved), says, 0.55)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(id=self.mapping.get(node.id, node.id), ctx=node.ctx)
+
+
+def _carried(value: ast.AST) -> Optional[str]:
+    if isinstance(value, ast.BinOp):
+        target: Optional[ast.AST] = value.left
+    elif isinstance(value, ast.Call) and value.args:
+        target = value.args[0]
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def extra_step(ctx: Context) -> Iterator[Candidate]:
+    if not ctx.site.kernel:
+        return
+    for stmt in _walk(ctx):
+        t = _target(stmt)
+        if t and (
+            isinstance(stmt, ast.AugAssign) or (isinstance(stmt, ast.Assign) and _reads(stmt.value, t))
+        ):
+            says = (
+                f"`{_text(stmt)}` is a step too many: it changes `{t}` where the formula leaves it as it is"
+            )
+            yield _cand(ctx, "extra-step", stmt, "pass", says, 0.35)
+
+
+def grid_axes(ctx: Context) -> Iterator[Candidate]:
+    if ctx.site.kernel:
+        return
+    for node in _walk(ctx):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            grid = node.func.slice
+            if isinstance(grid, ast.Tuple) and len(grid.elts) == 2:
+                a, b = grid.elts
+                says = (
+                    f"the grid puts `{_text(a)}` programs along axis 0 and `{_text(b)}` along axis 1, "
+                    "the other way round from how the kernel reads tl.program_id"
+                )
+                yield _cand(ctx, "grid-axes", grid, f"({_text(b)}, {_text(a)})", says, 0.6)

@@ -1,0 +1,194 @@
+"""The candidates as programs: edits spliced into the source, one mistake copied to several
+places as one candidate, the variants that parse and differ, their order given the failing
+run's words, and the lines a change removes and adds.  Standard library only."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+
+from checks.repair import error_model
+
+WRONG = ("fail", "error", "not run")  # statuses a repair must turn into a pass
+
+HINTS = {
+    r"out-of-bounds|out of bounds|past the end": (
+        "mask",
+        "boundary",
+        "padding",
+        "constant",
+        "missing-factor",
+    ),
+    r"never stored|no program stored|not written|never written": (
+        "floor-division",
+        "clamp",
+        "boundary",
+        "grid-axes",
+        "constant",
+    ),
+    r"\bnan\b|\binf\b|-inf\b": ("padding", "start-value", "exp-base", "boundary"),
+    r"\b16 bits\b|\bfp16\b|\bbf16\b|\brounds?\b": ("dtype", "early-cast"),
+    r"\bstrides?\b|\btranspose": ("same-kind-name", "exchanged-names", "missing-factor"),
+    r"\bconstant\b|\bterm\b|\bfactor\b|\bscale\b": ("extra-operand", "missing-factor", "constant"),
+    r"power of (two|2)|power-of-two": ("constant", "arithmetic", "clamp"),
+}
+
+
+def apply(source: str, edits: tuple) -> str:
+    """``source`` with every edit spliced in (edits must not overlap)."""
+    data = source.encode("utf-8")
+    starts, total = [], 0
+    for line in data.splitlines(keepends=True):
+        starts.append(total)
+        total += len(line)
+    spans = []
+    for e in edits:
+        last = e.last or e.node
+        a = starts[e.node.lineno - 1] + e.node.col_offset
+        b = starts[last.end_lineno - 1] + last.end_col_offset
+        spans.append((a, b, e.text))
+    spans.sort()
+    for (_, b, _), (a, _, _) in zip(spans, spans[1:]):
+        if a < b:
+            raise ValueError("overlapping edits")
+    for a, b, text in reversed(spans):
+        data = data[:a] + text.encode("utf-8") + data[b:]
+    return data.decode("utf-8")
+
+
+def _slice(source: str, lines: set) -> set:
+    """The lines of the statements whose values flow into the statements on ``lines`` (a
+    backward slice inside each function, by names): where a fault the checks point at
+    can come from."""
+    out: set = set()
+    for fn in ast.parse(source).body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        stmts = [
+            s
+            for s in ast.walk(fn)
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.Expr, ast.For, ast.Return))
+        ]
+        wanted = set()
+        for s in stmts:
+            if (
+                s.lineno in lines
+                or (s.end_lineno or s.lineno) in lines
+                or any(s.lineno <= x <= (s.end_lineno or 0) for x in lines)
+            ):
+                wanted |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        grew = True
+        while grew:
+            grew = False
+            for s in stmts:
+                targets = s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]
+                bound = {
+                    n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)
+                }
+                if bound & wanted and s.lineno not in out:
+                    out.add(s.lineno)
+                    reads = {n.id for n in ast.walk(s) if isinstance(n, ast.Name)} - wanted
+                    if reads:
+                        wanted |= reads
+                    grew = True
+    return out
+
+
+def rank(cands: list, records: list, source: str = "") -> list:
+    """The candidates, most likely first: the prior, raised for the kinds the failing
+    checks' words point at, for the lines and functions they name and for the lines whose
+    values flow into those."""
+    words = " ".join(
+        f"{r.get('message', '')} {json.dumps(r.get('details', {}), default=str)}".lower()
+        for r in records
+        if r.get("status") in WRONG
+    )
+    favoured: set = set()
+    for pattern, kinds in HINTS.items():
+        if re.search(pattern, words):
+            favoured.update(kinds)
+    named = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+)(?:, in (\w+))?", words)]
+    lines = {line for line, _ in named}
+    functions = {fn for _, fn in named if fn}
+    feeding = _slice(source, lines) if source else set()
+
+    def score(c: error_model.Candidate) -> float:
+        return (
+            c.prior
+            * (1.3 if c.kind in favoured else 1.0)
+            * (1.25 if c.line in lines else 1.0)
+            * (1.15 if c.line in feeding else 1.0)
+            * (1.1 if c.function.lower() in functions else 1.0)
+        )
+
+    return sorted(cands, key=lambda c: (-score(c), c.line))
+
+
+def everywhere(source: str, cands: list) -> list:
+    """One mistake copied to several places: for each edit that makes the same change of the
+    same text at two or more places, a candidate that makes it at all of them."""
+    data = source.encode("utf-8")
+    starts, total = [], 0
+    for line in data.splitlines(keepends=True):
+        starts.append(total)
+        total += len(line)
+    groups: dict = {}
+    for c in cands:
+        if len(c.edits) != 1:
+            continue
+        e = c.edits[0]
+        last = e.last or e.node
+        a = starts[e.node.lineno - 1] + e.node.col_offset
+        b = starts[last.end_lineno - 1] + last.end_col_offset
+        groups.setdefault((c.kind, data[a:b], e.text), []).append(c)
+    out = []
+    for same in groups.values():
+        lines = sorted({c.line for c in same})
+        if len(lines) < 2:
+            continue
+        first = min(same, key=lambda c: c.line)
+        others = ", ".join(str(n) for n in lines[1:])
+        out.append(
+            error_model.Candidate(
+                first.kind,
+                tuple(c.edits[0] for c in same),
+                first.line,
+                f"{first.says} (the same mistake again at line{'s' if len(lines) > 2 else ''} {others})",
+                first.prior,
+                first.function,
+            )
+        )
+    return out
+
+
+def valid_variants(source: str, cands: list) -> list:
+    """(candidate, its source) for each candidate that parses and changes the program; one
+    per distinct program (the likelier one kept)."""
+    original = ast.dump(ast.parse(source))
+    seen: set = {original}
+    out = []
+    for c in cands:
+        try:
+            new = apply(source, c.edits)
+            dumped = ast.dump(ast.parse(new))
+        except (SyntaxError, ValueError):
+            continue
+        if dumped in seen:
+            continue
+        seen.add(dumped)
+        out.append((c, new))
+    return out
+
+
+def changed_lines(before: str, after: str) -> tuple:
+    """(the lines the change removes, the lines it adds, a unified diff)."""
+    a, b = before.splitlines(), after.splitlines()
+    removed, added = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "equal":
+            removed += a[i1:i2]
+            added += b[j1:j2]
+    diff = "\n".join(difflib.unified_diff(a, b, "your file", "with the change", n=1, lineterm=""))
+    return "\n".join(removed), "\n".join(added), diff
