@@ -51,6 +51,12 @@ ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
         ("fused_gemm", GEMM_NO_ADVANCE, "pointer-advance", "never advances `b_ptrs`"),
         ("fused_gemm", GEMM_FP16_ACC, "dtype", "every partial sum added to it rounds to 16 bits"),
         ("streaming_attention", ATTN_M_ZERO, "start-value", "starts at 0 where it must start at -inf"),
+        (
+            "online_normalizer",
+            ("m = max(m_left, m_right)", "m = min(m_left, m_right)"),
+            "min-max",
+            "takes `min`",
+        ),
     ],
 )
 def test_the_error_model_undoes_the_mistake_and_names_its_mechanism(workshop, change, kind, words):

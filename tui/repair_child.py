@@ -45,9 +45,7 @@ STATUSES = ("found", "none", "budget", "cancelled", "not-applicable")
 # that could not start or asked for a check that does not exist)
 REPAIRABLE_RUNS = ("done", "crashed", "timeout")
 
-# own_group() and kill_group() of checks/running/processes.py: the app reaches the running
-# room through its front door (pyproject's import contracts), which loads that module but
-# does not re-export its helpers yet
+# own_group() and kill_group(): the running room's process helpers, through its front door
 _processes = running.processes
 
 RepairEvent = Union[RepairProgress, RepairFinished]

@@ -196,6 +196,10 @@ MIN_MAX = {
     "tl.maximum": "tl.minimum",
     "tl.minimum": "tl.maximum",
     "tl.sum": "tl.max",
+    "min": "max",  # Python's own, in a wrapper or a CPU workshop
+    "max": "min",
+    "torch.amax": "torch.amin",
+    "torch.amin": "torch.amax",
 }
 
 

@@ -57,6 +57,7 @@ def main(argv=None) -> int:
         channel.write(json.dumps(message, default=str) + "\n")
         channel.flush()
 
+    _die_with_parent()
     send({"ready": True})
     for line in sys.stdin:
         if not line.strip():
@@ -89,6 +90,23 @@ def main(argv=None) -> int:
                 break
         send({"n": job["n"], "statuses": statuses, "kernels": kernels})
     return 0
+
+
+def _die_with_parent() -> None:
+    """Exit when the search that started this worker is gone (killed with its process group,
+    which this worker is not in: a worker is killed alone when a candidate hangs)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 class _Launched:

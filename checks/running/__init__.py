@@ -25,7 +25,7 @@ The app's side (session, child, pool, compile_pool, handoff, processes, events) 
 library only: the app never imports torch or triton.
 """
 
-from checks.running import events
+from checks.running import events, processes
 from checks.running.child import ChildRun, Worker, preload_for, run_benchmark
 from checks.running.compile_ahead import RECORD_VARIANTS, benchmark_variants_file
 from checks.running.compile_pool import CompilePool, SettingError, compile_workers, env_count
@@ -58,6 +58,7 @@ __all__ = [
     "discovery_said",
     "env_count",
     "events",
+    "processes",
     "pool_size",
     "preload_for",
     "progress_status",
