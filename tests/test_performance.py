@@ -157,6 +157,7 @@ def test_perf_flag_says_the_step_is_not_met_for_the_column_walk():
     assert (
         "biggest loss" in r.stdout and "32 sectors of 32 bytes per warp-wide request, 4 is ideal" in r.stdout
     )
+    assert "num_warps=4: predicted " in r.stdout and " us on an H200 (ideal " in r.stdout
     assert "Performance step: " in r.stdout and ": not met (" in r.stdout
 
 

@@ -13,8 +13,16 @@ import torch
 import triton
 import triton.language as tl
 
-from checks.performance import accesses, compiled, environment, format_reading, goals, rank, read_module
-from checks.performance import __main__ as perf_main
+from checks.performance import (
+    __main__ as perf_main,
+    accesses,
+    compiled,
+    environment,
+    format_reading,
+    goals,
+    rank,
+    read_module,
+)
 from checks.performance.reading import Reading, read
 
 REPO = Path(__file__).resolve().parent.parent
