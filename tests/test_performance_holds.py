@@ -239,6 +239,25 @@ def test_a_launch_past_the_sample_runs_its_first_programs_and_scales_their_bytes
     assert said.startswith("sampled: the interpreter ran the first 8 of 100 programs of _stamp_kernel")
 
 
+@triton.jit
+def _even_programs_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid % 2 == 0:  # the odd programs touch no memory
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def test_programs_that_touch_no_memory_count_among_those_that_ran():
+    x = torch.ones(100 * 16)
+    _, every = accesses.record(lambda: _even_programs_kernel[(100,)](x, torch.empty(1600), BLOCK=16), None)
+    _, some = accesses.record(lambda: _even_programs_kernel[(100,)](x, torch.empty(1600), BLOCK=16), 8)
+    assert (some[0].recorded, some[0].ran) == (8, 16)  # programs 0, 2, ..., 14; program 16 ended it
+    assert {k: s.bytes for k, s in every[0].streams.items()} == {
+        k: s.bytes for k, s in some[0].streams.items()
+    }
+    assert "the first 16 of 100 programs" in accesses.sample_sentence(some)
+
+
 def test_the_time_limits_end_a_launch_early_or_the_recording():
     x = torch.ones(100 * 16)
     _, recs = accesses.record(lambda: _stamp_kernel[(100,)](x, torch.empty(1600), BLOCK=16), cpu_seconds=0.0)

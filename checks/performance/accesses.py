@@ -11,7 +11,8 @@ A launch of more than ``max_programs`` programs is sampled: the interpreter runs
 programs in order (x slowest, z fastest) and the first access of the program after the
 sample ends the launch (:class:`_Enough`, a BaseException that neither Triton nor the
 answer's wrapper catches, caught here); the bytes of the programs recorded are scaled up
-to the whole grid (:func:`finish`), and the record says how many it recorded.  The grid,
+to the whole grid (:func:`finish`: programs that touched no memory count among those that
+ran), and the record says how many ran.  The grid,
 the program ids and ``tl.num_programs`` are the launch's own: only the programs past the
 sample do not run, so their outputs stay unwritten (a reading does not judge values).
 Past ``cpu_seconds`` of recording in one call, each launch ends at its next program
@@ -88,8 +89,9 @@ class KernelRecord:
     programs: int
     tensors: dict  # name -> (start, end, numel * element_size)
     streams: dict = field(default_factory=dict)  # (tensor, kind) -> Stream
-    recorded: int = 0  # programs the interpreter ran (that accessed memory)
-    sampled: bool = False  # the launch ended after ``recorded`` programs of ``programs``
+    recorded: int = 0  # programs the interpreter ran that accessed memory
+    ran: int = 0  # of a sampled launch: the programs that ran, in the interpreter's order
+    sampled: bool = False  # the launch ended after ``ran`` programs of ``programs``
     why_sampled: str = ""  # "count" (max_programs) or "time" (cpu_seconds)
     program: Any = None  # the id of the program running now
     started: float = 0.0  # process time when it started
@@ -217,9 +219,10 @@ class _Recorder(launches.Listener):
         if rec.recorded:
             if self.max_programs is not None and rec.recorded >= self.max_programs:
                 rec.why_sampled = "count"
-                raise _Enough()
-            if now - self.began >= self.cpu_seconds:
+            elif now - self.began >= self.cpu_seconds:
                 rec.why_sampled = "time"
+            if rec.why_sampled:
+                rec.ran = _order(pid, launches.interpreted_grid()) or rec.recorded
                 raise _Enough()
         rec.recorded += 1
         rec.program, rec.started = pid, now
@@ -262,10 +265,18 @@ class _Recorder(launches.Listener):
             stream.addresses.setdefault(pid, set()).update(np.unique(addrs).tolist())
 
 
+def _order(pid: tuple, grid: tuple) -> int:
+    """How many programs the interpreter ran before ``pid`` (x slowest, z fastest)."""
+    if len(pid) != 3 or len(grid) != 3:
+        return 0
+    (x, y, z), (_, ny, nz) = pid, grid
+    return (x * ny + y) * nz + z
+
+
 def finish(rec: KernelRecord) -> None:
     """Fold the sampled programs' addresses into their distinct bytes, and scale a sampled
-    launch's bytes from the programs recorded to its whole grid."""
-    scale = rec.programs / rec.recorded if rec.sampled and rec.recorded and rec.programs else 1.0
+    launch's bytes from the programs that ran to its whole grid."""
+    scale = rec.programs / rec.ran if rec.sampled and rec.ran and rec.programs else 1.0
     for stream in rec.streams.values():
         stream.program_unique = sum(len(a) for a in stream.addresses.values()) * stream.elem
         stream.addresses = {}
@@ -275,7 +286,7 @@ def finish(rec: KernelRecord) -> None:
 def sample_sentence(records: list) -> str:
     """'sampled: ...' when a launch ran only part of its grid, else ''."""
     parts = [
-        f"the first {rec.recorded} of {rec.programs} programs of {rec.name}"
+        f"the first {rec.ran} of {rec.programs} programs of {rec.name}"
         + (" (the recording's time limit)" if rec.why_sampled == "time" else "")
         for rec in records
         if rec.sampled
