@@ -57,7 +57,7 @@ def test_a_workspace_that_cannot_be_created_is_a_usage_error(monkeypatch, capsys
     (tmp_path / "notes.txt").write_text("x\n")
     under_a_file = tmp_path / "notes.txt" / "kernels"
     err = _usage_error(capsys, ["--workspace", str(under_a_file)])
-    assert f"--workspace {under_a_file}: is not a folder and cannot be created (Not a directory)" in err
+    assert f"--workspace {under_a_file}: cannot be created: {tmp_path / 'notes.txt'} is not a folder" in err
 
 
 def _unwritable_folder(tmp_path: Path) -> Path:
@@ -96,10 +96,12 @@ def test_an_export_dir_that_is_a_file_is_a_usage_error(monkeypatch, capsys, tmp_
     assert f"--export-dir {os.devnull}: is not a folder" in err
 
 
-def test_a_new_workspace_is_made_with_its_state_folder_and_the_app_starts(monkeypatch, tmp_path):
+def test_a_new_workspace_that_can_be_made_starts_the_app_and_is_left_to_it(monkeypatch, tmp_path):
+    """A folder that does not exist yet but can be made is no error; nothing is created
+    before the app runs (it makes the folder on its first save)."""
     seen = {}
     monkeypatch.setattr(entry, "missing_terminal", lambda: "")
     monkeypatch.setattr("tui.app.CourseApp.run", lambda self: seen.update(workspace=self.workspace))
     assert entry.main(["--workspace", str(tmp_path / "new" / "kernels")]) == 0
     assert seen["workspace"] == (tmp_path / "new" / "kernels").resolve()
-    assert (tmp_path / "new" / "kernels").is_dir() and (tmp_path / "new" / ".kernels-state").is_dir()
+    assert not (tmp_path / "new").exists()

@@ -72,33 +72,39 @@ def _tty(stream) -> bool:
 
 
 def unusable_folder(path: Path) -> str:
-    """'' when ``path`` is a folder this user can create files in (made, with its parents,
-    if it does not exist yet), else why not, in words."""
-    try:
-        mode = path.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):  # mkdir below says why it cannot be made
-        mode = None
-    except OSError as e:  # a loop of links, no permission to look
-        return f"cannot be reached ({e.strerror or e})"
-    if mode is not None and not stat.S_ISDIR(mode):
-        return "is a file, not a folder" if stat.S_ISREG(mode) else "is not a folder"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        return f"is not a folder and cannot be created ({e.strerror or e})"
+    """'' when ``path`` is a folder this user can create files in, or one that can be made
+    (its nearest existing ancestor is a folder this user can write in; nothing is created
+    here: the app makes it on its first save), else why not, in words."""
+    probe = path
+    while True:
+        try:
+            mode = probe.stat().st_mode
+            break
+        except (FileNotFoundError, NotADirectoryError):
+            if probe.parent == probe:
+                return "cannot be created (no folder above it exists)"
+            probe = probe.parent
+        except OSError as e:  # a loop of links, no permission to look
+            return f"cannot be reached ({e.strerror or e})"
+    if not stat.S_ISDIR(mode):
+        if probe == path:
+            return "is a file, not a folder" if stat.S_ISREG(mode) else "is not a folder"
+        return f"cannot be created: {probe} is not a folder"
     try:  # root passes every permission check but a read-only file system: try it
-        with tempfile.TemporaryFile(dir=path):
+        with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as e:
-        return f"is a folder you cannot write in ({e.strerror or e})"
+        if probe == path:
+            return f"is a folder you cannot write in ({e.strerror or e})"
+        return f"cannot be created in {probe} ({e.strerror or e})"
     return ""
 
 
 def workspace_error(given: Path | None) -> str:
     """'' when the workspace (``--workspace``, else ``$KERNEL_COURSE_WORKSPACE``, else
     ``workspace/``) and the state folder beside it are folders the app can write in;
-    else a usage error naming where the bad path came from.  Both are created here, as the
-    app would on its first save, so that a bad path is said before any screen opens."""
+    else a usage error naming where the bad path came from, said before any screen opens;
+    nothing is created here."""
     from checks import workspace as ws
 
     if given is not None:
