@@ -125,10 +125,10 @@ def test_rank_compares_predicted_and_measured_orders_with_a_fake_timer(monkeypat
     from checks.performance import rank
 
     predicted = {
-        "solution.py": ([("a", 1e-6, []), ("b", 2e-6, [])], []),
-        "column_walk.py": ([("a", 9e-6, ["sectors"])], []),
+        "solution.py": ([("a", 1e-6, []), ("b", 2e-6, [])], [], []),
+        "column_walk.py": ([("a", 9e-6, ["sectors"])], [], []),
     }
-    monkeypatch.setattr(rank, "predict", lambda op, path, every: predicted[Path(path).name])
+    monkeypatch.setattr(rank, "predict", lambda op, path, every, most: predicted[Path(path).name])
     # measured: the slow answer is slowest, but the reference's two candidates swap places
     times = {"solution.py": {"a": 5e-6, "b": 4e-6}, "column_walk.py": {"a": 30e-6}}
     result = rank.rank_all(["strided_softmax"], lambda op, path, names: times[Path(path).name], jobs=1)

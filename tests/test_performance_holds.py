@@ -97,10 +97,15 @@ def test_rank_lists_each_variant_it_could_not_read_or_time_and_exits_nonzero(mon
         "solution.py": (
             [("a", 1e-6, []), ("b", 2e-6, []), ("c", 3e-6, [])],
             [("d", "k does not compile for sm_90: Loop-carried variable acc ...")],
+            ["e"],  # past --max-variants: listed apart, not missing
         ),
-        "column_walk.py": ([], [("", "the reading exited with 1: no reading: the answer's call raised ...")]),
+        "column_walk.py": (
+            [],
+            [("", "the reading exited with 1: no reading: the answer's call raised ...")],
+            [],
+        ),
     }
-    monkeypatch.setattr(rank, "predict", lambda op, path, every: predicted[Path(path).name])
+    monkeypatch.setattr(rank, "predict", lambda op, path, every, most: predicted[Path(path).name])
     times = {"solution.py": {"a": 5e-6, "b": "timing raised RuntimeError: illegal memory access"}}
     result = rank.rank_all(["strided_softmax"], lambda op, path, names: times[Path(path).name], jobs=1)
     missing = {(x["answer"], x["variant"]): x["why"] for x in result["missing"]}
@@ -111,6 +116,7 @@ def test_rank_lists_each_variant_it_could_not_read_or_time_and_exits_nonzero(mon
         ("slow/column_walk", ""): "the reading exited with 1: no reading: the answer's call raised ...",
     }
     assert [p["variant"] for p in result["ops"]["strided_softmax"]["points"]] == ["a"]
+    assert result["limited"] == [{"op": "strided_softmax", "answer": "reference", "variant": "e"}]
 
     out = tmp_path / "rank.json"
     assert rank.main(["--json", str(out), "--op", "strided_softmax", "--fake-timer"]) == 1
@@ -119,17 +125,25 @@ def test_rank_lists_each_variant_it_could_not_read_or_time_and_exits_nonzero(mon
     assert "left out of the orders above (2): not read or not timed:" in said
     assert "strided_softmax: reference: d: k does not compile for sm_90" in said
     assert "strided_softmax: slow/column_walk (every variant): the reading exited with 1" in said
+    assert "not read, by choice (1, past the first 4 candidates of a reference" in said
     assert len(json.loads(out.read_text())["missing"]) == 2
 
 
 def test_predict_says_why_a_reading_child_gave_nothing(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("def softmax(x, *, num_warps=4):\n    raise RuntimeError('broken on purpose')\n")
-    readings, missing = rank.predict("strided_softmax", broken, False)
-    assert readings == []
+    readings, missing, limited = rank.predict("strided_softmax", broken, False)
+    assert readings == [] == limited
     ((variant, why),) = missing
     assert variant == "" and why.startswith("the reading exited with 1: no reading: the answer's call raised")
     assert "broken on purpose" in why
+
+
+def test_predict_names_the_candidates_past_the_limit():
+    solution = REPO / "workshops" / "strided_softmax" / "solution.py"
+    readings, missing, limited = rank.predict("strided_softmax", solution, True, 1)
+    assert len(readings) == 1 and missing == [] and len(limited) == 1
+    assert limited[0] != readings[0][0]
 
 
 # --- a kernel that does not compile for sm_90 ---------------------------------------------
@@ -204,6 +218,7 @@ def test_the_a3_fp16_accumulator_reads_as_its_compile_error(tmp_path):
     assert "Performance step: keep every tile in registers (no spills): not met (" in r.stdout
     data = json.loads(out.read_text())
     assert data["step_met"] is False and data["readings"] == []
+    assert data["candidates"] == [data["not_compiled"][0]["variant"]]
     assert "Loop-carried variable acc" in data["not_compiled"][0]["compile_errors"][0]["error"]
 
 

@@ -92,14 +92,16 @@ def _read(args, path: Path, compiler) -> int:
         "(interpreter accesses, sm_90 compile; predicted for an H200):"
     )
     try:
+        module = load_module(path)
         readings = read_module(
             args.workshop,
-            load_module(path),
+            module,
             default_only=not args.all_variants,
             limit=args.limit,
             every_program=args.every_program,
             compiler=compiler,
         )
+        calls = problems.candidate_calls(problems.problem(args.workshop), module, not args.all_variants)
     except accesses.TooSlow as e:
         print(f"no reading: {e}")
         return EXIT_FAILED
@@ -124,6 +126,7 @@ def _read(args, path: Path, compiler) -> int:
                 "step_evidence": evidence,
                 "shape": shape["name"],
                 "dtype": dtype,
+                "candidates": [name for name, _ in calls],  # every one, read or not (--limit)
                 "readings": [r.as_dict() for r in readings if r.compiles],
                 "not_compiled": [r.as_dict() for r in readings if not r.compiles],
             },

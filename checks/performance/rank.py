@@ -31,7 +31,7 @@ from checks.json_files import write_json_atomic
 from checks.performance import environment
 
 REPO = Path(__file__).resolve().parents[2]
-MAX_VARIANTS = 4  # of the reference's candidates per op: the whole run stays near two minutes
+MAX_VARIANTS = 4  # of the reference's candidates per op, by default (0: every one)
 
 
 def ranks(values: list) -> list:
@@ -74,15 +74,18 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def predict(op: str, path: Path, every: bool) -> tuple:
+def predict(op: str, path: Path, every: bool, max_variants: int = MAX_VARIANTS) -> tuple:
     """([(variant, predicted seconds, causes)], [(variant or "" for the whole answer, why it
-    has no prediction)]) from a reading in a child (interpreter)."""
+    has no prediction)], [the candidates not read: past the first ``max_variants``]) from a
+    reading in a child (interpreter)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "r.json"
         cmd = [sys.executable, "-m", "checks.performance", op, "--file", str(path), "--json", str(out)]
         try:
             done = subprocess.run(
-                cmd + (["--all-variants", "--limit", str(MAX_VARIANTS)] if every else []),
+                cmd
+                + (["--all-variants"] if every else [])
+                + (["--limit", str(max_variants)] if every and max_variants else []),
                 capture_output=True,
                 text=True,
                 env=interpreter.interpreter_env(True),
@@ -90,7 +93,7 @@ def predict(op: str, path: Path, every: bool) -> tuple:
                 cwd=REPO,
             )
         except subprocess.TimeoutExpired:
-            return [], [("", "the reading took over 600 s")]
+            return [], [("", "the reading took over 600 s")], []
         data = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     readings = [(r["variant"], r["predicted_us"] * 1e-6, r["causes"]) for r in data.get("readings", [])]
     missing = [
@@ -103,7 +106,8 @@ def predict(op: str, path: Path, every: bool) -> tuple:
     if not readings and not missing:
         said = _last_line(done.stdout) or _last_line(done.stderr) or "no output"
         missing.append(("", f"the reading exited with {done.returncode}: {said}"))
-    return readings, missing
+    seen = {v for v, *_ in readings} | {v for v, _ in missing}
+    return readings, missing, [v for v in data.get("candidates", []) if v not in seen]
 
 
 def device_time(call: Callable[[], object], reps: int = 50) -> float:
@@ -160,22 +164,29 @@ def gpu_timer(op: str, path: Path, variants: list) -> dict:
     return out
 
 
-def rank_all(ops: list, timer: Optional[Callable[[str, Path, list], dict]], jobs: int = 8) -> dict:
+def rank_all(
+    ops: list,
+    timer: Optional[Callable[[str, Path, list], dict]],
+    jobs: int = 8,
+    max_variants: int = MAX_VARIANTS,
+) -> dict:
     """Predicted and measured order per op and pooled, with Spearman's rho (``timer``
-    None: the predictions stand in for the times), and every variant left out, with why."""
+    None: the predictions stand in for the times), every variant left out with why
+    (``missing``), and the candidates not read past ``max_variants`` (``limited``)."""
     work = [(op, label, path, every) for op in ops for label, path, every in answers(op)]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        predicted = list(pool.map(lambda w: predict(w[0], w[2], w[3]), work))
-    result: dict = {"ops": {}, "pooled": {}, "missing": []}
+        predicted = list(pool.map(lambda w: predict(w[0], w[2], w[3], max_variants), work))
+    result: dict = {"ops": {}, "pooled": {}, "missing": [], "limited": []}
     pooled_p: list = []
     pooled_m: list = []
     for op in ops:
         points = []
-        for (o, label, path, _), (preds, unread) in zip(work, predicted):
+        for (o, label, path, _), (preds, unread, limited) in zip(work, predicted):
             if o != op:
                 continue
             for variant, why in unread:
                 result["missing"].append({"op": op, "answer": label, "variant": variant, "why": why})
+            result["limited"] += [{"op": op, "answer": label, "variant": v} for v in limited]
             if not preds:
                 continue
             names = [v for v, _, _ in preds]
@@ -234,6 +245,13 @@ def main(argv=None) -> int:
     p = UsageParser(prog="python -m checks.performance.rank", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", type=Path, metavar="OUT", required=True, help="where to write the orders")
     p.add_argument("--op", action="append", metavar="WORKSHOP", help="only this workshop (repeatable)")
+    p.add_argument(
+        "--max-variants",
+        type=int,
+        default=MAX_VARIANTS,
+        metavar="N",
+        help=f"read the first N candidates of each reference (default {MAX_VARIANTS}; 0: every one)",
+    )
     p.add_argument("--fake-timer", action="store_true", help="tests: take the predictions as the times")
     args = p.parse_args(argv)
     from checks.performance import problems
@@ -255,7 +273,7 @@ def main(argv=None) -> int:
             print("python -m checks.performance.rank: needs a CUDA GPU (--fake-timer for tests)")
             return EXIT_UNAVAILABLE
         timer = gpu_timer
-    result = rank_all(ops, timer)
+    result = rank_all(ops, timer, max_variants=args.max_variants)
     write_json_atomic(args.json, result)
     for op, r in result["ops"].items():
         rho = r["spearman"]
@@ -268,6 +286,12 @@ def main(argv=None) -> int:
     print(
         f"pooled: Spearman {'-' if rho is None else f'{rho:.2f}'} over {result['pooled']['points']} variants"
     )
+    if result["limited"]:
+        names = ", ".join(f"{x['op']}: {x['answer']}: {x['variant']}" for x in result["limited"])
+        print(
+            f"not read, by choice ({len(result['limited'])}, past the first {args.max_variants} candidates "
+            f"of a reference; --max-variants 0 reads every one): {names}"
+        )
     if result["missing"]:
         print(f"left out of the orders above ({len(result['missing'])}): not read or not timed:")
         print("\n".join(missing_lines(result)))
