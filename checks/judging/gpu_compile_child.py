@@ -41,6 +41,7 @@ from typing import Any, Optional
 
 TARGET = ("cuda", 90, 32)  # backend, compute capability, warp size: an H100/H200
 STOP_AFTER = ".ttgir"
+STOPPING_MANAGER = f"{__name__}:Manager"  # Triton's TRITON_CACHE_MANAGER setting, see _compiled_mode
 KEPT_FILES = 8  # learner files kept imported (a warm process sees one per save)
 
 
@@ -106,20 +107,29 @@ def _quiet() -> int:
 
 
 def _compiled_mode() -> None:
-    """Triton as a process without the interpreter has it: its Python modules imported
-    anew with the switch off (Triton's own ``@jit`` functions, ``tl.cdiv`` and the other
-    standard ones, were decorated for the interpreter in the parent), its native library
-    kept (it cannot be loaded twice, and holds no interpreter state).  No hook or patch of
-    the parent's is in the new modules."""
-    os.environ.pop("TRITON_INTERPRET", None)
-    interpreted = getattr(sys.modules.get("triton.runtime.interpreter"), "InterpretedFunction", None)
-    if isinstance(interpreted, type):  # a module holding interpreted kernels is imported anew too
+    """Triton as a process without the interpreter has it.  The environment is the one
+    checks.interpreter gives a child without the switch, plus Triton's cache-manager
+    setting that stops each compile at the TTGIR (:data:`STOPPING_MANAGER`).  Triton's
+    Python modules are then imported anew (its own ``@jit`` functions, ``tl.cdiv`` and the
+    other standard ones, were decorated for the interpreter in the parent), and so is any
+    other module holding a kernel of the parent's Triton; its native library is kept (it
+    cannot be loaded twice, and holds no interpreter state).  No hook or patch of the
+    parent's reaches the new modules."""
+    from checks import interpreter
+
+    env = interpreter.interpreter_env(False)
+    env.pop("TRITON_STORE_BINARY_ONLY", None)  # every stage is handed to the cache manager
+    env["TRITON_CACHE_MANAGER"] = STOPPING_MANAGER
+    os.environ.clear()
+    os.environ.update(env)
+    kernel_type = getattr(sys.modules.get("triton.runtime.jit"), "KernelInterface", None)
+    if isinstance(kernel_type, type):
         for name, module in list(sys.modules.items()):
             try:
                 held = list(vars(module).values())
             except TypeError:
                 continue
-            if not name.startswith("triton") and any(isinstance(v, interpreted) for v in held):
+            if not name.startswith("triton") and any(isinstance(v, kernel_type) for v in held):
                 del sys.modules[name]
     native = "triton._C"
     for name in [n for n in sys.modules if n == "triton" or n.startswith("triton.")]:
@@ -127,8 +137,8 @@ def _compiled_mode() -> None:
             del sys.modules[name]
     import triton
 
-    if triton.knobs.runtime.interpret:
-        raise RuntimeError("Triton's interpreter is still on")
+    if triton.knobs.runtime.interpret or triton.knobs.cache.manager_class is not stopping_manager():
+        raise RuntimeError("Triton is not set up to compile here")
 
 
 def _warm() -> None:
@@ -147,49 +157,52 @@ def _warm() -> None:
         pass
 
 
-def _stopping_manager() -> type:
-    from triton.runtime.cache import CacheManager
+_MANAGER: list = []
 
-    class StopAfterTTGIR(CacheManager):
-        """Keeps nothing, finds nothing, and stops the compile at the TTGIR."""
 
-        def get_file(self, filename: str) -> Optional[str]:
-            return None
+def stopping_manager() -> type:
+    """Triton's cache manager here: keeps nothing, finds nothing, and raises
+    :class:`_Enough` once the TTGIR is handed to it."""
+    if not _MANAGER:
+        from triton.runtime.cache import CacheManager
 
-        def put(self, data: Any, filename: str, binary: bool = True) -> str:
-            if filename.endswith(STOP_AFTER):
-                raise _Enough()
-            return ""
+        class StopAfterTTGIR(CacheManager):
+            def get_file(self, filename: str) -> Optional[str]:
+                return None
 
-        def get_group(self, filename: str) -> Optional[dict]:
-            return None
+            def put(self, data: Any, filename: str, binary: bool = True) -> str:
+                if filename.endswith(STOP_AFTER):
+                    raise _Enough()
+                return ""
 
-        def put_group(self, filename: str, group: dict) -> None:
-            return None
+            def get_group(self, filename: str) -> Optional[dict]:
+                return None
 
-    return StopAfterTTGIR
+            def put_group(self, filename: str, group: dict) -> None:
+                return None
+
+        _MANAGER.append(StopAfterTTGIR)
+    return _MANAGER[0]
+
+
+def __getattr__(name: str) -> Any:
+    """``TRITON_CACHE_MANAGER`` names ``<this module>:Manager``; Triton reads it with getattr."""
+    if name == "Manager":
+        return stopping_manager()
+    raise AttributeError(name)
 
 
 def _compile(jit: Any, signature: dict, constexprs: dict, attrs: dict, options: dict) -> None:
     """Compile up to the TTGIR (returns) or raise the compiler's error."""
     import triton
-    import triton.knobs as knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     src = ASTSource(fn=jit, signature=signature, constexprs=constexprs, attrs=attrs)
-    saved = (knobs.cache.manager_class, knobs.compilation.store_binary_only, knobs.compilation.always_compile)
-    knobs.cache.manager_class = _stopping_manager()
-    knobs.compilation.store_binary_only = False  # every stage is handed to the manager
-    knobs.compilation.always_compile = False
     try:
         triton.compile(src, target=GPUTarget(*TARGET), options=options)
     except _Enough:
         pass
-    finally:
-        knobs.cache.manager_class, knobs.compilation.store_binary_only, knobs.compilation.always_compile = (
-            saved
-        )
 
 
 def answer(job: dict, modules: dict, log: int) -> dict:
