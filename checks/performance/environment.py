@@ -60,6 +60,6 @@ def interpreter_problem() -> Optional[str]:
         f"Python integers, which numpy 2.4 and newer refuse: the kernels would fail with "
         f"TypeError('only 0-dimensional arrays can be converted to Python scalars') "
         f"(triton-lang/triton#9171).\n"
-        f"Triton {triton_version}'s interpreter cannot run with numpy {numpy_version} here: "
+        f"Triton {triton_version}'s interpreter cannot run with numpy {numpy_version} (2.4 or newer) here: "
         f"install an older numpy in this environment: {INSTALL}"
     )
