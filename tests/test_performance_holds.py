@@ -278,8 +278,10 @@ def test_the_time_limits_end_a_launch_early_or_the_recording():
     _, recs = accesses.record(lambda: _stamp_kernel[(100,)](x, torch.empty(1600), BLOCK=16), cpu_seconds=0.0)
     assert recs[0].recorded == 1 and recs[0].why_sampled == "time"
     assert "(the recording's time limit)" in accesses.sample_sentence(recs)
-    with pytest.raises(accesses.TooSlow, match="ran 0 s in the interpreter without finishing"):
-        accesses.record(lambda: _stamp_kernel[(100,)](x, torch.empty(1600), BLOCK=16), stuck_seconds=-1.0)
+    with pytest.raises(
+        accesses.TooSlow, match="s of CPU on this call without finishing it .program .0, 0, 0."
+    ):
+        accesses.record(lambda: _stamp_kernel[(100,)](x, torch.empty(1600), BLOCK=16), limit_seconds=-1.0)
 
 
 def test_a_column_walking_softmax_is_read_in_seconds():
@@ -289,8 +291,11 @@ def test_a_column_walking_softmax_is_read_in_seconds():
     (r,) = read_module("strided_softmax", perf_main.load_module(FIXTURES / "column_walk_loop.py"))
     assert time.process_time() - started < 10
     assert r.causes()[0] == "sectors", r.lines()
-    assert r.moved_bytes == 12 * 2**20  # x read twice, out written once: scaled from 32 programs
-    assert r.sampled.startswith("sampled: the interpreter ran the first 32 of 1024 programs")
+    assert r.moved_bytes == 12 * 2**20  # x read twice, out written once: scaled from the sample
+    # 32 programs, or fewer where the recording's time limit came first (a busy machine)
+    assert (
+        r.sampled.startswith("sampled: the interpreter ran the first ") and " of 1024 programs" in r.sampled
+    )
     assert r.sampled in format_reading(r)
 
 

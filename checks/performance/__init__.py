@@ -29,20 +29,23 @@ def read_module(
 ) -> list:
     """[Reading] of ``module``'s candidate calls for ``op`` (the default call alone unless
     ``default_only`` is False; at most ``limit``), run in the interpreter: each launch
-    sampled (accesses.MAX_PROGRAMS programs) unless ``every_program``.  ``compiler``: a started
+    sampled (accesses.MAX_PROGRAMS programs, the time limits of accesses) unless
+    ``every_program`` (every program, no time limit).  ``compiler``: a started
     compiled.Compiler (default: one of its own).  A call that launches no Triton kernel (an
     eager PyTorch candidate) has no reading.  Raises accesses.TooSlow when one program
     runs past the recording's limit."""
     from checks.performance import accesses, compiled, problems, reading
 
     prob = problems.problem(op, seed)
-    max_programs = None if every_program else accesses.MAX_PROGRAMS
+    limits: dict = {}
+    if every_program:
+        limits = dict(max_programs=None, cpu_seconds=float("inf"), limit_seconds=float("inf"))
     own = compiler is None
     compiler = compiler if compiler is not None else compiled.Compiler()
     try:
         calls = []
         for name, call in problems.candidate_calls(prob, module, default_only)[:limit]:
-            _, records = accesses.record(call, max_programs, launched=compiler.submit)
+            _, records = accesses.record(call, launched=compiler.submit, **limits)
             if records:
                 calls.append((name, records))
         return [

@@ -15,9 +15,10 @@ to the whole grid (:func:`finish`: programs that touched no memory count among t
 ran), and the record says how many ran.  The grid,
 the program ids and ``tl.num_programs`` are the launch's own: only the programs past the
 sample do not run, so their outputs stay unwritten (a reading does not judge values).
-Past ``cpu_seconds`` of recording in one call, each launch ends at its next program
-(at least one recorded); a single program running past ``stuck_seconds`` ends the
-recording with :class:`TooSlow`.
+Past ``cpu_seconds`` (CPU time) of recording in one call, each launch ends at its next
+program (at least one recorded); past ``limit_seconds`` the recording ends wherever it is
+with :class:`TooSlow` (no reading: a program itself runs that long), so that one call's
+recording never takes longer.
 
 A warp-wide request is 32 lanes.  Triton hands a block's elements to lanes along the axis that is contiguous
 in memory when it can see one (its coalescing pass), so the lanes are ordered here
@@ -41,7 +42,7 @@ WARP = 32
 SAMPLED_PROGRAMS = 4  # programs per stream whose requests are counted in sectors
 MAX_PROGRAMS = 32  # programs per launch the interpreter runs; the rest are scaled from them
 CPU_SECONDS = 4.0  # of recording per call, past which each launch ends at its next program
-STUCK_SECONDS = 8.0  # one program running this long ends the recording: no reading
+LIMIT_SECONDS = 7.0  # of recording per call, past which it ends wherever it is: no reading
 
 
 class _Enough(BaseException):
@@ -94,7 +95,6 @@ class KernelRecord:
     sampled: bool = False  # the launch ended after ``ran`` programs of ``programs``
     why_sampled: str = ""  # "count" (max_programs) or "time" (cpu_seconds)
     program: Any = None  # the id of the program running now
-    started: float = 0.0  # process time when it started
 
 
 def _tensor_ranges(named: list) -> dict:
@@ -174,13 +174,13 @@ class _Recorder(launches.Listener):
         self,
         max_programs: Optional[int] = MAX_PROGRAMS,
         cpu_seconds: float = CPU_SECONDS,
-        stuck_seconds: float = STUCK_SECONDS,
+        limit_seconds: float = LIMIT_SECONDS,
         launched: Optional[Callable[[KernelRecord], None]] = None,
     ) -> None:
         self.thread = threading.get_ident()
         self.records: list = []
         self.current: Any = None
-        self.max_programs, self.cpu_seconds, self.stuck_seconds = max_programs, cpu_seconds, stuck_seconds
+        self.max_programs, self.cpu_seconds, self.limit_seconds = max_programs, cpu_seconds, limit_seconds
         self.began = time.process_time()
         self.launched = launched
 
@@ -213,9 +213,8 @@ class _Recorder(launches.Listener):
         finally:
             self.current = outer
 
-    def _next_program(self, rec: KernelRecord, pid: Any) -> None:
+    def _next_program(self, rec: KernelRecord, pid: Any, now: float) -> None:
         """``pid`` makes its first access: record it, or end the launch's sample."""
-        now = time.process_time()
         if rec.recorded:
             if self.max_programs is not None and rec.recorded >= self.max_programs:
                 rec.why_sampled = "count"
@@ -225,20 +224,21 @@ class _Recorder(launches.Listener):
                 rec.ran = _order(pid, launches.interpreted_grid()) or rec.recorded
                 raise _Enough()
         rec.recorded += 1
-        rec.program, rec.started = pid, now
+        rec.program = pid
 
     def access(self, access: launch_records.Access) -> None:
         rec = self.current
         if rec is None or threading.get_ident() != self.thread or access.kind not in ("load", "store"):
             return
-        pid = access.program_id
-        if pid != rec.program or not rec.recorded:
-            self._next_program(rec, pid)
-        elif time.process_time() - rec.started > self.stuck_seconds:
+        pid, now = access.program_id, time.process_time()
+        if now - self.began > self.limit_seconds:
             raise TooSlow(
-                f"program {pid} of {rec.name} ran {time.process_time() - rec.started:.0f} s in the "
-                f"interpreter without finishing (of {rec.programs} programs): too slow to read"
+                f"the interpreter ran {now - self.began:.0f} s of CPU on this call without finishing it "
+                f"(program {pid} of {rec.name}, {rec.recorded} of its {rec.programs} programs recorded; "
+                f"a reading runs at most {self.max_programs} programs of a launch): too slow to read"
             )
+        if pid != rec.program or not rec.recorded:
+            self._next_program(rec, pid, now)
         addrs = access.addrs
         first = int(addrs[0])
         name = "other"
@@ -303,13 +303,13 @@ def record(
     call: Callable[[], Any],
     max_programs: Optional[int] = MAX_PROGRAMS,
     cpu_seconds: float = CPU_SECONDS,
-    stuck_seconds: float = STUCK_SECONDS,
+    limit_seconds: float = LIMIT_SECONDS,
     launched: Optional[Callable[[KernelRecord], None]] = None,
 ) -> tuple:
     """(what ``call()`` returned, [KernelRecord per interpreted launch, in order]): at most
     ``max_programs`` programs of each launch run (None: every one), see the module doc;
     ``launched`` hears each launch before it runs."""
-    recorder = _Recorder(max_programs, cpu_seconds, stuck_seconds, launched)
+    recorder = _Recorder(max_programs, cpu_seconds, limit_seconds, launched)
     # numpy's warnings off: a sampled launch leaves outputs unwritten, and the next kernel's
     # arithmetic on them is not the answer's (a reading does not judge values)
     with launches.listening(recorder), np.errstate(all="ignore"):
