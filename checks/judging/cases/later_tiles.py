@@ -13,7 +13,7 @@ the rows that show it, and their mirror images, for one tile width at a time:
 * ``falling``: every tile sits that far below the one before;
 
 at a ragged width (``k * tile + r``, ``0 < r < tile``) and a tile-multiple width (``k *
-tile``), ``k`` of 2 or 3.  The draws come from a ``random.Random`` the check seeds
+tile``), of two or three tiles each.  The draws come from a ``random.Random`` the check seeds
 from its id and the run's base seed (``ctx.rng``, checks.judging.case), so ``--seed N``
 draws other positions, gaps and widths, the same on every machine.
 

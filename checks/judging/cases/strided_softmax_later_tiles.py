@@ -4,8 +4,8 @@ The layout-aware path sweeps a transposed row in column tiles; a maximum taken f
 first tile only (or a running maximum never raised after it) is exact on every row whose
 first tile is within ~88 of its maximum, which random rows always are.  Here a later
 tile sits 120 to 400 above (or below) the rest, or every tile rises (or falls) by that
-much in all, at each column-tile width a layout-aware kernel uses (the reference's 512
-fp32 columns of 8 rows, its 256 fp16 columns of 16; 128 for kernels of 32 rows), at a
+much in all, drawn for column tiles of 128, 256 and 512 (4096-element tiles of 32, 16 and 8
+rows: the reference's fp32 tile of 8 rows is 512 wide, its fp16 tile of 16 rows 256), at a
 ragged and a tile-multiple width, on transposes (the tiled path) and contiguous rows.
 """
 
@@ -19,8 +19,7 @@ from checks.judging.cases import later_tiles
 from checks.judging.cases.strided_softmax import SECTION_TILES, expect_softmax
 from checks.judging.tensors import guard_bands_on, guarded
 
-# (column-tile width, dtype): the tile widths of the reference's layout-aware path on
-# small shapes (4096-element tiles of one 32-byte sector of rows), and a narrower one.
+# (column-tile width, dtype) the rows are drawn for: 4096-element tiles of 32, 8 and 16 rows.
 TILES = ((128, torch.float32), (512, torch.float32), (256, torch.float16))
 ROWS = 8  # two rows of each pattern; 8 rows are one sector of fp32 rows (the reference's BLOCK_R)
 
