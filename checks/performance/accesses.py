@@ -10,20 +10,20 @@ it could.
 A launch of more than ``max_programs`` programs is sampled: the interpreter runs its
 programs in order (x slowest, z fastest) and the first access of the program after the
 sample ends the launch (:class:`_Enough`, a BaseException that neither Triton nor the
-answer's wrapper catches, caught here); the bytes of the programs recorded are scaled up
-to the whole grid (:func:`finish`: programs that touched no memory count among those that
-ran), and the record says how many ran.  The grid,
-the program ids and ``tl.num_programs`` are the launch's own: only the programs past the
-sample do not run, so their outputs stay unwritten (a reading does not judge values).
-Past ``cpu_seconds`` (CPU time) of recording in one call, each launch ends at its next
-program (at least one recorded); past ``limit_seconds`` the recording ends wherever it is
-with :class:`TooSlow` (no reading: a program itself runs that long), so that one call's
+answer's wrapper catches, caught here).  The bytes of the programs that ran are scaled up
+to the whole grid (:func:`finish`; programs that touched no memory count among those
+that ran), and the record says how many ran.  The grid, the program ids and
+``tl.num_programs`` are the launch's own: only the programs past the sample do not run,
+so their outputs stay unwritten (a reading does not judge values).  Past
+``cpu_seconds`` (CPU time) of recording in one call, each launch ends at its next
+program (at least one recorded); past ``limit_seconds`` the recording ends wherever it
+is with :class:`TooSlow` (no reading: a program itself runs that long), so one call's
 recording never takes longer.
 
-A warp-wide request is 32 lanes.  Triton hands a block's elements to lanes along the axis that is contiguous
-in memory when it can see one (its coalescing pass), so the lanes are ordered here
-along the axis whose neighbours lie closest in memory; a 1D block has only its own
-order.
+A warp-wide request is 32 lanes.  Triton hands a block's elements to lanes along the
+axis that is contiguous in memory when it can see one (its coalescing pass), so the
+lanes are ordered here along the axis whose neighbours lie closest in memory; a 1D
+block has only its own order.
 """
 
 from __future__ import annotations
