@@ -90,6 +90,8 @@ def test_a_change_that_routes_a_check_around_a_kernel_is_not_a_fix():
     before = {"basic": ["rows_kernel"], "transpose": ["tiles_kernel"]}
     assert _same_kernels(before, {"basic": ["rows_kernel"], "transpose": ["tiles_kernel", "rows_kernel"]})
     assert not _same_kernels(before, {"basic": ["rows_kernel"], "transpose": ["rows_kernel"]})
+    # a validation that now raises before launching (an inverted shape test fixed) is no routing
+    assert _same_kernels({"rejects-shape": ["attention_kernel"]}, {"rejects-shape": []})
 
 
 def test_apply_refuses_overlapping_edits():

@@ -356,8 +356,10 @@ def _kernels_of(base: dict, known: threading.Event) -> dict:
 
 
 def _same_kernels(before: dict, after: dict) -> bool:
-    """Every check still launches every kernel it launched before the change."""
-    return all(set(names) <= set(after.get(check, ())) for check, names in before.items())
+    """Every check that computes with kernels after the change still launches every kernel
+    it launched before it (a check that now launches none, a validation that now raises
+    before the launch, is not routed around anything)."""
+    return all(set(names) <= set(after[check]) for check, names in before.items() if after.get(check))
 
 
 def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_model.Candidate]:

@@ -96,6 +96,18 @@ def _slice(source: str, lines: set) -> set:
     return out
 
 
+def _guards(source: str, lines: set) -> set:
+    """The lines of the tests that decide whether the statements on ``lines`` run: an
+    ``if`` around a ``raise`` the checks saw, a loop's header around a named load."""
+    out: set = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.If, ast.While, ast.For)):
+            inner = {n.lineno for s in node.body for n in ast.walk(s) if hasattr(n, "lineno")}
+            if inner & lines:
+                out.add(node.lineno)
+    return out
+
+
 def rank(cands: list, records: list, source: str = "") -> list:
     """The candidates, most likely first: the prior, raised for the kinds the failing
     checks' words point at, for the lines and functions they name and for the lines whose
@@ -111,6 +123,7 @@ def rank(cands: list, records: list, source: str = "") -> list:
             favoured.update(kinds)
     named = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+)(?:, in (\w+))?", words)]
     lines = {line for line, _ in named}
+    lines |= _guards(source, lines) if source else set()
     functions = {fn for _, fn in named if fn}
     feeding = _slice(source, lines) if source else set()
 
