@@ -63,10 +63,9 @@ def test_an_fp16_accumulator_fails_with_the_loop_carried_type(tmp_path):
         assert "tl.zeros(..., tl.float32)" in r.message  # what to change
 
 
-def test_the_command_line_says_it_and_no_compiler_outlives_it(tmp_path):
-    """``python -m checks`` (Triton's interpreter chosen by the command, not by the
-    environment): the failing check, the compiler's words; the output's pipes close when
-    the run ends (the compiler process holds none of them)."""
+def test_the_command_line_says_it(tmp_path):
+    """``python -m checks``, Triton's interpreter chosen by the command rather than by the
+    environment: the failing check and the compiler's words."""
     import os
     import subprocess
     import sys
@@ -93,8 +92,8 @@ def test_the_reference_answers_variants_compile_once(tmp_path):
     assert all(r.status == "pass" for r in first.values()), [r.message for r in first.values()]
     compiled = gpu_compile.COMPILER.compiles - before
     assert compiled >= 2  # tiny-shapes launches several variants, k-zero at least one
-    statuses = {o["status"] for o in gpu_compile.COMPILER.done.values() if o.get("status") != "refused"}
-    assert statuses <= {"ok"}, gpu_compile.COMPILER.done  # compiled, not skipped for a broken setup
+    answered = list(gpu_compile.COMPILER.done.values())[-compiled:]
+    assert {o["status"] for o in answered} == {"ok"}, answered  # compiled, not skipped for a broken setup
     again = run("fused_gemm", path, ["tiny-shapes", "k-zero"])
     assert all(r.status == "pass" for r in again.values())
     assert gpu_compile.COMPILER.compiles - before == compiled  # nothing compiled twice
