@@ -7,8 +7,9 @@ interpreted run every distinct kernel variant the checks launch from the learner
 -- the kernel, its constexprs, its argument types with the specializations Triton
 compiles a variant for (an integer equal to 1, a None) and the launch options -- is
 compiled for sm_90 as well (:mod:`checks.judging.gpu_compile_child`: a forked process,
-through TTGIR).  A check that passed but launched a variant the compiler refuses fails,
-with the compiler's words, the kernel, its constexprs and what to change.
+through Triton's front end and TTIR, where the compiler's refusals come from).  A check
+that passed but launched a variant the compiler refuses fails, with the compiler's words,
+the kernel, its constexprs and what to change.
 
 Compiles start as the launches happen and run beside the interpreter; after each check,
 only a check that passed waits for its own variants.  Outcomes are kept for the process

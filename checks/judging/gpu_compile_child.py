@@ -7,12 +7,16 @@ pays seconds for torch alone).  Triton's interpreter switch is turned off here, 
 learner's file, executed again from the very text the run loaded, defines compiled
 ``JITFunction`` kernels instead of interpreted ones.  Each variant is compiled with
 ``triton.compile(ASTSource(...), target=GPUTarget("cuda", 90, 32))`` through Triton's
-front end (where ``tl.dot``'s shape rule, a loop-carried variable's type, constexpr-ness
-and the like are enforced), TTIR and TTGIR (the passes that lay the program out for
-sm_90), and stopped there: LLVM and ptxas cost most of a compile (seconds for a wide
-wgmma tile) and refuse almost nothing the front end let through.  The stop goes through
-Triton's public cache-manager knob (``knobs.cache.manager_class``, ``TRITON_CACHE_MANAGER``):
-a manager that keeps nothing and raises once the TTGIR is handed to it.
+front end and its TTIR passes, and stopped there.  The front end is where the compiler
+refuses a program: ``tl.dot``'s shape rule for sm_90 (K at least 16, 32 for 8-bit
+operands), a loop-carried variable's type, constexpr-ness, a global that is not a
+constexpr, a block that is not a power of two; the launch options (``num_warps`` a power
+of two) are checked before it.  The later stages -- TTGIR (layouts for the warps,
+pipelining), LLVM and ptxas -- cost most of a compile (seconds for a wide wgmma tile;
+TTGIR alone adds about half again to the front end and TTIR) and refuse almost nothing
+the front end let through.  The stop goes through Triton's public cache-manager setting
+(``TRITON_CACHE_MANAGER``, ``knobs.cache.manager_class``): a manager that keeps nothing
+and raises once the TTIR is handed to it.
 
 Messages are dicts on a :class:`multiprocessing.connection.Connection`:
 
@@ -37,16 +41,17 @@ import sys
 import tempfile
 import time
 import types
+import warnings
 from typing import Any, Optional
 
 TARGET = ("cuda", 90, 32)  # backend, compute capability, warp size: an H100/H200
-STOP_AFTER = ".ttgir"
+STOP_AFTER = ".ttir"  # the last stage compiled (see the module doc)
 STOPPING_MANAGER = f"{__name__}:Manager"  # Triton's TRITON_CACHE_MANAGER setting, see _compiled_mode
 KEPT_FILES = 8  # learner files kept imported (a warm process sees one per save)
 
 
 class _Enough(Exception):
-    """Raised through ``triton.compile`` once the TTGIR exists: the variant compiled."""
+    """Raised through ``triton.compile`` once the TTIR exists: the variant compiled."""
 
 
 def serve(conn: Any) -> None:
@@ -109,7 +114,7 @@ def _quiet() -> int:
 def _compiled_mode() -> None:
     """Triton as a process without the interpreter has it.  The environment is the one
     checks.interpreter gives a child without the switch, plus Triton's cache-manager
-    setting that stops each compile at the TTGIR (:data:`STOPPING_MANAGER`).  Triton's
+    setting that stops each compile after the TTIR (:data:`STOPPING_MANAGER`).  Triton's
     Python modules are then imported anew (its own ``@jit`` functions, ``tl.cdiv`` and the
     other standard ones, were decorated for the interpreter in the parent), and so is any
     other module holding a kernel of the parent's Triton; its native library is kept (it
@@ -124,6 +129,7 @@ def _compiled_mode() -> None:
     os.environ.update(env)
     kernel_type = getattr(sys.modules.get("triton.runtime.jit"), "KernelInterface", None)
     if isinstance(kernel_type, type):
+        warnings.simplefilter("ignore")  # reading every module's names wakes deprecation notices
         for name, module in list(sys.modules.items()):
             try:
                 held = list(vars(module).values())
@@ -162,11 +168,11 @@ _MANAGER: list = []
 
 def stopping_manager() -> type:
     """Triton's cache manager here: keeps nothing, finds nothing, and raises
-    :class:`_Enough` once the TTGIR is handed to it."""
+    :class:`_Enough` once the last stage compiled (:data:`STOP_AFTER`) is handed to it."""
     if not _MANAGER:
         from triton.runtime.cache import CacheManager
 
-        class StopAfterTTGIR(CacheManager):
+        class StopAfterTTIR(CacheManager):
             def get_file(self, filename: str) -> Optional[str]:
                 return None
 
@@ -181,7 +187,7 @@ def stopping_manager() -> type:
             def put_group(self, filename: str, group: dict) -> None:
                 return None
 
-        _MANAGER.append(StopAfterTTGIR)
+        _MANAGER.append(StopAfterTTIR)
     return _MANAGER[0]
 
 
@@ -193,7 +199,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _compile(jit: Any, signature: dict, constexprs: dict, attrs: dict, options: dict) -> None:
-    """Compile up to the TTGIR (returns) or raise the compiler's error."""
+    """Compile through the TTIR (returns) or raise the compiler's error."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
