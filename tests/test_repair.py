@@ -196,3 +196,25 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
             [sys.executable, "-m", "checks.repair", *args], capture_output=True, text=True, cwd=REPO
         )
         assert bad.returncode == 64 and word in bad.stderr, (args, bad.stderr)
+
+
+def test_a_worker_whose_cuda_context_a_candidate_broke_exits_after_answering(tmp_path):
+    """On a GPU an illegal address leaves the process's CUDA context unusable: the worker
+    answers for that candidate, then exits, so the next candidate gets a fresh one."""
+    from checks.judging.engine import cases_for
+    from checks.repair.search import _Worker
+
+    broken = _solution("online_normalizer").replace(
+        "    m = max(values)",
+        '    raise RuntimeError("CUDA error: an illegal memory access was encountered")',
+    )
+    path = tmp_path / "broken.py"
+    path.write_text(broken, encoding="utf-8")
+    worker = _Worker(False, [], tmp_path / "stderr.txt")
+    try:
+        checks = [c.id for c in cases_for("online_normalizer")]
+        got = worker.run({"n": 1, "workshop": "online_normalizer", "file": str(path), "checks": checks}, 60)
+        assert got is not None and any("CUDA error" in m for _, _, m in got["statuses"])
+        assert worker.proc.wait(timeout=30) == 0
+    finally:
+        worker.stop()

@@ -17,12 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 from checks import interpreter
 
 PASSING = ("pass", "skipped")
 GPU_COMPILE = "KERNEL_COURSE_GPU_COMPILE"  # checks.judging.gpu_compile.ENV
+# after these, every later CUDA call of the process fails: the candidate's fault, not the next one's
+POISONED = re.compile(
+    r"CUDA error|illegal memory access|device-side assert|cudaError|unspecified launch failure", re.I
+)
 
 
 def main(argv=None) -> int:
@@ -89,6 +94,8 @@ def main(argv=None) -> int:
             if status not in PASSING and job.get("stop_first", True):
                 break
         send({"n": job["n"], "statuses": statuses, "kernels": kernels})
+        if any(POISONED.search(m) for _, _, m in statuses):
+            os._exit(0)  # a CUDA error leaves the context unusable: the search starts a fresh worker
     return 0
 
 
