@@ -1,0 +1,47 @@
+"""The committed repair report (python -m checks.repair.report): its fractions hold the floor
+of results/repair-floor.json, and what it says of each mutant is what the search says now
+(a fixed sample re-run: a repaired mutant that no longer is fails the test)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checks.mutation.generate import all_mutants
+from checks.repair.search import find_repair
+
+REPO = Path(__file__).resolve().parent.parent
+FLOOR = json.loads((REPO / "results" / "repair-floor.json").read_text(encoding="utf-8"))
+REPORT = json.loads((REPO / FLOOR["report"]).read_text(encoding="utf-8"))
+
+
+def test_the_committed_report_holds_the_floor():
+    summary = REPORT["summary"]
+    for part, floor in FLOOR["repaired_fraction_at_least"].items():
+        got = summary[part]["repaired_fraction"]
+        assert got is not None and got >= floor, (part, got, floor)
+    assert REPORT["interpret"] is True and REPORT["budget_seconds"] <= 60
+
+
+def test_every_repair_in_the_report_names_a_line_and_a_kind():
+    for row in REPORT["rows"]:
+        if row["outcome"] == "repaired":
+            assert row["says"].startswith("line ") and row["kind"], row
+
+
+@pytest.mark.parametrize("workshop, subject", FLOOR["rerun"])
+def test_a_repaired_mutant_is_still_repaired(workshop, subject, tmp_path):
+    """The fixed sample: each mutant the report repaired is built again from its id and
+    searched again; the search must still find a verified change."""
+    row = next(r for r in REPORT["rows"] if r["subject"] == subject and r["workshop"] == workshop)
+    assert row["outcome"] == "repaired"
+    source_name, mutant_id = subject.split(":", 1)
+    folder = REPO / "workshops" / row["workshop"]
+    text = (folder / ("solution.py" if source_name == "solution" else f"{source_name}.py")).read_text(
+        encoding="utf-8"
+    )
+    mutant = next(m for m in all_mutants(row["workshop"], text) if m.id.split(":", 1)[1] == mutant_id)
+    path = tmp_path / f"{row['workshop']}.py"
+    path.write_text(mutant.source, encoding="utf-8")
+    repair = find_repair(row["workshop"], path, interpret=True, budget=180, workers=2)
+    assert repair["status"] == "found", repair
