@@ -40,9 +40,6 @@ RESTART_EVERY = 150  # candidates per worker process: each leaves a module behin
 MAX_PAIRS_FROM = 40
 STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
 
-# What a failing run's words say about the kind of the mistake: its candidates go first.
-# (Whole words: "inf" must not match "information".)
-
 
 @dataclass
 class Tried:
@@ -210,9 +207,7 @@ def find_repair(
         return got
 
     try:
-        # The whole suite once: which kernels each check launches (a change after which a
-        # check no longer launches one of them routes around the fault instead of fixing
-        # it), and the records when the caller has none.
+
         def spawn() -> None:
             pool.put(fresh())
 
@@ -225,6 +220,9 @@ def find_repair(
         base_known = threading.Event()
 
         def baseline() -> None:
+            """The whole suite once: which kernels each check launches (a change after
+            which a check no longer launches one of them routes around the fault instead
+            of fixing it), and the records when the caller has none."""
             t_base = time.monotonic()
             got = run(source, order, max(budget, 60.0), stop_first=False)
             base.update(got or {"statuses": [], "kernels": {}}, seconds=time.monotonic() - t_base)

@@ -13,6 +13,8 @@ from checks.repair import error_model
 
 WRONG = ("fail", "error", "not run")  # statuses a repair must turn into a pass
 
+# What a failing run's words say about the kind of the mistake: its candidates go first
+# (whole words: "inf" must not match "information").
 HINTS = {
     r"out-of-bounds|out of bounds|past the end": (
         "mask",
