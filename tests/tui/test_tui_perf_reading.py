@@ -112,3 +112,17 @@ def test_a_reading_follows_the_saves_read_again_after_a_pass_and_gone_after_a_fa
             assert str(screen.query_one("#timings-reading").render()) == ""
 
     asyncio.run(body())
+
+
+def test_a_step_not_judged_is_said_so_with_the_compilers_words():
+    """A reading whose kernel the GPU compiler refused judges no step: the panel says 'not
+    judged' (never 'not met' nor 'met') and shows the compiler's words."""
+    from tui.widgets.timings import reading_text
+
+    refused = {
+        "variant": "num_warps=4",
+        "compile_errors": [{"kernel": "_k", "error": "Loop-carried variable acc"}],
+    }
+    text = reading_text(dict(PAYLOAD, step_met=None, readings=[], not_compiled=[refused])).plain
+    assert text.startswith("not judged")
+    assert "num_warps=4 does not compile for the GPU: _k: Loop-carried variable acc" in text

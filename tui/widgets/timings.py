@@ -71,9 +71,19 @@ def reading_text(payload: dict) -> Text:
     """The reading as the panel shows it: the performance step (met or not), then each
     variant with its biggest loss (or 'no large loss') and how its traffic compares."""
     text = Text()
-    met = bool(payload.get("step_met"))
-    text.append("met" if met else "not met", style="bold green" if met else "bold yellow")
+    met = payload.get("step_met")  # None: not judged (a kernel the GPU compiler refused)
+    word, style = (
+        ("met", "bold green")
+        if met
+        else (("not judged", "bold red") if met is None else ("not met", "bold yellow"))
+    )
+    text.append(word, style=style)
     text.append(f" · performance step: {payload.get('step', '')}\n")
+    for bad in payload.get("not_compiled") or []:
+        said = "; ".join(
+            f"{e.get('kernel', '')}: {e.get('error', '')}" for e in bad.get("compile_errors") or []
+        )
+        text.append(f"{bad.get('variant', '')} does not compile for the GPU: {said[:300]}\n", style="red")
     if not met and payload.get("step_evidence"):
         text.append(f"  {payload['step_evidence']}\n", style="dim")
     for r in payload.get("readings") or []:
