@@ -153,24 +153,29 @@ def test_a_mistake_beyond_one_or_two_edits_is_said_plainly(tmp_path):
     model makes it pass, and the search says so instead of showing a change."""
     path = tmp_path / "k_tail.py"
     path.write_bytes((REPO / "workshops/fused_gemm/wrong/k_tail_unmasked.py").read_bytes())
-    repair = find_repair("fused_gemm", path, interpret=True, budget=10, workers=2, pairs=False)
+    repair = find_repair("fused_gemm", path, interpret=True, budget=5, workers=2, pairs=False)
     assert repair["status"] in ("none", "budget")
     assert repair["says"] == "" and repair["after"] == ""
     assert "no change" in repair["note"]
 
 
 def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path):
-    path = tmp_path / "gemm.py"
-    path.write_text(_mistake("fused_gemm", *GEMM_OVERWRITE), encoding="utf-8")
+    """The protocol the app reads, on the CPU workshop (its checks take milliseconds)."""
+    path = tmp_path / "merge.py"
+    path.write_text(
+        _mistake(
+            "online_normalizer", "scale_right = math.exp(m_right - m)", "scale_right = math.exp(m - m_right)"
+        ),
+        encoding="utf-8",
+    )
     done = subprocess.run(
         [
             sys.executable,
             "-m",
             "checks.repair",
-            "fused_gemm",
+            "online_normalizer",
             "--file",
             str(path),
-            "--interpret",
             "--jsonl",
             "--workers",
             "2",
@@ -185,7 +190,7 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
     assert events[0]["event"] == "begin" and events[-1]["event"] == "result"
     assert any(e["event"] == "progress" for e in events)
     assert events[-1]["repair"]["status"] == "found"
-    assert "overwrites `acc`" in events[-1]["repair"]["says"]
+    assert "takes its operands the other way round" in events[-1]["repair"]["says"]
     for args, word in (
         (["fused_gemm", "--file", str(tmp_path / "none.py")], "--file"),
         (["no_such", "--file", str(path)], "workshop"),
