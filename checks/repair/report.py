@@ -65,29 +65,34 @@ def subjects(workshops: list, per_source: int, designs: bool = True, wrong: bool
 def run(subjects_: list, budget: float, interpret: bool, on_result=None) -> list:
     from checks.repair.search import find_repair
 
-    rows = []
-    folder = Path(tempfile.mkdtemp(prefix="repair-report-"))
-    for i, (label, w, operator, source) in enumerate(subjects_):
-        path = folder / f"{w}_{i}.py"
-        path.write_text(source, encoding="utf-8")
-        t0 = time.monotonic()
-        repair = find_repair(w, path, interpret=interpret, budget=budget)
-        outcome = {"found": "repaired", "not-applicable": "passes"}.get(repair["status"], "no-repair")
-        row = {
-            "subject": label,
-            "workshop": w,
-            "operator": operator,
-            "targeted": operator in TARGETED if operator else None,
-            "outcome": outcome,
-            "seconds": round(time.monotonic() - t0, 1),
-            "says": repair.get("says", ""),
-            "kind": repair.get("kind", ""),
-            "tried": repair.get("tried", 0),
-        }
-        rows.append(row)
-        if on_result:
-            on_result(row)
+    rows: list = []
+    with tempfile.TemporaryDirectory(prefix="repair-report-") as tmp:
+        for i, subject in enumerate(subjects_):
+            rows.append(_one(Path(tmp), i, subject, budget, interpret, find_repair))
+            if on_result:
+                on_result(rows[-1])
     return rows
+
+
+def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, find_repair) -> dict:
+    """One mistake written to ``folder``, searched, and its row."""
+    label, w, operator, source = subject
+    path = folder / f"{w}_{i}.py"
+    path.write_text(source, encoding="utf-8")
+    t0 = time.monotonic()
+    repair = find_repair(w, path, interpret=interpret, budget=budget)
+    outcome = {"found": "repaired", "not-applicable": "passes"}.get(repair["status"], "no-repair")
+    return {
+        "subject": label,
+        "workshop": w,
+        "operator": operator,
+        "targeted": operator in TARGETED if operator else None,
+        "outcome": outcome,
+        "seconds": round(time.monotonic() - t0, 1),
+        "says": repair.get("says", ""),
+        "kind": repair.get("kind", ""),
+        "tried": repair.get("tried", 0),
+    }
 
 
 def summary(rows: list) -> dict:
