@@ -160,7 +160,7 @@ def matmul_bias_relu(a, b, bias, *, group_m=4, tile_m=32):
         return c  # nothing to write; no empty launch
 
     widest_n, widest_k, num_warps, num_stages = _CONFIGS[tile_m]
-    # tl.dot needs every block dimension >= 16; no point in tiles much wider than N or K.
+    # tl.dot needs K >= 16 on sm_90 (M and N may be smaller); no tiles much wider than N or K.
     block_n = min(widest_n, max(16, next_power_of_2(N)))
     block_k = min(widest_k, max(16, next_power_of_2(K)))
     num_tiles = cdiv(M, tile_m) * cdiv(N, block_n)  # one program per tile
