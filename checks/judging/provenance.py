@@ -1,10 +1,9 @@
 """Did the learner's own kernel produce the answer?
 
-A numeric check only says the output is right.  This module says who computed it.
-While one call of a learner's function runs, it records
+A check says the output is right; this says who computed it.  While a call runs it records:
 
-* every Triton launch: which ``@triton.jit`` function (and the file it was defined
-  in) and the storage of every tensor passed to it;
+* every Triton launch: its ``@triton.jit`` function, that function's file, and the
+  storage of every tensor passed to it;
 * every PyTorch operation that reaches the dispatcher, with the line of the learner's
   file that led to it (launches themselves are not looked into: Triton's interpreter
   moves tensors with PyTorch ops of its own).
