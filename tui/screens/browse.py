@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from checks import workspace as ws
 from tui.host import course_app
+from tui.screens.documents import DocumentsScreen
 from workshops import catalog
 
 # the progress file's standing -> the outcome words the app, the CLI and the export use
@@ -139,6 +140,7 @@ class BrowseScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open_selected", "Open", id="open", show=True),
         Binding("q", "app.quit", "Quit", id="quit"),
+        Binding("d", "documents", "Documents", id="documents", tooltip="glossary, worksheet, capstones"),
         Binding("escape", "close_keys", "Close keys", id="close-keys", show=False),
     ]
 
@@ -298,6 +300,10 @@ class BrowseScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is not None and event.row_key.value is not None:  # rows are keyed by id
             course_app(self).open_workshop(event.row_key.value)
+
+    def action_documents(self) -> None:
+        """The glossary, the experiment worksheet and the capstones (d)."""
+        self.app.push_screen(DocumentsScreen())
 
     def action_open_selected(self) -> None:
         wid = self._selected_id()
