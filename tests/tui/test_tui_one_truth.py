@@ -174,3 +174,28 @@ def test_a_long_workspace_path_keeps_the_file_name_at_80_columns(make_app, tmp_p
             assert A1.exercise_name in shown and len(shown) <= info.content_size.width, shown
 
     run(body())
+
+
+def test_a_re_run_during_a_run_clears_the_cancelled_rows_and_counts_from_0():
+    """Space while checks run: the rows that were running no longer tick ("RUN 0s"), and the
+    count starts again at 0 rather than going on from the cancelled run's."""
+
+    async def body():
+        from tui.widgets.results import ResultsPanel
+
+        app = panel_app()
+        async with app.run_test(size=(80, 24)) as pilot:  # no Time column: the status ticks
+            panel = app.query_one(ResultsPanel)
+            plan = [{"id": f"check-{i}", "label": "x"} for i in range(4)]
+            panel.start(plan, "a" * 64)
+            panel.add(Record("w", "check-0", "x", "pass"))
+            panel.started("check-1")
+            await pilot.pause()
+            assert "RUN" in str(panel.table.get_cell("check-1", "status"))
+            assert str(panel.query_one("#run-count").render()) == "1/4 ran"
+            panel.mark_stale("a" * 64)  # space on the same content, mid-run
+            await pilot.pause(1.2)  # a tick of the clock
+            assert "RUN" not in str(panel.table.get_cell("check-1", "status"))
+            assert str(panel.query_one("#run-count").render()) == "0/4 ran"
+
+    run(body())

@@ -22,6 +22,21 @@ def test_browse_screen(snap_compare, make_app):
     assert snap_compare(make_app(), terminal_size=(120, 40))
 
 
+async def settled(pilot, timeout: float = 10.0) -> None:
+    """Wait until two screenshots 0.3 s apart are the same: whatever the app still does
+    after the run (a timer restoring the lesson's place, a late toast) is done, so a
+    loaded machine takes the same picture as an idle one."""
+    import time
+
+    end, last = time.monotonic() + timeout, None
+    while time.monotonic() < end:
+        await pilot.pause(0.3)
+        now = pilot.app.export_screenshot()
+        if now == last:
+            return
+        last = now
+
+
 def _mask(screen, panel) -> None:
     screen.query_one("#file-info").update(
         f"Your file: <workspace>/{A1.exercise_name} (checks re-run on every save)"
@@ -46,7 +61,7 @@ def test_workshop_screen_passed(snap_compare, make_app, workspace, size):
         await wait_for(pilot, lambda: screen.query_one("#completion").display, 5, "completion")
         pilot.app.clear_notifications()
         _mask(screen, panel)
-        await pilot.pause()
+        await settled(pilot)
 
     assert snap_compare(make_app(open_workshop=A1.id), terminal_size=size, run_before=run_before)
 

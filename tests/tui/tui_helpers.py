@@ -47,7 +47,14 @@ async def wait_for_run(pilot, digest: str | None = None, timeout: float = DEADLI
         return bool(p.outcome) and (digest is None or p.digest == digest)
 
     await wait_for(pilot, done, timeout, f"a finished run of {digest and digest[:8]}")
+    await wait_for_lesson(pilot, timeout)
     return results_panel(pilot.app)
+
+
+async def wait_for_lesson(pilot, timeout: float = DEADLINE):
+    """Wait until the open workshop has rendered its lesson (it does once the screen has
+    stayed open a moment; on a loaded machine a CPU workshop's run can finish first)."""
+    await wait_for(pilot, lambda: getattr(pilot.app.screen, "lesson_ready", True), timeout, "the lesson")
 
 
 def digest_of(path: Path) -> str:

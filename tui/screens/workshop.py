@@ -63,6 +63,9 @@ FOOTER_DROP_FIRST = (
     "run_checks",
 )
 EXPORT_SCHEMA, EXPORT_VERSION = export.EXPORT_SCHEMA, export.EXPORT_VERSION
+# A screen still open this long after it opened renders its lesson and starts its checks;
+# Enter and Escape 0.25 s apart pass through it without either.
+SETTLE_SECONDS = 0.3
 
 
 def not_yet(records: list) -> str:
@@ -122,6 +125,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         Binding("r", "reset", "Reset", id="reset"),
         Binding("z", "zoom", "Zoom", id="zoom"),
         Binding("t", "toggle_contents", "Contents", id="contents", show=False),
+        Binding("d", "documents", "Documents", id="documents", show=False),
         Binding("escape", "back", "Back", id="back"),
     ]
 
@@ -144,6 +148,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         self.last_export: Path | None = None
         self.run_toasts = False  # this run's toasts are on show (a new run clears them)
         self.was_passed = False  # the last finished run passed (its toast was shown)
+        self.lesson_ready = False  # the lesson is rendered (once the screen settled)
 
     # --- layout ---
     def compose(self) -> ComposeResult:
@@ -157,11 +162,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         with Horizontal(id="body"):
             with TabbedContent(id="left", initial="lesson-tab"):
                 with TabPane("Lesson", id="lesson-tab"):
-                    yield CourseViewer(
-                        w.lesson or f"# {w.title}\n\n_No lesson yet._",
-                        show_table_of_contents=False,
-                        id="lesson",
-                    )
+                    # empty until the screen has stayed open a moment (settled)
+                    yield CourseViewer("", show_table_of_contents=False, id="lesson")
                 with TabPane("Hints", id="hints-tab"):
                     yield HintsPanel(w.hints, shown=ws.hints_shown(progress, w.id), id="hints")
             with Vertical(id="right"):
@@ -210,8 +212,19 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
             # the last timed save until this session times the file (read off the loop)
             self.query_one(TimingsPanel).load_past(ws.state_dir(app.workspace), w.id)
         self._timings_idle()
+        self.set_timer(SETTLE_SECONDS, self._settled)
+
+    async def _settled(self) -> None:
+        """The screen stayed open: watch the file, run the checks, render the lesson.  A
+        screen opened and closed at once (keys at a quick pace) starts no check worker and
+        renders nothing, so a burst of keys costs what its last screen costs."""
+        if closed(self):
+            return
         self._watch()
         self.request_run(force=True)
+        w = self.workshop
+        await self.lesson.document.update(w.lesson or f"# {w.title}\n\n_No lesson yet._")
+        self.lesson_ready = True
 
     def file_info(self) -> str:
         width = self.query_one("#file-info", Static).content_size.width
@@ -438,3 +451,9 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         """``path`` for a toast: beside the workspace when ``inside``, else whole (~)."""
         base = course_app(self).workspace.parent if inside else None
         return layout.toast_path(path, self.app.size, base, self.has_class("-results-focus"))
+
+    def action_documents(self) -> None:
+        """The glossary (this lesson's terms first), the worksheet and the capstones (d)."""
+        from tui.screens.documents import DocumentsScreen
+
+        self.app.push_screen(DocumentsScreen(workshop=self.workshop))

@@ -244,6 +244,12 @@ class ResultsPanel(Vertical):
         other = self.digest and self.digest != new_digest
         shown = f" (results below are for {self.digest[:8]}, now stale)" if other else ""
         self._status(f"{why} {new_digest[:8]}…{shown}", "stale")
+        if not self.outcome and self.planned:  # a run still going is cancelled: its rows
+            for check_id in self.running_since:  # no longer run, and the count starts again
+                self._set(check_id, "status", "")
+                self._set(check_id, "time", "")
+            self._progress_bar.update(total=max(1, len(self.planned)), progress=0)
+            self._count.update(f"0/{len(self.planned)} ran")
         self.outcome = ""
         self.stale = True
         self.running_since, self.planned_at = {}, None  # the old run is cancelled: no clock
