@@ -52,6 +52,40 @@ def test_a_workshop_closed_while_it_opens(make_app, workshop):
     run(body())
 
 
+def test_enter_and_escape_at_a_quick_pace_start_no_check_and_render_no_lesson(make_app, workspace):
+    """Enter and Escape 0.15 s apart on the list, eight times: no screen of the burst ran a
+    check or rendered its lesson, so nothing queues behind the keys; the Enter after them
+    opens the workshop, which renders its lesson and finishes its run."""
+    from tui.screens.workshop import WorkshopScreen
+
+    workspace.mkdir(parents=True)
+    (workspace / A1.exercise_name).write_text(WRONG, encoding="utf-8")
+
+    async def body():
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.3)
+            await pilot.press("down", "down", "down")  # A1: the CPU workshop
+            opened = []
+            for _ in range(8):
+                send(app, "enter")
+                await pilot.pause(0.15)
+                if isinstance(app.screen, WorkshopScreen):
+                    opened.append(app.screen)
+                send(app, "escape")
+                await pilot.pause(0.15)
+            await pilot.pause(0.5)  # past the settle time of the last one
+            assert opened, "no Enter opened the workshop"
+            assert [s.runs_started for s in opened] == [0] * len(opened)
+            assert not any(s.lesson_ready for s in opened)
+            send(app, "enter")
+            await wait_for(pilot, lambda: getattr(app.screen, "lesson_ready", False), 30, "the lesson")
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.runs_started == 1 and screen.last is not None, 60, "a run")
+
+    run(body())
+
+
 def test_a_failure_view_closed_while_it_opens(make_app):
     """Enter then escape on a result row faster than the view mounts: it closes, the
     workshop screen is back, nothing raised."""
