@@ -40,7 +40,7 @@ class CourseCommands(Provider):
                 out.append(
                     (
                         "Read performance",
-                        "predict your kernel's speed on an H200 and name its biggest loss (b)",
+                        "predict your speed on an H200 and name the biggest loss (b; b again hides it)",
                         screen.action_toggle_bench,
                     )
                 )

@@ -28,6 +28,12 @@ from tui.messages import BenchmarkFinished, BenchmarkRow
 from tui.widgets.results import ResultsPanel
 from tui.widgets.timings import TimingsPanel
 
+READING_IS = (
+    "b reads your passing run's performance: what an H200 would make of your kernel, "
+    "predicted, not timed (there is no CUDA GPU here)."
+)
+READING_WAITS = "Performance reading: it shows here once every check passes (b hides it)."
+
 if TYPE_CHECKING:
     from textual.screen import Screen
 
@@ -62,6 +68,7 @@ class RunLoop(_Host):
     controller: Optional[RunSession]
     interpret: bool
     passed: bool
+    reading_wanted = False  # without a GPU: b asked for the performance reading
     last: Optional[RunRecords]
     bench_rows: dict
     watching: bool
@@ -212,17 +219,17 @@ class RunLoop(_Host):
         self._prime()
 
     def _refresh_reading(self, digest: str) -> None:
-        """A performance reading shown is of one save: a newer passing save is read again
-        (the learner asked for readings), a failing one takes it away."""
+        """A performance reading is of one save.  While the learner wants readings (b),
+        a newer passing save is read again and a failing one takes the reading away
+        until the next pass, which brings it back without b."""
         t = self.query_one(TimingsPanel)
-        if not self.interpret or t.reading is None or t.reading_digest == digest:
+        if not self.interpret or not self.reading_wanted or t.reading_digest == digest:
             return
         if self.passed:
             self.read_performance()
         else:
             t.clear_reading()
-            self.remove_class("-perf-read")
-            self._timings_idle()
+            t.set_status(READING_WAITS, "dim")
 
     @work(thread=True, group="best", exit_on_error=False)
     def _record_result(self, records: list, digest: str) -> None:
@@ -324,11 +331,32 @@ class RunLoop(_Host):
                 self.controller.prime()
         self._post(BenchmarkFinished(generation, digest, rows, error, output))
 
+    def toggle_reading(self) -> None:
+        """Without a GPU, b: show the performance reading (now if the last run passed,
+        else once a run passes); b again hides it."""
+        self.reading_wanted = not self.reading_wanted
+        if not self.reading_wanted:
+            self.workers.cancel_group(self, "reading")
+            self.query_one(TimingsPanel).clear_reading()
+            self.remove_class("-perf-read")
+            self._timings_idle()
+            self.notify("Performance reading hidden; b shows it again.")
+            return
+        self.add_class("-perf-read")
+        if self.passed and self.last is not None and self.last.content_hash:
+            self.notify(f"{READING_IS} b again hides it.", title="Performance reading")
+            self.read_performance()
+        else:
+            self.query_one(TimingsPanel).set_status(READING_WAITS, "dim")
+            self.notify(
+                f"{READING_IS} It shows here once every check passes; b again cancels.",
+                title="Performance reading",
+            )
+
     def read_performance(self) -> None:
-        """Without a GPU (b): the performance reading of the last passing run, in the
-        timings panel; it runs the answer in the interpreter in a child (seconds)."""
+        """The performance reading of the last passing run, in the timings panel; it runs
+        the answer in the interpreter in a child (seconds)."""
         if not (self.passed and self.last is not None and self.last.content_hash):
-            self.notify("b reads the performance of a passing run: make every check pass first.")
             return
         self.add_class("-perf-read")
         self.query_one(TimingsPanel).set_status(
@@ -343,6 +371,8 @@ class RunLoop(_Host):
         self.app.call_from_thread(self._show_reading, digest, payload, error)
 
     def _show_reading(self, digest: str, payload: Optional[dict], error: str) -> None:
+        if not self.reading_wanted:  # hidden (b) while it was read
+            return
         t = self.query_one(TimingsPanel)
         if payload is None:
             t.set_status(f"no performance reading: {error}", "bad")

@@ -126,3 +126,40 @@ def test_a_step_not_judged_is_said_so_with_the_compilers_words():
     text = reading_text(dict(PAYLOAD, step_met=None, readings=[], not_compiled=[refused])).plain
     assert text.startswith("not judged")
     assert "num_warps=4 does not compile for the GPU: _k: Loop-carried variable acc" in text
+
+
+def test_b_before_a_pass_says_when_it_comes_brings_it_then_and_b_again_hides_it(make_app, monkeypatch):
+    from tui import benchmark_child, run_loop
+    from tui.widgets.timings import TimingsPanel
+
+    asked = []
+    monkeypatch.setattr(
+        benchmark_child,
+        "read_performance",
+        lambda op, file, timeout=600: (asked.append(op), (PAYLOAD, ""))[1],
+    )
+
+    async def body():
+        app = make_app(open_workshop=I1.id, gpu=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for_run(pilot, timeout=120)  # the starter: not a pass
+            screen = app.screen
+            assert not screen.passed
+            await pilot.press("b")
+            await pilot.pause()
+            timings = screen.query_one(TimingsPanel)
+            status = str(screen.query_one("#timings-status").render())
+            assert status == run_loop.READING_WAITS and timings.display
+            assert not asked and timings.reading is None
+            screen.passed = True  # a passing save arrives: the reading comes without b
+            screen._refresh_reading("a passing save")
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            assert asked == [I1.id]
+            await pilot.press("b")  # b again hides it
+            await pilot.pause()
+            assert timings.reading is None and not screen.has_class("-perf-read")
+            screen._refresh_reading("another passing save")  # not wanted now: not read
+            await pilot.pause()
+            assert asked == [I1.id]
+
+    asyncio.run(body())

@@ -390,12 +390,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
     def action_toggle_bench(self) -> None:
         app = course_app(self)
         if self.workshop.gpu and not self.timeable:  # no GPU: the reading of a passing run
-            self.notify(
-                "b times your kernel on a CUDA GPU, and there is none here: it reads your "
-                "passing run's performance instead (what an H200 would make of it).",
-                title="No timings here",
-            )
-            self.read_performance()
+            self.toggle_reading()
             return
         if not self.timeable:  # b is bench_why then, but the palette or a test may ask
             self.action_bench_why()
