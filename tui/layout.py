@@ -32,11 +32,16 @@ WorkshopScreen.-compact #left { width: 1fr; height: 1fr; }
 WorkshopScreen.-compact #right { width: 1fr; height: 9; border-left: none; border-top: tall $primary 30%; }
 WorkshopScreen.-compact.-results-focus #left { height: 5; }
 WorkshopScreen.-compact.-results-focus #right { height: 1fr; }
+/* the strip beside a focused lesson: the file, the outcome and the next step (a line each),
+   the run's status and the first rows */
+WorkshopScreen.-compact ResultsPanel { min-height: 4; }
+WorkshopScreen.-compact #completion { max-height: 2; text-wrap: nowrap; text-overflow: ellipsis; }
+WorkshopScreen.-compact.-results-focus #completion { max-height: 4; text-wrap: wrap; }
 /* the rows need the room (the path shows again with the lesson) */
 WorkshopScreen.-compact.-results-focus #file-info { display: none; }
 WorkshopScreen.-compact.-results-focus #record-detail { display: block; max-height: 2; border-top: none; }
-/* its two lines (CompletionPanel), wrapped */
-WorkshopScreen.-compact #completion { max-height: 4; border-top: none; border-bottom: none; }
+/* its two lines (CompletionPanel), wrapped, while the results have the room */
+WorkshopScreen.-compact #completion { border-top: none; border-bottom: none; }
 WorkshopScreen.-compact #record-detail { display: none; }
 /* the repair line (tui.widgets.repair): every row for its words */
 WorkshopScreen.-compact RepairLine { border-top: none; }
@@ -48,8 +53,11 @@ WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { disp
 WorkshopScreen.interpreted TimingsPanel { display: none; }
 /* ...but b reads a passing run's performance there (predicted, not timed) */
 WorkshopScreen.interpreted.-perf-read TimingsPanel { display: block; }
-WorkshopScreen.-compact.-perf-read TimingsPanel { max-height: 7; }
-WorkshopScreen.-compact ResultsPanel { min-height: 4; }
+/* a reading: its rule and status line beside a focused lesson; with the results, up to 7 lines,
+   the reading scrolling inside (Tab reaches it) */
+WorkshopScreen.-compact.-perf-read TimingsPanel { max-height: 2; }
+WorkshopScreen.-compact.-perf-read.-results-focus TimingsPanel { max-height: 7; }
+WorkshopScreen.-compact.-results-focus #timings-reading-box { max-height: 6; }
 WorkshopScreen.-normal TimingsPanel { max-height: 9; }
 /* the results table needs room for the check ids and their messages (tui.widgets.results) */
 WorkshopScreen.-normal #left, WorkshopScreen.-normal #right { width: 1fr; }

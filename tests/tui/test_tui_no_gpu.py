@@ -67,14 +67,23 @@ def test_an_interpreted_workshop_offers_no_timings(make_app, size):
             shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
             assert "b" in shown and "n" in shown  # b reads the performance of a passing run
             toasts = Toasts(app)
+            timings = screen.query_one(TimingsPanel)
+            assert not timings.display and not timings.region.height
             await pilot.press("b")
+            await pilot.pause()
             assert app.bench_enabled is True  # nothing to time; the starter does not pass: nothing read
-            assert "CUDA GPU, and there is none here" in toasts.said()
+            said = toasts.said()
+            assert "there is no CUDA GPU here" in said and "once every check passes" in said
+            assert timings.display and "once every check passes" in str(
+                screen.query_one("#timings-status").render()
+            )
+            assert timings.reading is None
+            await pilot.press("b")  # b again: the promise is taken back, the panel goes
+            await pilot.pause()
+            assert not timings.display and not timings.region.height
             titles = [title for title, _, _ in CourseCommands(screen)._commands()]
             assert "Run checks" in titles and not any("enchmark" in t for t in titles)
             assert "Read performance" in titles
-            timings = screen.query_one(TimingsPanel)
-            assert not timings.display and not timings.region.height
             assert not timings.reference  # no reference rows unrelated to the learner's file
             banner = str(screen.query_one("#banner").render())
             assert banner in (BANNER, BANNER_SHORT) and "timings need" in banner

@@ -5,6 +5,7 @@ lesson's performance step (met or not) and each variant's biggest loss, readable
 from __future__ import annotations
 
 import asyncio
+import html
 
 import pytest
 
@@ -54,6 +55,8 @@ def test_b_shows_the_reading_of_a_passing_run_without_a_gpu(make_app, size, monk
             await pilot.press("b")
             timings = screen.query_one(TimingsPanel)
             await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            if size == (80, 24):  # compact: the reading has the room with the results
+                screen.query_one("#timings-reading-box").focus()
             await pilot.pause()
             assert asked and asked[0][0] == I1.id
             assert timings.display and timings.region.height >= 3
@@ -161,5 +164,49 @@ def test_b_before_a_pass_says_when_it_comes_brings_it_then_and_b_again_hides_it(
             screen._refresh_reading("another passing save")  # not wanted now: not read
             await pilot.pause()
             assert asked == [I1.id]
+
+    asyncio.run(body())
+
+
+def test_at_80x24_the_focused_part_gets_the_room_and_the_reading_scrolls(make_app, monkeypatch):
+    """With the reading shown: the lesson (and a revealed hint) get the room while they have
+    the focus, the results side a strip with the reading's status line; Tab gives the
+    results and the reading the room, and the reading takes the focus to scroll."""
+    from tui import benchmark_child
+    from tui.widgets.hints import HintsPanel
+    from tui.widgets.timings import TimingsPanel
+
+    long_payload = dict(PAYLOAD, readings=PAYLOAD["readings"] * 6)  # taller than its room
+    monkeypatch.setattr(benchmark_child, "read_performance", lambda op, file, timeout=600: (long_payload, ""))
+
+    async def body():
+        app = make_app(open_workshop=I1.id, gpu=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for_run(pilot, timeout=120)
+            screen = app.screen
+            screen.passed = True
+            screen.lesson.document.focus()
+            await pilot.press("b")
+            timings = screen.query_one(TimingsPanel)
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            await pilot.pause()
+            assert screen.lesson.region.height >= 8, screen.lesson.region  # it was 1
+            assert "performance of" in str(screen.query_one("#timings-status").render())
+            await pilot.press("h")
+            await pilot.pause()
+            hints = screen.query_one(HintsPanel)
+            assert hints.has_focus and hints.region.height >= 8, hints.region
+            shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+            assert "Hint 1: two layouts" in shown  # the revealed hint itself, at once
+            reading = screen.query_one("#timings-reading-box")
+            while not reading.has_focus:  # Tab: the results table, then the reading
+                await pilot.press("tab")
+                await pilot.pause()
+                assert screen.has_class("-results-focus")
+            assert reading.region.height >= 5 and screen.lesson.region.height <= 3
+            assert reading.max_scroll_y > 0  # it scrolls: the rest is reachable
+            await pilot.press("pagedown")
+            await pilot.pause()
+            assert reading.scroll_y > 0
 
     asyncio.run(body())

@@ -76,8 +76,11 @@ def test_enter_and_escape_at_a_quick_pace_start_no_check_and_render_no_lesson(ma
                 await pilot.pause(0.15)
             await pilot.pause(0.5)  # past the settle time of the last one
             assert opened, "no Enter opened the workshop"
-            assert [s.runs_started for s in opened] == [0] * len(opened)
-            assert not any(s.lesson_ready for s in opened)
+            # a screen closed before it settled ran nothing and rendered nothing (on a
+            # loaded machine an Escape may come late and a screen settle: it may run)
+            quick = [s for s in opened if not s.settled]
+            assert quick, "every screen stayed open past its settle time"
+            assert [(s.runs_started, s.lesson_ready) for s in quick] == [(0, False)] * len(quick)
             send(app, "enter")
             await wait_for(pilot, lambda: getattr(app.screen, "lesson_ready", False), 30, "the lesson")
             screen = app.screen

@@ -148,6 +148,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         self.last_export: Path | None = None
         self.run_toasts = False  # this run's toasts are on show (a new run clears them)
         self.was_passed = False  # the last finished run passed (its toast was shown)
+        self.settled = False  # it stayed open SETTLE_SECONDS: it runs the checks
         self.lesson_ready = False  # the lesson is rendered (once the screen settled)
 
     # --- layout ---
@@ -220,6 +221,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         renders nothing, so a burst of keys costs what its last screen costs."""
         if closed(self):
             return
+        self.settled = True
         self._watch()
         self.request_run(force=True)
         w = self.workshop

@@ -83,8 +83,10 @@ class WorkshopLayout(_Host):
         # the part with the focus gets the room: in compact, the height (SIZE_CSS
         # -results-focus); side by side, the results get the width their messages want
         right = self.query("#right")  # none while the screen closes
+        timings = self.query(TimingsPanel)
         focused = self.focused
-        inside = focused is not None and bool(right) and right.first() in focused.ancestors_with_self
+        sides = ([right.first()] if right else []) + ([timings.first()] if timings else [])
+        inside = focused is not None and any(side in focused.ancestors_with_self for side in sides)
         if inside != self.has_class("-results-focus"):
             self.set_class(inside, "-results-focus")
             self.fit_sides()

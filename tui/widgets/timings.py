@@ -32,7 +32,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from checks.benchmark import history
@@ -168,9 +168,9 @@ class TimingsPanel(Vertical):
     TimingsPanel.charted #timings-chart {{ display: block; }}
     TimingsPanel.charted #timings {{ max-height: {MAX_LINES - 3}; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
-    TimingsPanel #timings-reading {{ display: none; height: auto; max-height: {MAX_LINES - 1}; }}
+    TimingsPanel #timings-reading-box {{ display: none; height: auto; max-height: {MAX_LINES - 1}; }}
     TimingsPanel #timings-reading {{ padding: 0 1; }}
-    TimingsPanel.read #timings-reading {{ display: block; overflow-y: auto; }}
+    TimingsPanel.read #timings-reading-box {{ display: block; }}
     TimingsPanel.read #timings, TimingsPanel.read #timings-legend {{ display: none; }}
     """
 
@@ -191,7 +191,9 @@ class TimingsPanel(Vertical):
         yield Static("", id="timings-chart")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="timings-reading")
+        # Tab reaches the reading; taller than its room, it scrolls (z shows it whole)
+        with VerticalScroll(id="timings-reading-box"):
+            yield Static("", id="timings-reading")
 
     def on_mount(self) -> None:
         self._render_rows()
