@@ -40,7 +40,7 @@ PROGRESS_EVERY = 0.25  # seconds: the line is updated at most about four times a
 LEADER_GRACE = 10.0  # seconds the search may take to exit after its result line
 OUTPUT_GRACE = 1.0  # seconds its output may stay open after it ended (held by what it started)
 TREE_EVERY = 1.0  # seconds between two readings of the processes it started
-STATUSES = ("found", "none", "budget", "cancelled", "not-applicable")
+STATUSES = ("found", "reproduced", "none", "budget", "cancelled", "not-applicable")
 # the run outcomes after which a failing check can be repaired (not a cancel, not a run
 # that could not start or asked for a check that does not exist)
 REPAIRABLE_RUNS = ("done", "crashed", "timeout")

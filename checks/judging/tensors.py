@@ -7,6 +7,7 @@ here by torch dtype.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from typing import Optional
@@ -114,6 +115,12 @@ def _ranges(idx: list, limit: int = 4) -> str:
     return ", ".join(out[:limit]) + more
 
 
+def _digest(shape: tuple, bad: torch.Tensor) -> str:
+    """12 hex digits of a sha1 of the shape and the flat indices of the wrong elements."""
+    flat = bad.reshape(-1).nonzero().flatten().tolist()
+    return hashlib.sha1(f"{shape} {flat}".encode("ascii")).hexdigest()[:12]
+
+
 def _matches_on_device(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> bool:
     """The same test as the report's, in float64 on the GPU: every element within tolerance."""
     if got.shape != expected.shape:
@@ -131,8 +138,8 @@ def mismatch_report(
     ``expected`` is the float64 oracle.  The facts: count and fraction of mismatches,
     the worst wrong element (the largest absolute error among the wrong ones: its
     index, values and error), the largest relative error among them, the first few
-    mismatches, NaN/Inf counts, elements left at the poison value, and (for 2D) the
-    rows and columns affected.
+    mismatches, NaN/Inf counts, elements left at the poison value, which elements are
+    wrong (a digest) and the sum of their values, and (for 2D) the rows and columns affected.
     """
     # The poison as the output's dtype stores it (-12345 is -12344 in fp16, -12352 in bf16).
     poison = float(torch.tensor(POISON, dtype=got.dtype)) if got.dtype.is_floating_point else POISON
@@ -185,6 +192,10 @@ def mismatch_report(
         "unwritten": int((g == poison).sum()),
         "atol": atol,
         "rtol": rtol,
+        # what identifies this output among wrong ones (the repair's reference match):
+        # which elements are wrong, and the sum of their finite values
+        "wrong_digest": _digest(tuple(g.shape), bad),
+        "wrong_sum": float(torch.where(bad & torch.isfinite(g), g, torch.zeros_like(g)).sum()),
     }
     if g.dim() == 2:
         rows = bad.any(dim=1).nonzero().flatten().tolist()

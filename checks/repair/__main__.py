@@ -3,7 +3,8 @@ failing exercise that makes every check pass (the learner's file is never writte
 
 With ``--jsonl`` every line of stdout is one JSON object: ``{"event": "begin"}``, then
 ``{"event": "progress", ...}`` lines, then ``{"event": "result", "repair": {...}}`` (what the
-app reads).  Exit 0 whatever was found; 64 on a usage error.
+app reads; a ``"reproduced"`` repair carries the change of a reference answer that gives the
+file's result: checks.repair.reference_match).  Exit 0 whatever was found; 64 on a usage error.
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ def print_repair(repair: dict, out=None) -> None:
         for label, text in (("yours", repair["before"]), ("fixed", repair["after"])):
             for i, line in enumerate(text.splitlines() or [""]):
                 print(f"  {label if i == 0 else '':5} | {line}", file=out)
+    elif repair["status"] == "reproduced":
+        # the reference's lines before and after the change stay in the dict (the JSON, a key of
+        # the app): the sentence already quotes the one changed line, and no more is shown
+        print(
+            f"No change of your code makes every check pass; a change of the reference gives your result "
+            f"({repair['seconds']:.0f} s):",
+            file=out,
+        )
+        print(f"  {repair['says']}", file=out)
+        print(f"  ({repair['note']})", file=out)
     else:
         print(f"Repair: {repair['note']}", file=out)
 

@@ -7,6 +7,8 @@
    Each is tried on the failing checks, cheapest first, then on every other check, in warm
    workers with a time limit each, stopping at the first check that does not pass.
 3. When no single edit passes: pairs of the edits that made a failing check pass.
+4. When none does and time is left: which mutant of a reference answer gives the file's
+   result on its failing checks (checks.repair.reference_match), said as a reproduction.
 
 A change is reported only when every check passed with it.  The learner's file is never
 written; candidates are files in a temporary folder.  Standard library only.
@@ -146,7 +148,8 @@ def find_repair(
     pairs: bool = True,
 ) -> dict:
     """The smallest verified change of ``path`` that makes every check of ``workshop``
-    pass, as a dict (status found/none/budget/cancelled/not-applicable, the sentence, the
+    pass, as a dict (status found/none/budget/cancelled/not-applicable, or reproduced: no
+    change found, but a change of a reference answer gives the file's result; the sentence, the
     line, the before/after lines, a diff, how many changes were tried, seconds).
     ``records``: the failing run's records as dicts (else the suite runs once first)."""
     t0 = time.monotonic()
@@ -191,7 +194,6 @@ def find_repair(
         n = next(counter)
         file = folder / f"{path.stem}_candidate_{n}.py"
         file.write_text(text, encoding="utf-8")
-        w = worker()
         job = {
             "n": n,
             "workshop": workshop,
@@ -201,9 +203,15 @@ def find_repair(
             "stop_first": stop_first,
             "gpu_compile": compile_too,
         }
-        got = w.run(job, limit)
-        pool.put(w if got is not None else fresh())
+        got = ask(job, limit)
         file.unlink(missing_ok=True)
+        return got
+
+    def ask(job: dict, limit: float) -> Optional[dict]:
+        """A warm worker's answer to ``job`` (the reference match's jobs too)."""
+        w = worker()
+        got = w.run({"n": next(counter), **job}, limit)
+        pool.put(w if got is not None else fresh())
         return got
 
     try:
@@ -329,16 +337,36 @@ def find_repair(
                     "changes tried; a larger budget tries the rest: --repair-budget SECONDS)"
                 ),
             )
-        return _result(
-            "none",
-            tried[0],
-            t0,
-            note=(
-                f"no change of one or two edits made every check pass ({tried[0]} changes tried "
-                f"in {spent} s): "
-                f"the mistake may span several lines"
-            ),
+        note = (
+            f"no change of one or two edits made every check pass ({tried[0]} changes tried "
+            f"in {spent} s): "
+            f"the mistake may span several lines"
         )
+        if deadline - time.monotonic() > 1.0:  # what change of a reference answer gives the same result
+            from checks.repair.reference_match import reproduce
+
+            left = deadline - time.monotonic()
+            match = reproduce(
+                workshop,
+                path,
+                interpret=interpret,
+                failing=failing,
+                passing=[r["id"] for r in records if r.get("status") == "pass"],
+                budget=left,
+                limit=limit,
+                workers=n_workers,
+                seed=seed,
+                cancelled=cancelled,
+                ask=ask,
+                on_progress=on_progress,
+            )
+            if match["status"] == "reproduced":
+                said = {k: v for k, v in match.items() if k not in ("status", "tried", "seconds")}
+                return _result("reproduced", tried[0], t0, **{**said, "note": f"{note}; {match['note']}"})
+            if match["status"] == "cancelled":
+                return _result("cancelled", tried[0], t0, note="stopped: the file changed")
+            note += f"; {match['note']}"
+        return _result("none", tried[0], t0, note=note)
     finally:
         for w in made:
             if w.proc.poll() is None:

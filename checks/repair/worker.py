@@ -9,7 +9,16 @@ channel the parent passes (``--channel-fd``), ``{"ready": true}`` once, then ``{
 "statuses": [[ID, STATUS, MESSAGE], ...], "kernels": {ID: [NAME, ...]}}`` for each job: the
 checks run, in order (the last is the first that did not pass, when one did not, with its
 message), and for each check the names of the file's kernels it launched, over all its
-calls.  The candidate's own prints go to stderr.  End of stdin ends the worker.
+calls; and ``"details": {ID: {...}}``, each check's record details where it did not pass
+(what it saw: checks.judging.tensors.mismatch_report's facts for wrong values).
+The candidate's own prints go to stderr.  End of stdin ends the worker.
+
+A job ``{"n": N, "workshop": ID, "mutants_of": [[LABEL, PATH], ...]}`` is answered with
+``{"n": N, "mutants": [{"file": LABEL, "id", "line", "operator", "before", "after",
+"source"}, ...]}``: every mutant of each file (checks.mutation.generate), for the reference
+match (checks.repair.reference_match).  They are made here, in a child process: the
+engine's command line imports the search, and it never imports mutation testing
+(pyproject.toml's import contracts).
 """
 
 from __future__ import annotations
@@ -68,11 +77,19 @@ def main(argv=None) -> int:
         if not line.strip():
             continue
         job = json.loads(line)
+        if "mutants_of" in job:
+            try:
+                mutants = _mutants(job["workshop"], job["mutants_of"])
+            except (OSError, SyntaxError, ValueError):  # a reference that cannot be read: no mutant
+                mutants = []
+            send({"n": job["n"], "mutants": mutants})
+            continue
         # Compiling each candidate's kernels for sm_90 would cost more than running them:
         # only the final verification of a found change does (the checks' gpu-compile rule).
         os.environ[GPU_COMPILE] = "1" if job.get("gpu_compile") else "0"
         statuses: list = []
         kernels: dict = {}
+        details: dict = {}
         for check in job["checks"]:
             seen = _Launched(job["file"])
             try:
@@ -87,16 +104,31 @@ def main(argv=None) -> int:
                 bad = [r for r in records if str(r.status) not in PASSING]
                 status = str(bad[0].status) if bad else ("pass" if records else "error")
                 message = bad[0].message[:2000] if bad else ""
+                if bad:
+                    details[check] = bad[0].details
             except Exception as e:  # noqa: BLE001 - a candidate that breaks the engine fails its check
                 status, message = "error", f"{type(e).__name__}: {e}"[:2000]
             statuses.append([check, status, message])
             kernels[check] = sorted(seen.names)
             if status not in PASSING and job.get("stop_first", True):
                 break
-        send({"n": job["n"], "statuses": statuses, "kernels": kernels})
+        send({"n": job["n"], "statuses": statuses, "kernels": kernels, "details": details})
         if any(POISONED.search(m) for _, _, m in statuses):
             os._exit(0)  # a CUDA error leaves the context unusable: the search starts a fresh worker
     return 0
+
+
+def _mutants(workshop: str, files: list) -> list:
+    from checks.mutation.generate import all_mutants
+
+    out: list = []
+    for label, path in files:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        for m in all_mutants(workshop, source):
+            fields = ("id", "line", "operator", "before", "after", "source")
+            out.append({"file": label, **{k: getattr(m, k) for k in fields}})
+    return out
 
 
 def _die_with_parent() -> None:

@@ -428,3 +428,23 @@ def test_the_real_search_on_kept_wrong_answers(make_app):
             assert path.read_bytes() == second.read_bytes()
 
     asyncio.run(body())
+
+
+def test_a_reproduction_is_kept_and_said_with_its_note_and_no_f():
+    """No edit of the file passed, but a change of a reference answer gives its result:
+    the app keeps that result and says the sentence and that it is not a verified fix."""
+    from tui.repair_child import normal_repair
+    from tui.widgets.repair import note_of
+
+    repair = {
+        "status": "reproduced",
+        "says": "your result on contiguous rows is what the reference gives with `numerators` "
+        "where it has `numerators * (1.0 / denominator)` (line 49 of solution.py)",
+        "note": "a reproduction, not a verified repair",
+        "line": 49,
+    }
+    kept = normal_repair(repair)
+    assert kept is not None and kept["status"] == "reproduced"
+    said = note_of(kept)
+    assert said.startswith("your result on contiguous rows is what the reference gives with `numerators`")
+    assert "not a verified repair" in said

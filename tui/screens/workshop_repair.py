@@ -122,7 +122,7 @@ class WorkshopRepair(_Host):
             }
         if repair is not None and repair.get("status") == "found":
             line.found(repair)
-        elif repair is not None and repair.get("status") in ("none", "budget"):
+        elif repair is not None and repair.get("status") in ("none", "budget", "reproduced"):
             line.nothing(repair)
         elif repair is None and event.error:
             line.nothing(None, event.error)

@@ -64,6 +64,8 @@ def found_sentence(repair: dict) -> str:
 
 def note_of(repair: dict | None, error: str = "") -> str:
     """What a search that found nothing says (its note), or why it said nothing."""
+    if repair is not None and repair.get("status") == "reproduced":  # no edit of the file
+        return f"{repair.get('says') or ''}. {repair.get('note') or ''}".strip(" .") + "."
     if repair is not None:
         note = repair.get("note") or ""
         if note:
