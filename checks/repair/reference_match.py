@@ -387,7 +387,7 @@ class _Run:
                     others = [c.id for c in cases if c.id not in failing]
                     got = self.ask(self.job(as_written, others), max(self.limit, 120.0))
                     mine_passing["checks"] = [c for c, s, _ in (got or {}).get("statuses", []) if s == "pass"]
-                return mine_passing["checks"]
+                return mine_passing["checks"] or []
 
         def attempt(k: int, m: dict) -> None:
             file = self.folder / f"reference_mutant_{k}.py"

@@ -264,17 +264,31 @@ def find_repair(
         lock = threading.Lock()
         deadline = t0 + budget
 
+        refused: list = []  # what the GPU compiler said of changes that passed in the interpreter
+
         def attempt(cand: error_model.Candidate, text: str) -> None:
             got = run(text, screen, limit)
+            statuses = got["statuses"] if got is not None else []
+            passed = sum(s in PASSING for _, s, _ in statuses)
+            passes = got is not None and passed == len(screen)
+            passes = passes and _same_kernels(_kernels_of(base, base_known), (got or {}).get("kernels", {}))
+            said = ""
+            if passes and interpret and not found:
+                # the interpreter's runs also compile their kernels for sm_90: a passing
+                # change too, and one the compiler refuses is no fix (the search goes on)
+                final = run(text, order, max(limit, 120.0), compile_too=True)
+                bad = [m for _, st, m in (final or {}).get("statuses", []) if st not in PASSING]
+                if final is None or bad:
+                    passes, said = False, (bad[0] if bad else "the compile run did not finish")
             with lock:
                 tried[0] += 1
                 if got is None:
                     return
-                statuses = got["statuses"]
-                passed = sum(s in PASSING for _, s, _ in statuses)
-                if passed == len(screen) and _same_kernels(_kernels_of(base, base_known), got["kernels"]):
+                if passes:
                     if not found:
                         found.append(Tried(cand, text, statuses))
+                elif said:
+                    refused.append(said)
                 elif passed > 0:
                     promising.append((passed, Tried(cand, text, statuses)))
                 if on_progress:
@@ -308,20 +322,6 @@ def find_repair(
                 n_workers,
                 lambda: bool(found) or cancelled() or time.monotonic() > deadline,
             )
-        if found and interpret:
-            # the interpreter's runs also compile their kernels for sm_90: the found change too
-            final = run(found[0].source, order, max(limit, 120.0), compile_too=True)
-            if final is None or any(st not in PASSING for _, st, _ in final["statuses"]):
-                said = next((m for _, st, m in (final or {}).get("statuses", []) if st not in PASSING), "")
-                return _result(
-                    "none",
-                    tried[0],
-                    t0,
-                    note=(
-                        "a change made every check pass in the interpreter, but its kernels do not compile "
-                        f"for the GPU: {said[:200]}"
-                    ),
-                )
         if found:
             return _found(found[0], source, tried[0], t0, records)
         if cancelled():
@@ -342,6 +342,12 @@ def find_repair(
             f"in {spent} s): "
             f"the mistake may span several lines"
         )
+        if refused:  # passed in the interpreter, refused by the GPU compiler
+            note += (
+                f"; {len(refused)} change{'s' if len(refused) != 1 else ''} passed in the interpreter "
+                "but their kernels do not "
+                f"compile for the GPU: {refused[0][:200]}"
+            )
         if deadline - time.monotonic() > 1.0:  # what change of a reference answer gives the same result
             from checks.repair.reference_match import reproduce
 
