@@ -124,7 +124,7 @@ def send(app, key: str) -> None:
     app.post_message(events.Key(key, character))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [2])  # one seeded order; the burst test covers Enter/Escape
 def test_keys_at_a_quick_pace(make_app, workspace, seed):
     """Keys 0.1 to 0.3 s apart, a seeded random order, from the list into A1 with a
     failing file (open/escape, re-runs, the failure view) and back: still running."""
