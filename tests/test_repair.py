@@ -223,3 +223,42 @@ def test_a_worker_whose_cuda_context_a_candidate_broke_exits_after_answering(tmp
         assert worker.proc.wait(timeout=30) == 0
     finally:
         worker.stop()
+
+
+@pytest.mark.parametrize(
+    "change, kind, words",
+    [
+        (
+            (
+                "g_offsets = rows[:, None] * g_stride_row + cols[None, :] * g_stride_col",
+                "g_offsets = rows[:, None] * y_stride_row + cols[None, :] * y_stride_col",
+            ),
+            "foreign-strides",
+            "`g_ptr`'s addresses are built with `y`'s strides",
+        ),
+        (
+            (
+                "dx_offsets = rows[:, None] * n_cols + cols[None, :]",
+                "dx_offsets = rows[:, None] * y_stride_row + cols[None, :]",
+            ),
+            "foreign-strides",
+            "`dx` is a fresh tensor of its own: its rows are `n_cols` elements apart",
+        ),
+        (("dot = tl.sum(y * g, axis=1)", "dot = tl.sum(g, axis=1)"), "missing-weight", "weighted by `y`"),
+        (
+            ("dx = y * (g - dot[:, None])", "dx = g - dot[:, None]"),
+            "missing-weight",
+            "missing the factor `y`",
+        ),
+        (
+            ("        y,\n        grad_output,\n", "        grad_output,\n        y,\n"),
+            "exchanged-tensors",
+            "passes `grad_output` and `y` in the other order",
+        ),
+    ],
+)
+def test_the_error_model_undoes_mistakes_of_which_tensor(change, kind, words):
+    """Mistakes a learner made in the softmax backward trial that the model missed: another
+    tensor's strides, the weight y left out of the formula, two tensors launched in the
+    other order; each has a candidate that gives the reference back, named by mechanism."""
+    test_the_error_model_undoes_the_mistake_and_names_its_mechanism("softmax_backward", change, kind, words)

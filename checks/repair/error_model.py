@@ -27,6 +27,11 @@ pass reads the same first tile"), said only after the checks pass with the edit.
     start-value      a running maximum started at 0 instead of -inf (or the reverse)
     extra-step       a statement applied one time too many
     grid-axes        a launch grid's two axes exchanged
+    foreign-strides  one tensor's strides in another's addresses (a fresh output's row
+                     stride: the row's length)
+    missing-weight   a loaded tensor's factor left out of a formula (``tl.sum(g)`` for
+                     ``tl.sum(y * g)``)
+    exchanged-tensors  two tensors passed to a launch in the other order
 
 Standard library only.
 """
@@ -48,6 +53,7 @@ from checks.repair.mistakes_of_flow import (
     pointer_advance,
 )
 from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order
+from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_weight
 from checks.repair.mistakes_of_values import (
     dtype,
     early_cast,
@@ -91,6 +97,9 @@ OPERATORS: dict = {
     "start-value": start_value,
     "extra-step": extra_step,
     "grid-axes": grid_axes,
+    "foreign-strides": foreign_strides,
+    "missing-weight": missing_weight,
+    "exchanged-tensors": exchanged_tensors,
 }
 
 

@@ -66,6 +66,7 @@ class Context:
     parents: dict = field(default_factory=dict)
     names: list = field(default_factory=list)  # names the function binds or reads, in order
     ceil_div: str = "triton.cdiv"  # how this function spells a ceiling division
+    kernels: dict = field(default_factory=dict)  # the file's kernels: name -> parameter names
 
     @property
     def fn(self) -> ast.FunctionDef:
@@ -127,7 +128,12 @@ def context_of(site: Site, module: ast.Module) -> Context:
             names.append(node.id)
     imported = {a.asname or a.name for n in module.body if isinstance(n, ast.ImportFrom) for a in n.names}
     ceil = "tl.cdiv" if site.kernel else ("cdiv" if "cdiv" in imported else "triton.cdiv")
-    return Context(site, parents, names, ceil)
+    kernels = {
+        fn.name: [a.arg for a in fn.args.args]
+        for fn in module.body
+        if isinstance(fn, ast.FunctionDef) and _is_kernel(fn)
+    }
+    return Context(site, parents, names, ceil, kernels)
 
 
 def _keyword_of(node: ast.AST, ctx: Context) -> str:

@@ -32,8 +32,13 @@ HINTS = {
     ),
     r"\bnan\b|\binf\b|-inf\b": ("padding", "start-value", "exp-base", "boundary"),
     r"\b16 bits\b|\bfp16\b|\bbf16\b|\brounds?\b": ("dtype", "early-cast"),
-    r"\bstrides?\b|\btranspose": ("same-kind-name", "exchanged-names", "missing-factor"),
-    r"\bconstant\b|\bterm\b|\bfactor\b|\bscale\b": ("extra-operand", "missing-factor", "constant"),
+    r"\bstrides?\b|\btranspose": ("same-kind-name", "exchanged-names", "missing-factor", "foreign-strides"),
+    r"\bconstant\b|\bterm\b|\bfactor\b|\bscale\b": (
+        "extra-operand",
+        "missing-factor",
+        "missing-weight",
+        "constant",
+    ),
     r"power of (two|2)|power-of-two": ("constant", "arithmetic", "clamp"),
 }
 

@@ -1,0 +1,178 @@
+"""The error model's mistakes of which tensor: one tensor's strides in another's
+addresses, a factor of a loaded tensor left out of a formula, two tensors passed to a
+launch in the other order.  Standard library only."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator, Optional
+
+from checks.repair.program import (  # the shared reading of a function
+    Candidate,
+    Context,
+    Edit,
+    _call_name,
+    _cand,
+    _paren,
+    _reads,
+    _statement,
+    _target,
+    _text,
+    _walk,
+)
+
+# ``y_stride_row`` / ``stride_y_row``: (tensor, axis)
+STRIDE = (
+    re.compile(r"^(?P<t>\w+?)_stride_?(?P<axis>\w*)$"),
+    re.compile(r"^stride_(?P<t>[a-z]+)_(?P<axis>\w+)$"),
+)
+ROW_WORDS = ("row", "m", "0", "r")
+
+
+def _stride_of(name: str) -> Optional[tuple]:
+    for pattern in STRIDE:
+        m = pattern.match(name)
+        if m:
+            return m.group("t"), m.group("axis")
+    return None
+
+
+def _base_pointer(address: ast.AST) -> str:
+    """The pointer an address is built on (``g_ptr`` in ``g_ptr + r * s + c``), or ''."""
+    names = [n.id for n in ast.walk(address) if isinstance(n, ast.Name) and "ptr" in n.id.lower()]
+    return names[0] if len(set(names)) == 1 else ""
+
+
+def _tensor_of(pointer: str) -> str:
+    return re.sub(r"_?ptrs?$", "", pointer, flags=re.IGNORECASE)
+
+
+def _addresses(ctx: Context) -> Iterator[tuple]:
+    """(node, address, pointer): a load's or a store's address built on one pointer, and an
+    offsets assignment named for one (``g_offsets = ...`` beside ``g_ptr``)."""
+    pointers = {_tensor_of(n): n for n in ctx.names if "ptr" in n.lower()}
+    for node in _walk(ctx):
+        if _call_name(node) in ("tl.load", "tl.store") and node.args:  # type: ignore[attr-defined]
+            address = node.args[0]  # type: ignore[attr-defined]
+            pointer = _base_pointer(address)
+            if pointer:
+                yield node, address, pointer
+        elif isinstance(node, ast.Assign) and _target(node):
+            head = re.match(r"^(\w+?)_(offs|offsets|off|addrs|addresses|idx)$", _target(node))
+            if head and head.group(1) in pointers:
+                yield node, node.value, pointers[head.group(1)]
+
+
+def foreign_strides(ctx: Context) -> Iterator[Candidate]:
+    """A load or store whose address is built on one tensor's pointer with another tensor's
+    strides (``g_ptr + r * y_stride_row``): every such stride of the statement replaced by
+    the pointer's own, or, for a fresh output with no strides of its own, the row stride by
+    the row's length."""
+    for node, address, pointer in _addresses(ctx):
+        tensor = _tensor_of(pointer)
+        if not tensor:
+            continue
+        foreign = [
+            n
+            for n in ast.walk(address)
+            if isinstance(n, ast.Name) and (s := _stride_of(n.id)) and s[0] != tensor
+        ]
+        if not foreign:
+            continue
+        other = _stride_of(foreign[0].id)[0]  # type: ignore[index]
+        own = {}
+        for n in foreign:
+            _, axis = _stride_of(n.id)  # type: ignore[misc]
+            mine = next((c for c in ctx.names if _stride_of(c) == (tensor, axis)), None)
+            if mine is None and axis.lower() in ROW_WORDS:
+                mine = next((c for c in ("n_cols", "N", "n") if c in ctx.names), None)
+            if mine is None:
+                break
+            own[n] = mine
+        else:
+            edits = tuple(Edit(n, own[n]) for n in foreign)
+            used = ", ".join(f"`{name}`" for name in dict.fromkeys(n.id for n in foreign))
+            if all(_stride_of(v) for v in own.values()):
+                says = (
+                    f"`{pointer}`'s addresses are built with `{other}`'s strides ({used}): each tensor "
+                    "must be addressed with its own strides"
+                )
+            else:  # a fresh output: its rows are a row's length apart
+                says = (
+                    f"`{pointer}`'s addresses are built with `{other}`'s strides ({used}), but `{tensor}` "
+                    f"is a fresh tensor of its own: its rows are `{own[foreign[0]]}` elements apart"
+                )
+            yield Candidate("foreign-strides", edits, node.lineno, says, 0.7, ctx.fn.name)
+
+
+def _loaded(ctx: Context) -> list:
+    """Names the function assigns from ``tl.load`` (a ``.to(...)`` after it included)."""
+    out = []
+    for stmt in _walk(ctx):
+        if isinstance(stmt, ast.Assign) and _target(stmt):
+            value = stmt.value
+            while _call_name(value) == ".to" and isinstance(value, ast.Call):
+                value = value.func.value  # type: ignore[attr-defined]
+            if _call_name(value) == "tl.load" and _target(stmt) not in out:
+                out.append(_target(stmt))
+    return out
+
+
+def missing_weight(ctx: Context) -> Iterator[Candidate]:
+    """A formula that leaves out a loaded tensor's factor: ``tl.sum(g)`` for
+    ``tl.sum(y * g)``, ``dx = g - dot`` for ``dx = y * (g - dot)``."""
+    loaded = _loaded(ctx)
+    if len(loaded) < 2:
+        return
+    for node in _walk(ctx):
+        if _call_name(node) in ("tl.sum", "tl.cumsum") and node.args:  # type: ignore[attr-defined]
+            operand = node.args[0]  # type: ignore[attr-defined]
+            for w in loaded:
+                if _reads(operand, w) or not any(_reads(operand, o) for o in loaded):
+                    continue
+                says = (
+                    f"`{_text(node)}` sums `{_text(operand)}` alone where each term is weighted by `{w}`: "
+                    f"the reduction runs over `{w} * {_paren(operand)}`"
+                )
+                yield _cand(ctx, "missing-weight", operand, f"{w} * {_paren(operand)}", says, 0.55)
+        if isinstance(node, ast.Assign) and _target(node) and isinstance(node.value, ast.BinOp):
+            stmt = _statement(node.value, ctx)
+            if stmt is not node or _target(node) in loaded:
+                continue
+            for w in loaded:
+                if _reads(node.value, w) or not any(_reads(node.value, o) for o in loaded):
+                    continue
+                says = (
+                    f"`{_target(node)}` is missing the factor `{w}`: it is `{_text(node.value)}` where the "
+                    f"formula multiplies that by `{w}`"
+                )
+                yield _cand(ctx, "missing-weight", node.value, f"{w} * ({_text(node.value)})", says, 0.5)
+
+
+def _kernel_params(ctx: Context, call: ast.Call) -> list:
+    """The parameters of the kernel a launch ``kernel[grid](...)`` calls, if it is in the file."""
+    f = call.func
+    if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name):
+        return list(ctx.kernels.get(f.value.id, []))
+    return []
+
+
+def exchanged_tensors(ctx: Context) -> Iterator[Candidate]:
+    """Two tensors passed to a launch in the other order: the kernel's parameters at their
+    places are both pointers (``grad_output, y`` where the kernel takes ``y_ptr, g_ptr``)."""
+    for node in _walk(ctx):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Subscript):
+            continue
+        params = _kernel_params(ctx, node)
+        for i, (a, b) in enumerate(zip(node.args, node.args[1:])):
+            if not (isinstance(a, ast.Name) and isinstance(b, ast.Name)) or i + 1 >= len(params):
+                continue
+            if "ptr" not in params[i].lower() or "ptr" not in params[i + 1].lower():
+                continue
+            says = (
+                f"passes `{a.id}` and `{b.id}` in the other order: the kernel reads `{a.id}` as "
+                f"`{params[i]}` and `{b.id}` as `{params[i + 1]}`"
+            )
+            edits = (Edit(a, b.id), Edit(b, a.id))
+            yield Candidate("exchanged-tensors", edits, a.lineno, says, 0.7, ctx.fn.name)
