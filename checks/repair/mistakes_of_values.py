@@ -143,9 +143,10 @@ def padding(ctx: Context) -> Iterator[Candidate]:
                     "with 0 makes them add nothing"
                 )
             else:
-                says = f"masked-off lanes load as {had} where the computation needs 1.0 there"
+                says = f"masked-off lanes load as {had}, which the products they meet cannot absorb; 1.0 can"
+            prior = 0.6 if fix == "1.0" else 0.8  # 0 and -inf are the usual paddings: tried first
             if other is not None:
-                yield _cand(ctx, "padding", other.value, text, says, 0.8)
+                yield _cand(ctx, "padding", other.value, text, says, prior)
             else:
                 new = copy.deepcopy(node)
                 new.keywords.append(ast.keyword(arg="other", value=ast.parse(text, mode="eval").body))  # type: ignore[attr-defined]
@@ -280,7 +281,7 @@ def mask(ctx: Context) -> Iterator[Candidate]:
         name = _call_name(node)
         if name not in ("tl.load", "tl.store") or any(k.arg == "mask" for k in node.keywords):  # type: ignore[attr-defined]
             continue
-        verb = "reads" if name == "tl.load" else "writes"
+        verb = "read" if name == "tl.load" else "write"
         for m in masks:
             extra = ", other=0.0" if name == "tl.load" else ""
             text = _text(node)[:-1] + f", mask={m}{extra})"

@@ -55,7 +55,10 @@ def apply(source: str, edits: tuple) -> str:
         last = e.last or e.node
         a = starts[e.node.lineno - 1] + e.node.col_offset
         b = starts[last.end_lineno - 1] + last.end_col_offset
-        spans.append((a, b, e.text))
+        text = e.text
+        if a > 0 and data[a - 1 : a] == b"(" and data[b : b + 1] == b")" and _wrapped(text):
+            text = text[1:-1]  # the source's own parentheses already hold it: no ((...))
+        spans.append((a, b, text))
     spans.sort()
     for (_, b, _), (a, _, _) in zip(spans, spans[1:]):
         if a < b:
@@ -63,6 +66,18 @@ def apply(source: str, edits: tuple) -> str:
     for a, b, text in reversed(spans):
         data = data[:a] + text.encode("utf-8") + data[b:]
     return data.decode("utf-8")
+
+
+def _wrapped(text: str) -> bool:
+    """``text`` is one parenthesized expression: ``(a < b)``, not ``(a) + (b)``."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return True
 
 
 def _slice(source: str, lines: set) -> set:
