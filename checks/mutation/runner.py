@@ -6,11 +6,7 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
-import os
 import queue
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -19,57 +15,16 @@ from typing import Callable, Optional
 
 from checks.interpreter import interpreter_env
 from checks.mutation import classify
-from checks.mutation.generate import REPO, Mutant
-from checks.running import processes
+from checks.mutation.generate import Mutant
+from checks.running.channel import ChannelProcess
 
 DEFAULT_LIMIT = 90.0  # seconds per mutant; the reference answers take 6-18 s interpreted
 RESTART_EVERY = 12  # mutants per worker process
 
 
-class _Worker:
-    def __init__(self, stderr_path: Path):
-        r, w = os.pipe()
-        self.stderr = open(stderr_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "checks.mutation.worker", "--channel-fd", str(w)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=self.stderr,
-            pass_fds=(w,),
-            cwd=str(REPO),
-            env=interpreter_env(True),
-            **processes.own_group(),
-        )
-        os.close(w)
-        self.messages: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, args=(r,), daemon=True).start()
-        self.done = 0
-
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "r", encoding="utf-8") as f:
-            for line in f:
-                try:
-                    self.messages.put(json.loads(line))
-                except ValueError:
-                    continue
-        self.messages.put(None)  # the process is gone
-
-    def submit(self, job: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(job) + "\n").encode("utf-8"))
-        self.proc.stdin.flush()
-
-    def stop(self, kill: bool = False) -> None:
-        if not kill and self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-                self.proc.wait(timeout=20)
-            except (OSError, subprocess.TimeoutExpired):
-                kill = True
-        if kill or self.proc.poll() is None:
-            processes.kill_group(self.proc)
-        self.stderr.close()
+def _worker(stderr_path: Path) -> ChannelProcess:
+    """A warm mutation worker (checks.mutation.worker), interpreted."""
+    return ChannelProcess("checks.mutation.worker", [], interpreter_env(True), stderr_path)
 
 
 def contract_checks(workshop: str) -> list:
@@ -83,7 +38,7 @@ def contract_checks(workshop: str) -> list:
     return [c.id for c in getattr(mod, "CASES", [])]
 
 
-def _run_one(worker: _Worker, n: int, mutant: Mutant, folder: Path, limit: float) -> dict:
+def _run_one(worker: ChannelProcess, n: int, mutant: Mutant, folder: Path, limit: float) -> dict:
     path = folder / f"mutant_{n}.py"
     path.write_text(mutant.source, encoding="utf-8")
     t0 = time.monotonic()
@@ -91,14 +46,11 @@ def _run_one(worker: _Worker, n: int, mutant: Mutant, folder: Path, limit: float
     running = ""
     while True:
         left = limit - (time.monotonic() - t0)
-        try:
-            message = worker.messages.get(timeout=max(left, 0.01)) if left > 0 else None
-        except queue.Empty:
-            message = None
-        if message is None and left > 0 and worker.proc.poll() is None:
+        message = worker.next_message(left) if left > 0 else None
+        if message is None and left > 0 and worker.alive():
             continue
         if message is None:
-            gone = worker.proc.poll() is not None
+            gone = not worker.alive()
             return {
                 "status": classify.CRASHED if gone else classify.TIMED_OUT,
                 "running": running,
@@ -131,7 +83,7 @@ def run_mutants(
     folder = Path(tempfile.mkdtemp(prefix="mutants-"))
 
     def slot(k: int) -> None:
-        worker: Optional[_Worker] = None
+        worker: Optional[ChannelProcess] = None
         own = folder / f"slot{k}"
         own.mkdir()
         while True:
@@ -141,8 +93,8 @@ def run_mutants(
                 break
             if worker is None or worker.done >= RESTART_EVERY:
                 if worker is not None:
-                    worker.stop()
-                worker = _Worker(folder / f"slot{k}.stderr")
+                    worker.stop(kill=False)
+                worker = _worker(folder / f"slot{k}.stderr")
             raw = _run_one(worker, n, m, own, limit)
             worker.done += 1
             if raw["status"] is None:
@@ -160,7 +112,7 @@ def run_mutants(
                 if on_result:
                     on_result(m, result)
         if worker is not None:
-            worker.stop()
+            worker.stop(kill=False)
 
     threads = [threading.Thread(target=slot, args=(k,)) for k in range(max(1, processes_n))]
     for t in threads:

@@ -17,13 +17,10 @@ written; candidates are files in a temporary folder.  Standard library only.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import queue
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,7 +31,7 @@ from typing import Callable, Optional
 from checks.interpreter import interpreter_env
 from checks.repair import error_model
 from checks.repair.variants import WRONG, changed_lines, everywhere, rank, valid_variants
-from checks.running import processes
+from checks.running.channel import ChannelProcess
 
 REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
@@ -50,41 +47,14 @@ class Tried:
     statuses: list  # [[check, status, message], ...] of its last try
 
 
-class _Worker:
-    def __init__(self, interpret: bool, folders: list, stderr: Path):
-        r, w = os.pipe()
-        self.stderr = open(stderr, "ab")
-        cmd = [sys.executable, "-m", "checks.repair.worker", "--channel-fd", str(w)]
-        cmd += ["--interpret"] if interpret else []
-        for f in folders:
-            cmd += ["--path", f]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=self.stderr,
-            pass_fds=(w,),
-            cwd=str(REPO),
-            env=interpreter_env(interpret),
-            **processes.own_group(),
-        )
-        os.close(w)
-        self.messages: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, args=(r,), daemon=True).start()
-        self.done = 0
-        try:  # torch and triton imported: a candidate's time limit starts after this
-            self.ready = bool(self.messages.get(timeout=STARTUP_LIMIT))
-        except queue.Empty:
-            self.ready = False
+class _Worker(ChannelProcess):
+    """A warm repair worker (checks.repair.worker): ready once torch and triton are in."""
 
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "r", encoding="utf-8") as f:
-            for line in f:
-                try:
-                    self.messages.put(json.loads(line))
-                except ValueError:
-                    continue
-        self.messages.put(None)
+    def __init__(self, interpret: bool, folders: list, stderr: Path):
+        args = (["--interpret"] if interpret else []) + [a for f in folders for a in ("--path", f)]
+        super().__init__("checks.repair.worker", args, interpreter_env(interpret), stderr)
+        # torch and triton imported: a candidate's time limit starts after this
+        self.ready = bool(self.next_message(STARTUP_LIMIT))
 
     def run(self, job: dict, limit: float) -> Optional[dict]:
         """The worker's answer to ``job`` (its checks' statuses, the kernels launched), or
@@ -93,28 +63,17 @@ class _Worker:
         if not self.ready:
             self.stop()
             return None
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write((json.dumps(job) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
-        except OSError:
+        if not self.submit(job):
             return None
         end = time.monotonic() + limit
         while True:
-            try:
-                message = self.messages.get(timeout=max(end - time.monotonic(), 0.01))
-            except queue.Empty:
-                message = None
+            message = self.next_message(end - time.monotonic())
             if message is None:
                 self.stop()
                 return None
             if message.get("n") == job["n"]:
                 self.done += 1
                 return message
-
-    def stop(self) -> None:
-        processes.kill_group(self.proc)
-        self.stderr.close()
 
 
 def _result(status: str, tried: int, t0: float, **kw) -> dict:

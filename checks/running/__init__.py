@@ -7,6 +7,7 @@
     worker.py          ``python -m checks.running.worker``: one job of checks (or a benchmark)
     child.py           the parent's side of a run: time limits, crashes, cancellation
     worker_process.py  a started worker process: its record pipe, stack dumps, output tails
+    channel.py         a warm process fed JSON lines (the mutation and repair workers)
     processes.py       a worker's own process group, and killing it (POSIX or Windows)
     warmup.py          what a worker pays before a save arrives (imports, witness, CUDA)
     pool.py            warm workers kept ready; checks sharded over several of them
