@@ -199,3 +199,29 @@ def test_a_re_run_during_a_run_clears_the_cancelled_rows_and_counts_from_0():
             assert str(panel.query_one("#run-count").render()) == "0/4 ran"
 
     run(body())
+
+
+def test_the_line_under_the_table_ends_in_an_ellipsis_and_keeps_enters_hint():
+    """A summary longer than the two lines under the table is cut with an ellipsis (Enter
+    shows all of it), never mid-sentence without notice."""
+
+    async def body():
+        from tui.widgets.results import DETAIL_LINES, ResultsPanel
+
+        app = panel_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            panel = app.query_one(ResultsPanel)
+            panel.start([{"id": "long", "label": "x"}], "a" * 64)
+            words = " ".join(f"word{i}" for i in range(80))
+            panel.add(Record("w", "long", "x", "fail", f"output: 3 of 9 elements wrong; {words}"))
+            panel.table.focus()
+            await pilot.pause()
+            panel.show_detail("long")
+            await pilot.pause()
+            shown = str(panel.query_one("#record-detail").render())
+            lines = [line for line in shown.splitlines() if line.strip()]
+            assert len(lines) <= DETAIL_LINES, shown
+            assert "…" in lines[-1] and lines[-1].rstrip().endswith("(Enter: details)"), shown
+            assert "word79" not in shown
+
+    run(body())

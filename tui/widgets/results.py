@@ -30,8 +30,10 @@ from tui.widgets.record_text import (
     summary,
     tally_line,
 )
+from tui.widgets.repair import fit
 from tui.widgets.status import StatusLine
 
+DETAIL_LINES = 2  # the line under the table: the highlighted row's summary (Enter: all of it)
 STILL_RUNNING = 10.0  # seconds on one check before the status line says so
 # The Status column holds the longest word ("NOT RUN") and a change mark, or a running
 # row's clock when there is no Time column ("RUN 120s").
@@ -406,9 +408,13 @@ class ResultsPanel(Vertical):
         said = summary(rec)
         if said:
             text.append("  " + said)
-        if rec.status != "pass" and self.table.has_focus:
-            text.append("  (Enter: details)", style="dim")
-        self._detail(text)
+        hint = "  (Enter: details)" if rec.status != "pass" and self.table.has_focus else ""
+        # two lines at most: a longer summary ends in an ellipsis, Enter's hint kept after it
+        width = max((self.size.width or self.app.size.width) - 2, 20)  # its padding: one a side
+        body = fit(text, width - len(hint), DETAIL_LINES, self.app.console if self.is_attached else None)
+        if hint:
+            body.append(hint, style="dim")
+        self._detail(body)
 
     def change_of(self, rec: Record) -> str:
         """'newly passing' / 'newly failing' against the previous run of this workshop."""
