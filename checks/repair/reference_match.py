@@ -445,7 +445,9 @@ class _Run:
             return self.result(
                 "budget", f"no change of a reference gave your result in the time allowed ({spent})"
             )
-        return self.result("none", f"no change of a reference gives your result ({spent})")
+        return self.result(
+            "none", f"no one-operator change of a reference answer gives your result either ({spent})"
+        )
 
     def reproduced(
         self, m: dict, tier: str, tiers: list, reference: str, failing: list, labels: dict, spent: str
