@@ -45,3 +45,16 @@ def test_a_repaired_mutant_is_still_repaired(workshop, subject, tmp_path):
     path.write_text(mutant.source, encoding="utf-8")
     repair = find_repair(row["workshop"], path, interpret=True, budget=180, workers=2)
     assert repair["status"] == "found", repair
+
+
+def test_the_report_over_every_operator_holds_its_floor():
+    """The sample over every mutation operator of the reference answers (--per-source 11):
+    its own floors, the untargeted operators included in all_mutants."""
+    every = FLOOR["every_operator"]
+    report = json.loads((REPO / every["report"]).read_text(encoding="utf-8"))
+    operators = {r["operator"] for r in report["rows"]}
+    assert len(operators) >= 10, operators
+    for part, floor in every["repaired_fraction_at_least"].items():
+        got = report["summary"][part]["repaired_fraction"]
+        assert got is not None and got >= floor, (part, got, floor)
+    assert report["interpret"] is True and report["budget_seconds"] <= 60

@@ -5,6 +5,8 @@ right designs, made by checks.mutation's operators) and the kept wrong answers, 
 mistake is run through the checks; one that fails is searched for a repair.  Outcomes:
 
     repaired   a change was found, and every check passed with it (the search verifies)
+    reproduced the checks reject it, no change was found, but a change of a reference answer
+               gives its result (said, not verified: counted apart from repaired)
     no-repair  the checks reject it, and no change was found within the budget
     passes     every check passes (the mutant computes the same thing, or the checks miss it)
 
@@ -81,7 +83,9 @@ def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, f
     path.write_text(source, encoding="utf-8")
     t0 = time.monotonic()
     repair = find_repair(w, path, interpret=interpret, budget=budget)
-    outcome = {"found": "repaired", "not-applicable": "passes"}.get(repair["status"], "no-repair")
+    outcome = {"found": "repaired", "reproduced": "reproduced", "not-applicable": "passes"}.get(
+        repair["status"], "no-repair"
+    )
     return {
         "subject": label,
         "workshop": w,
@@ -104,6 +108,7 @@ def summary(rows: list) -> dict:
             "subjects": len(selected),
             "rejected": len(failing),
             "repaired": len(repaired),
+            "reproduced": sum(r["outcome"] == "reproduced" for r in failing),
             "repaired_fraction": round(len(repaired) / len(failing), 3) if failing else None,
             "passes": len(selected) - len(failing),
             "median_seconds_to_repair": seconds[len(seconds) // 2] if seconds else None,
