@@ -39,7 +39,8 @@ def test_a_workshop_closed_while_it_opens(make_app, workshop):
         app = make_app()
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.2)
-            for delay in (None, 0, 0.01, 0.1):
+            # before it settles, and while it renders its lesson (SETTLE_SECONDS is 0.3)
+            for delay in (None, 0, 0.01, 0.1, 0.35, 0.6):
                 app.open_workshop(workshop.id)  # as Enter on the list does
                 if delay is not None:
                     await asyncio.sleep(delay)
