@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import math
 import os
 import sys
@@ -215,11 +214,8 @@ def run(args, out: Printer) -> int:
         return EXIT_UNAVAILABLE
 
     all_records: list = []
-    last_path = workspace.state_dir(args.workspace or workspace.default_workspace()) / "last-run.json"
-    try:
-        previous = json.loads(last_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        previous = {}
+    home = args.workspace or workspace.default_workspace()
+    previous = workspace.load_last_run(home)  # the command line's last run or the app's
     records_progress = not (args.solution or args.file or args.check)
     changes_total = []
     repairs: dict = {}
@@ -246,7 +242,10 @@ def run(args, out: Printer) -> int:
             if not ran_any(records):
                 out.line("  (no check could run here: your progress is left as it was)")
             elif _save_progress(w, path, records, mode, args, out):
-                previous[w.id] = [{"id": r.id, "status": r.status} for r in records]
+                try:
+                    workspace.record_last_run(home, w.id, records)
+                except OSError:
+                    pass
         changes_total += [(w.id, i, c) for i, c in changes]
         all_records += records
         if args.perf and w.gpu:
@@ -254,11 +253,6 @@ def run(args, out: Printer) -> int:
         if args.repair and exit_code([r for r in records if r.status in ("fail", "error")]) != 0:
             repairs[w.id] = _repair(w, path, records, args, out)
 
-    if records_progress and ran_any(all_records):
-        try:
-            write_json_atomic(last_path, previous)
-        except OSError:
-            pass
     out.line()
     if changes_total:
         out.line("Changed since the last run: " + changed_text(changes_total, several=len(selected) > 1))

@@ -294,3 +294,33 @@ class _Lock:
             os.unlink(self.path)
         except OSError:
             pass
+
+
+# --- the last run's statuses, shared by the command line and the app ---
+def last_run_path(workspace: Path) -> Path:
+    return state_dir(workspace) / "last-run.json"
+
+
+def load_last_run(workspace: Path) -> dict:
+    """{workshop id: [{"id", "status"}, ...]} of the last run of each workshop's file, by
+    the command line or the app, whichever ran it last ({} when there is none)."""
+    try:
+        data = json.loads(last_run_path(workspace).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def last_statuses(workspace: Path, workshop_id: str) -> dict:
+    """{check id: status} of the workshop's last run ({} when there is none)."""
+    entries = load_last_run(workspace).get(workshop_id)
+    if not isinstance(entries, list):
+        return {}
+    return {e["id"]: e["status"] for e in entries if isinstance(e, dict) and "id" in e and "status" in e}
+
+
+def record_last_run(workspace: Path, workshop_id: str, records: list) -> None:
+    """Keep this run's statuses as the workshop's last run (written atomically)."""
+    data = load_last_run(workspace)
+    data[workshop_id] = [{"id": r.id, "status": r.status} for r in records]
+    write_json_atomic(last_run_path(workspace), data)

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from checks import workspace as ws
 from checks.command_line import exit_code
+from checks.judging import ran_any
 from checks.running import Begin, End, Event, Plan, RecordEvent, RunRecords, RunSession, progress_status
 from tui import benchmark_child
 from tui.host import course_app
@@ -243,6 +244,8 @@ class RunLoop(_Host):
                 digest,
                 workspace=course_app(self).workspace,
             )
+            if ran_any(records):  # the statuses the command line's next run compares with
+                ws.record_last_run(course_app(self).workspace, self.workshop.id, records)
         except (OSError, TimeoutError):
             pass  # the latest status is saved by the run session anyway
 

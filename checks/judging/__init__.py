@@ -33,6 +33,7 @@ from checks.judging.records import (
     outcome_of,
     plural,
     progress_of,
+    ran_any,
 )
 from checks.judging.report import scale_text as map_scale_text
 
@@ -43,6 +44,7 @@ __all__ = [
     "Record",
     "Status",
     "change_since",
+    "ran_any",
     "outcome_line",
     "outcome_of",
     "map_scale_text",

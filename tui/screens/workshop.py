@@ -192,6 +192,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
             )
         self.query_one("#file-info", Static).update(info)
         self.query_one(ResultsPanel).timeout = app.check_timeout
+        # newly passing / newly failing: against the last run, the command line's too
+        self.query_one(ResultsPanel).previous = ws.last_statuses(app.workspace, w.id)
         self.set_class(not w.gpu, "cpu")
         self.set_class(self.interpret, "interpreted")
         viewer = self.query_one("#lesson", CourseViewer)
