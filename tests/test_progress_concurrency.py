@@ -167,7 +167,10 @@ def test_one_function_writes_the_progress_file(tmp_path, monkeypatch):
         for call in ast.walk(f)
         if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "write_json_atomic"
     }
-    assert writers == {"update_progress"}
+    # record_last_run writes the other file of the folder, last-run.json, and only it
+    assert writers == {"update_progress", "record_last_run"}
+    last = next(f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "record_last_run")
+    assert "last_run_path" in ast.unparse(last) and "progress_path" not in ast.unparse(last)
     for room in ("checks", "tui"):
         for path in (REPO / room).rglob("*.py"):
             if path.name != "workspace.py":
