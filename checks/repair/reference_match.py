@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.repair.search import PASSING, REPO, STARTUP_LIMIT, _Worker
+from checks.repair.search import PASSING, REPO, STARTUP_LIMIT, _drain, _Worker
 from checks.repair.variants import WRONG, changed_lines
 
 TIERS = ("output", "message", "pattern")  # best first
@@ -366,9 +366,7 @@ class _Run:
         mutants = order_mutants(made["mutants"], source, sources)
         found: list = []  # (worst tier's index, place in the order, mutant, each check's tier)
         lock = threading.Lock()
-        todo: queue.Queue = queue.Queue()
-        for k, m in enumerate(mutants):
-            todo.put((k, m))
+        started: list = []  # the mutants taken up (the rest were left for want of time)
 
         def stop(before: int = len(mutants)) -> bool:
             """Time to stop: a match as good as there can be of a mutant ordered before
@@ -390,6 +388,7 @@ class _Run:
                 return mine_passing["checks"] or []
 
         def attempt(k: int, m: dict) -> None:
+            started.append(k)
             file = self.folder / f"reference_mutant_{k}.py"
             file.write_text(m["source"], encoding="utf-8")
             tiers = []
@@ -421,19 +420,7 @@ class _Run:
                         }
                     )
 
-        def loop() -> None:
-            while not stop():
-                try:
-                    k, m = todo.get_nowait()
-                except queue.Empty:
-                    return
-                attempt(k, m)
-
-        threads = [threading.Thread(target=loop, daemon=True) for _ in range(self.n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _drain(list(enumerate(mutants)), attempt, self.n, stop)
         seconds = time.monotonic() - self.t0
         spent = f"{self.tried} of {len(mutants)} mutants of the reference answers tried in {seconds:.0f} s"
         if found:
@@ -441,7 +428,7 @@ class _Run:
             return self.reproduced(m, TIERS[tier], tiers, sources[m["file"]], failing, labels, spent)
         if self.cancelled():
             return self.result("cancelled", f"stopped: {spent}")
-        if not todo.empty():
+        if len(started) < len(mutants):
             return self.result(
                 "budget", f"no change of a reference gave your result in the time allowed ({spent})"
             )

@@ -19,6 +19,17 @@ REPO = Path(__file__).resolve().parents[2]
 WRONG = A1.folder / "wrong" / "raw_denominator.py"
 
 
+def command_line(workspace: Path) -> subprocess.CompletedProcess:
+    """``python -m checks online_normalizer --workspace WORKSPACE``, as a learner runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "checks", A1.id, "--workspace", str(workspace)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_the_command_line_compares_with_the_apps_last_run(make_app, workspace):
     workspace.mkdir(parents=True)
     path = workspace / A1.exercise_name
@@ -35,13 +46,7 @@ def test_the_command_line_compares_with_the_apps_last_run(make_app, workspace):
     kept = ws.last_statuses(workspace, A1.id)
     assert "fail" in kept.values()
     path.write_text(A1.solution.read_text(encoding="utf-8"), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "checks", A1.id, "--workspace", str(workspace)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = command_line(workspace)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Changed since the last run" in done.stdout and "newly passing" in done.stdout, done.stdout
     assert set(ws.last_statuses(workspace, A1.id).values()) == {"pass"}
@@ -51,13 +56,7 @@ def test_the_app_marks_changes_against_the_command_lines_last_run(make_app, work
     workspace.mkdir(parents=True)
     path = workspace / A1.exercise_name
     path.write_text(WRONG.read_text(encoding="utf-8"), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "checks", A1.id, "--workspace", str(workspace)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = command_line(workspace)
     assert done.returncode == 1, done.stdout + done.stderr
     failing = {c for c, s in ws.last_statuses(workspace, A1.id).items() if s == "fail"}
     assert failing

@@ -33,6 +33,19 @@ PAYLOAD = {
 }
 
 
+def fake_reading(monkeypatch, payload: dict = PAYLOAD) -> list:
+    """The interpreter's reading replaced by ``payload``; the list of the workshops asked."""
+    from tui import benchmark_child
+
+    asked: list = []
+    monkeypatch.setattr(
+        benchmark_child,
+        "read_performance",
+        lambda op, file, timeout=600: (asked.append(op), (payload, ""))[1],
+    )
+    return asked
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_b_shows_the_reading_of_a_passing_run_without_a_gpu(make_app, size, monkeypatch):
     from tui import benchmark_child
@@ -82,15 +95,9 @@ def test_the_step_and_each_variant_are_in_the_reading_text():
 
 
 def test_a_reading_follows_the_saves_read_again_after_a_pass_and_gone_after_a_failure(make_app, monkeypatch):
-    from tui import benchmark_child
     from tui.widgets.timings import TimingsPanel
 
-    asked = []
-    monkeypatch.setattr(
-        benchmark_child,
-        "read_performance",
-        lambda op, file, timeout=600: (asked.append(op), (PAYLOAD, ""))[1],
-    )
+    asked = fake_reading(monkeypatch)
 
     async def body():
         app = make_app(open_workshop=I1.id, gpu=False)
@@ -132,15 +139,10 @@ def test_a_step_not_judged_is_said_so_with_the_compilers_words():
 
 
 def test_b_before_a_pass_says_when_it_comes_brings_it_then_and_b_again_hides_it(make_app, monkeypatch):
-    from tui import benchmark_child, run_loop
+    from tui import run_loop
     from tui.widgets.timings import TimingsPanel
 
-    asked = []
-    monkeypatch.setattr(
-        benchmark_child,
-        "read_performance",
-        lambda op, file, timeout=600: (asked.append(op), (PAYLOAD, ""))[1],
-    )
+    asked = fake_reading(monkeypatch)
 
     async def body():
         app = make_app(open_workshop=I1.id, gpu=False)
@@ -172,12 +174,11 @@ def test_at_80x24_the_focused_part_gets_the_room_and_the_reading_scrolls(make_ap
     """With the reading shown: the lesson (and a revealed hint) get the room while they have
     the focus, the results side a strip with the reading's status line; Tab gives the
     results and the reading the room, and the reading takes the focus to scroll."""
-    from tui import benchmark_child
     from tui.widgets.hints import HintsPanel
     from tui.widgets.timings import TimingsPanel
 
     long_payload = dict(PAYLOAD, readings=PAYLOAD["readings"] * 6)  # taller than its room
-    monkeypatch.setattr(benchmark_child, "read_performance", lambda op, file, timeout=600: (long_payload, ""))
+    fake_reading(monkeypatch, long_payload)
 
     async def body():
         app = make_app(open_workshop=I1.id, gpu=False)
