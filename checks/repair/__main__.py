@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     p.add_argument("--interpret", action="store_true", help="run GPU workshops in Triton's interpreter")
     p.add_argument("--budget", type=float, default=60.0, help="seconds to search at most (default 60)")
     p.add_argument(
-        "--workers", type=int, default=0, help="worker processes (default: one per core, at most 8)"
+        "--workers", type=int, default=0, help="worker processes (default: one per core, at most 16)"
     )
     p.add_argument("--seed", type=int, default=None, help="the checks' seed (as python -m checks --seed)")
     p.add_argument(

@@ -76,13 +76,31 @@ def run(subjects_: list, budget: float, interpret: bool, on_result=None) -> list
     return rows
 
 
+def verdict(workshop: str, path: Path, interpret: bool) -> list:
+    """The failing verdict the app and ``python -m checks`` give: the records of one run of
+    the checks (their ids, statuses, messages and seconds) in a process of its own."""
+    out = path.with_suffix(".json")
+    command = [sys.executable, "-m", "checks", workshop, "--file", str(path), "--json", str(out)]
+    subprocess.run(command + (["--interpret"] if interpret else []), capture_output=True, cwd=REPO)
+    try:
+        payload = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found = payload.get("records", []) if isinstance(payload, dict) else []
+    return [r for r in found if isinstance(r, dict) and r.get("workshop", workshop) == workshop]
+
+
 def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, find_repair) -> dict:
-    """One mistake written to ``folder``, searched, and its row."""
+    """One mistake written to ``folder``, checked, searched from its failing verdict (as the
+    app does: the search starts from the run's records), and its row.  ``seconds`` counts
+    from the verdict to the search's end."""
     label, w, operator, source = subject
     path = folder / f"{w}_{i}.py"
     path.write_text(source, encoding="utf-8")
+    t_check = time.monotonic()
+    records = verdict(w, path, interpret) or None  # none readable: the search runs the checks itself
     t0 = time.monotonic()
-    repair = find_repair(w, path, interpret=interpret, budget=budget)
+    repair = find_repair(w, path, interpret=interpret, budget=budget, records=records)
     outcome = {"found": "repaired", "reproduced": "reproduced", "not-applicable": "passes"}.get(
         repair["status"], "no-repair"
     )
@@ -93,6 +111,8 @@ def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, f
         "targeted": operator in TARGETED if operator else None,
         "outcome": outcome,
         "seconds": round(time.monotonic() - t0, 1),
+        "check_seconds": round(t0 - t_check, 1),
+        "workers_ready_seconds": repair.get("workers_ready_seconds"),
         "says": repair.get("says", ""),
         "kind": repair.get("kind", ""),
         "tried": repair.get("tried", 0),

@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
 RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
 MAX_PAIRS_FROM = 40
+MAX_WORKERS = 16  # one per core up to this: on a GPU each compiles its changes on a core of its own
 STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
 
 
@@ -88,6 +89,7 @@ def _result(status: str, tried: int, t0: float, **kw) -> dict:
         "tried": tried,
         "seconds": round(time.monotonic() - t0, 2),
         "note": "",
+        "workers_ready_seconds": None,  # when the first warm worker could take a change
     }
     out.update(kw)
     return out
@@ -124,7 +126,7 @@ def find_repair(
 
     order = [c.id for c in cases_for(workshop)]  # cheapest first
     folder = Path(tempfile.mkdtemp(prefix="repair-"))
-    n_workers = workers or max(1, min(os.cpu_count() or 1, 8))
+    n_workers = workers or max(1, min(os.cpu_count() or 1, MAX_WORKERS))
     pool: queue.Queue = queue.Queue()
     made: list = []
 
@@ -183,6 +185,7 @@ def find_repair(
         for t in starting:
             t.start()
         starting[0].join()
+        ready = round(time.monotonic() - t0, 2)
         base: dict = {}
         base_known = threading.Event()
 
@@ -282,7 +285,7 @@ def find_repair(
                 lambda: bool(found) or cancelled() or time.monotonic() > deadline,
             )
         if found:
-            return _found(found[0], source, tried[0], t0, records)
+            return {**_found(found[0], source, tried[0], t0, records), "workers_ready_seconds": ready}
         if cancelled():
             return _result("cancelled", tried[0], t0, note="stopped: the file changed")
         spent = round(time.monotonic() - t0)
