@@ -333,12 +333,56 @@ def changed_text(changes: list, several: bool, shown: int = 4) -> str:
     return "; ".join(parts)
 
 
+def workshop_named_for_help(argv: list):
+    """The workshop ``--help`` (or ``-h``) follows in ``argv`` (``python -m checks
+    softmax_backward --help``), or None for the command's own help."""
+    if not {"-h", "--help"} & set(argv[: argv.index("--")] if "--" in argv else argv):
+        return None
+    rest = [a for a in argv if a not in ("-h", "--help")]
+    try:
+        args, _ = build_parser().parse_known_args(rest)
+    except SystemExit:  # a usage error among the rest: the command's own help
+        return None
+    if args.exercise in (None, "all"):
+        return None
+    try:
+        return catalog.get(args.exercise)
+    except KeyError:
+        return None
+
+
+def cmd_workshop_help(w) -> int:
+    """One workshop's help: its name, what it asks, its checks (the ids --check takes)
+    and the command's options."""
+    from checks.judging.engine import cases_for
+
+    lines = [
+        f"{w.code} {w.title} [{w.id}]: {w.level}, {w.device}, sessions {w.sessions}",
+        f"  prerequisite: {w.prerequisite}; deliverable: {w.deliverable}",
+        "",
+    ]
+    try:
+        cases = cases_for(w.id)
+        lines.append(f"{plural(len(cases), 'check')} (run one with --check ID):")
+        lines += [f"  {c.id:<28} {c.label}" for c in cases]
+    except ImportError as e:
+        lines.append(f"its checks cannot be listed here: they need {e.name}")
+    p = build_parser()
+    p.usage = f"python -m checks {w.id} [options]"
+    p.description = "\n".join(lines)
+    p.print_help()
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "regrade":
         from checks.regrade.cli import main as regrade_main
 
         return regrade_main(argv[1:])
+    helped = workshop_named_for_help(argv)
+    if helped is not None:
+        return cmd_workshop_help(helped)
     args = build_parser().parse_args(argv)
     out = Printer(verbose=args.verbose)
     try:

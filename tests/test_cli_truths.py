@@ -85,6 +85,24 @@ def test_help_names_regrade():
     assert "python -m checks regrade SUBMISSIONS" in r.stdout
 
 
+@pytest.mark.parametrize("argv", [["online_normalizer", "--help"], ["--check", "x", "A1", "-h"]])
+def test_help_after_a_workshop_names_it_its_checks_and_the_options(argv, capsys):
+    from checks.__main__ import main
+
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("usage: python -m checks online_normalizer [options]")
+    assert "A1 Online normalization [online_normalizer]" in said
+    checks = cases_for("online_normalizer")
+    assert f"{len(checks)} checks (run one with --check ID):" in said
+    for c in checks:
+        assert f"  {c.id:<28} {c.label}\n" in said
+    assert "--interpret" in said and "exit codes:" in said
+    with pytest.raises(SystemExit) as ended:  # the command's own help is unchanged
+        main(["--help"])
+    assert ended.value.code == 0 and "[online_normalizer]" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("given", ["I1", "i1", "strided_softmax"])
 def test_benchmark_op_takes_a_workshop_code_as_checks_does(given):
     from checks.benchmark.cli import build_parser

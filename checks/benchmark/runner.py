@@ -85,6 +85,7 @@ def compare(out, ref, dtype: str, tol: float) -> tuple:
 def classify(exc: BaseException, path: Optional[Path]) -> tuple:
     """(status, message) for an exception a variant raised: the learner's own
     NotImplementedError is a TODO; anything else is a failure."""
+    from checks.judging import shape_errors
     from checks.judging.engine import raised_in, where_in_file
 
     where = where_in_file(exc, path) if path else ""
@@ -92,7 +93,8 @@ def classify(exc: BaseException, path: Optional[Path]) -> tuple:
         return "todo", f"TODO: {exc}" if str(exc) else "TODO: not implemented yet"
     if isinstance(exc, NotImplementedError):
         return "failed", f"NotImplementedError raised by a library, not your TODO{where}: {exc}"
-    return "failed", f"{type(exc).__name__}{where}: {str(exc).strip()[:2000]}"
+    said = f"{type(exc).__name__}{where}: {str(exc).strip()[:2000]}"
+    return "failed", shape_errors.plain(exc, path, said) if path else said
 
 
 class _Witness:

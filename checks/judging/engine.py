@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Optional
 
 from checks import interpreter
-from checks.judging import case as check_case, failure_kinds, gpu_compile, mistakes, properties
+from checks.judging import case as check_case, failure_kinds, gpu_compile, mistakes, properties, shape_errors
+from checks.judging.call_parameters import noted as with_parameters
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
 from checks.judging.records import Record, error_advice, jsonable, learner_traceback, short_repr
 from workshops import catalog
@@ -321,20 +322,22 @@ def run_case(
         else:
             rec.status = "error"
             rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}" + error_advice(str(e))
+            rec.message = shape_errors.plain(e, path, rec.message)  # a shape error in plain words first
             rec.details = {"traceback": learner_traceback(e)}
     rec.seconds = round(time.perf_counter() - t0, 4)
     if case.properties:  # what separates failing from passing checks is said after the run
         rec.details = {**rec.details, "properties": list(case.properties)}
     if isinstance(mod, mistakes.Recorder) and (
-        rec.status == "fail" or (rec.status == "pass" and check_case.comparisons() > compared)
+        rec.status in ("fail", "error") or (rec.status == "pass" and check_case.comparisons() > compared)
     ):
-        # and what the tensors it handed over show: the failing call's, or (a pass that
-        # compared values with the right answer) every call's
+        # and what the tensors it handed over show, and their numbers: the failing call's,
+        # or (a pass that compared values with the right answer) every call's
         failing = [mod.attempted] if mod.attempted is not None else list(mod.calls)[-1:]
-        calls = failing if rec.status == "fail" else list(mod.calls)
-        seen = properties.observed(calls)
+        calls = list(mod.calls) if rec.status == "pass" else failing
+        seen = properties.observed(calls) if rec.status != "error" else []
         if seen:
             rec.details = {**rec.details, "observed": seen}
+        rec.details = with_parameters(rec.details, calls, workshop_id, mod)  # every number of them
     # e.g. a PyTorch op caught in a numeric check: say why that matters
     failure_kinds.explained(rec, catalog.lesson_headings(workshop_id) if rec.status == "fail" else None)
     if rec.status == "fail" and isinstance(mod, mistakes.Recorder) and mod.calls:

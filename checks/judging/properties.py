@@ -10,12 +10,16 @@ A check that declares nothing is still evidence: :func:`observed` reads the prop
 off the tensors it handed to the learner's functions (a size that is not a power of two,
 a view that is not contiguous, a 16-bit dtype), the failing call's for a failing check,
 every call's for a passing one that compared values (``details["observed"]``).  A declared property wins over
-an observed opposite.  Standard library only (tensors are read by duck typing).
+an observed opposite.  When no property separates, :mod:`checks.judging.call_parameters` reads the
+numbers of the same calls (sizes, strides, scalar arguments) for a predicate that does: "Fails
+only where K (a's columns) > 32".  Standard library only (tensors are read by duck typing).
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Optional
+
+from checks.judging import call_parameters
 
 # property -> (where the checks fail, what to look at)
 PROPERTIES = {
@@ -126,7 +130,13 @@ def separating(records: list) -> Optional[str]:
     """'Fails only where the width is not a multiple of the tile: look at the masks and
     the padding value', or None: the property every failing check has and no passing check
     has, else a ragged width or a strided view that every failing check has while some
-    passing check has the opposite (among checks with properties; at least one of each)."""
+    passing check has the opposite (among checks with properties; at least one of each).
+    When no property separates: a predicate over the numbers of the checks' calls,
+    'Fails only where K (a's columns) > 32: ...' (see checks.judging.call_parameters)."""
+    return _by_property(records) or call_parameters.separating(records)
+
+
+def _by_property(records: list) -> Optional[str]:
     failing = [_of(r) for r in records if str(r.status) in ("fail", "error")]
     passing = [_of(r) for r in records if str(r.status) == "pass"]
     failing_sets = [p for p in failing if p is not None]
