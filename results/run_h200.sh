@@ -9,7 +9,7 @@
 # "timing" (about 8 minutes on an H100): the latency of record (the app's path, the five GPU
 # workshops, one repeat), the A/A benchmark and the benchmark's roofline rows (quick).
 # "correctness" (about 9 minutes): the GPU self-check, then the README's test command.
-# "repair" (about 9 minutes): the repair search over one mutant of each GPU workshop's
+# "repair" (about 9 minutes): the repair search over three mutants of each GPU workshop's
 # reference answer with compiled kernels (python -m checks.repair.report), then the self-check.
 # Each step has its own time limit so a part ends inside its call.  The finer parts below
 # (checks, latency, tests) remain for a step measured alone.
@@ -125,11 +125,13 @@ checks)
     $PY results/summarize.py --results "$OUT" --output "$OUT/SUMMARY.md" --charts /tmp/charts || status=1
     ;;
 repair)
-    # The repair search on the GPU (kernels compiled, not interpreted): one mutant of each
-    # GPU workshop's reference answer (REPAIR_PER_SOURCE), each searched for a verified fix
-    # within REPAIR_BUDGET seconds; then the GPU self-check with the image's own numpy.
+    # The repair search on the GPU (kernels compiled, not interpreted): mutants of each
+    # GPU workshop's reference answer (REPAIR_PER_SOURCE, default 3), each checked, then
+    # searched from that verdict for a verified fix within REPAIR_BUDGET seconds (the JSON is
+    # rewritten after each mutant: a step stopped at its limit keeps what it measured); then
+    # the GPU self-check with the image's own numpy.
     step repair limited "${REPAIR_LIMIT:-400}" $PY -m checks.repair.report --workshops ${GPU_WORKSHOPS//,/ } \
-        --per-source "${REPAIR_PER_SOURCE:-1}" --no-designs --no-wrong --budget "${REPAIR_BUDGET:-30}" \
+        --per-source "${REPAIR_PER_SOURCE:-3}" --no-designs --no-wrong --budget "${REPAIR_BUDGET:-30}" \
         --json "$OUT/repair-gpu.json"
     step self-check limited 170 $PY -m checks all --include-gpu --self-check --json "$OUT/self-check.json"
     ;;

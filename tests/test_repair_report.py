@@ -58,3 +58,58 @@ def test_the_report_over_every_operator_holds_its_floor():
         got = report["summary"][part]["repaired_fraction"]
         assert got is not None and got >= floor, (part, got, floor)
     assert report["interpret"] is True and report["budget_seconds"] <= 60
+
+
+def test_the_report_times_the_search_from_the_checks_verdict_and_keeps_each_row(tmp_path, monkeypatch):
+    """Each mistake is checked first, as the app does, and searched from those records; the
+    JSON is rewritten after every row, so a run stopped early keeps what it measured."""
+    from checks.repair import report
+
+    wrong = (REPO / "workshops/strided_softmax/wrong/max_not_subtracted.py").read_text(encoding="utf-8")
+    subjects = [("wrong/a", "strided_softmax", "", wrong), ("wrong/b", "strided_softmax", "", wrong)]
+    monkeypatch.setattr(report, "subjects", lambda *a, **k: subjects)
+    verdicts: list = []
+    monkeypatch.setattr(report, "verdict", lambda w, path, interpret: verdicts.append(w) or [{"id": "x"}])
+    seen: list = []
+
+    def fake_run(chosen, budget, interpret, on_result):
+        for label, w, op, _ in chosen:
+            records = report.verdict(w, tmp_path / "f.py", interpret)
+            assert records == [{"id": "x"}]
+            on_result(
+                {
+                    "subject": label,
+                    "workshop": w,
+                    "operator": op,
+                    "targeted": None,
+                    "outcome": "no-repair",
+                    "seconds": 1.0,
+                    "says": "",
+                    "kind": "",
+                    "tried": 3,
+                }
+            )
+            seen.append(len(json.loads(out.read_text())["rows"]))  # written after each row
+
+    out = tmp_path / "report.json"
+    monkeypatch.setattr(report, "run", fake_run)
+    assert report.main(["--workshops", "strided_softmax", "--json", str(out), "--interpret"]) == 0
+    assert seen == [1, 2] and verdicts == ["strided_softmax"] * 2
+    final = json.loads(out.read_text())
+    assert final["subjects_planned"] == 2 and final["summary"]["kept_wrong_answers"]["rejected"] == 2
+
+
+def test_the_verdict_is_the_command_lines_records(tmp_path):
+    """What the report searches from: python -m checks's records of the file (the CPU
+    workshop's checks take milliseconds)."""
+    from checks.repair.report import verdict
+
+    solution = (REPO / "workshops/online_normalizer/solution.py").read_text(encoding="utf-8")
+    path = tmp_path / "merge.py"
+    path.write_text(solution, encoding="utf-8")
+    passing = verdict("online_normalizer", path, interpret=False)
+    assert passing and all(r["status"] in ("pass", "skipped") for r in passing)
+    assert {"id", "status", "message", "seconds"} <= set(passing[0])
+    path.write_text("this is not python(", encoding="utf-8")
+    broken = verdict("online_normalizer", path, interpret=False)
+    assert broken and any(r["status"] in ("fail", "error") for r in broken)

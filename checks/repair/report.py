@@ -160,26 +160,34 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     chosen = subjects(args.workshops, args.per_source, not args.no_designs, not args.no_wrong)
 
-    def show(row: dict) -> None:
-        print(f"{row['outcome']:9} {row['seconds']:6.1f}s {row['subject']}  {row['says'][:100]}", flush=True)
-
-    t0 = time.monotonic()
-    rows = run(chosen, args.budget, args.interpret, show)
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
-    report = {
-        "command": "python -m checks.repair.report " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": commit,
-        "machine": platform.platform(),
-        "interpret": args.interpret,
-        "budget_seconds": args.budget,
-        "wall_seconds": round(time.monotonic() - t0),
-        "summary": summary(rows),
-        "rows": rows,
-    }
-    write_json_atomic(args.json, report)
-    print(json.dumps(report["summary"], indent=1))
+    t0 = time.monotonic()
+    done: list = []
+
+    def report() -> dict:
+        return {
+            "command": "python -m checks.repair.report " + " ".join(sys.argv[1:] if argv is None else argv),
+            "commit": commit,
+            "machine": platform.platform(),
+            "interpret": args.interpret,
+            "budget_seconds": args.budget,
+            "wall_seconds": round(time.monotonic() - t0),
+            "subjects_planned": len(chosen),
+            "summary": summary(done),
+            "rows": done,
+        }
+
+    def show(row: dict) -> None:
+        print(f"{row['outcome']:9} {row['seconds']:6.1f}s {row['subject']}  {row['says'][:100]}", flush=True)
+        done.append(row)
+        write_json_atomic(args.json, report())  # a run stopped early keeps what it measured
+
+    run(chosen, args.budget, args.interpret, show)
+    final = report()
+    write_json_atomic(args.json, final)
+    print(json.dumps(final["summary"], indent=1))
     return 0
 
 
