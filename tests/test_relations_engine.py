@@ -391,7 +391,7 @@ def test_a_capped_gemm_grid_is_too_few_programs_not_a_short_last_group():
 def test_only_a_tail_of_the_launch_order_reads_as_the_last_tiles():
     import numpy as np
 
-    from checks.judging.stored import _a_tail_at_the_end
+    from checks.judging.unwritten import a_tail_at_the_end as _a_tail_at_the_end
 
     corner = np.zeros((681, 330), dtype=bool)
     corner[656:, 320:] = True  # the last tile, row-major

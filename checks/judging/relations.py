@@ -17,42 +17,18 @@ floats); numpy is imported by :func:`relate` when a GPU workshop's check first f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-ATOL, RTOL = 1e-5, 1e-4  # fp32's elementwise tolerance (checks/judging/tolerances.py)
+from checks.judging.relations_moved import (
+    agree as _ok,
+    blocks_said as _blocks_said,
+    columns_moved,
+    ordinal,
+    rows_moved,
+)
 
-
-@dataclass(frozen=True)
-class Relation:
-    """``id`` names the relation; ``sentence`` is what the learner reads; ``evidence``
-    the numbers it rests on (JSON-able)."""
-
-    id: str
-    sentence: str
-    evidence: dict = field(default_factory=dict)
-
-    def details(self) -> dict:
-        return {"id": self.id, "sentence": self.sentence, "evidence": self.evidence}
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A named quantity of the problem, declared by a workshop as data: ``per`` is "row"
-    (one value per row), "column" or "all" (one value); ``values`` a sequence (or one
-    float for "all").  ``missing``: what a factor equal to it means (e.g. "the division
-    by l is missing"); ``extra``: what a factor equal to its inverse means."""
-
-    name: str
-    per: str
-    values: Any
-    missing: str = ""
-    extra: str = ""
-
-
-def fmt(v: float) -> str:
-    return f"{v:.4g}"
-
+# The record of a relation and the named quantities: standard library, relations_plain's (used here too).
+from checks.judging.relations_plain import ATOL, RTOL, Quantity, Relation, fmt
 
 # -- arrays (numpy, float64) -------------------------------------------------------------
 
@@ -64,17 +40,6 @@ def as_array(value: Any):
     if hasattr(value, "detach"):
         value = value.detach().to("cpu").double().numpy()
     return np.asarray(value, dtype=np.float64)
-
-
-def _ok(got, want, atol: float, rtol: float):
-    """Elementwise agreement, NaN for NaN and infinity for the same infinity."""
-    import numpy as np
-
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(want) & (np.abs(got - want) <= atol + rtol * np.abs(want))
-        ok |= np.isnan(got) & np.isnan(want)
-        ok |= np.isinf(got) & (got == want)
-    return ok
 
 
 def not_finite(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
@@ -193,8 +158,8 @@ def constant_factor(
         (1, "row", "one constant per row"),
         (0, "column", "one constant per column"),
     ):
-        if not _enough(got.shape, per):
-            continue
+        if not _enough(got.shape, per) or (np.ptp(want, axis=axis) <= atol).all():
+            continue  # want constant along the fit: one value per constant, any result fits
         c = _factor_of(got, want, axis)
         filled = np.where(np.isnan(c), 1.0, c)
         if not _ok(got, filled * want, atol, rtol).all():
@@ -204,6 +169,9 @@ def constant_factor(
         values = filled.reshape(-1)
         if per != "all" and np.allclose(values, values[0], rtol=rtol, atol=0):
             continue  # one constant overall: said by the first pass
+        zero = np.isclose(values, 0.0, atol=rtol)
+        if per != "all" and zero.any() and (zero | np.isclose(values, 1.0, rtol=rtol, atol=0)).all():
+            return _zero_lines(per, int(zero.sum()), values.size)
         found = _named(values, quantities, per, rtol)
         what = {"all": "the right value", "row": "the right row", "column": "the right column"}[per]
         subject = {"all": "Every value", "row": "Every row", "column": "Every column"}[per]
@@ -234,6 +202,18 @@ def constant_factor(
     return None
 
 
+def _zero_lines(per: str, zero: int, total: int) -> Relation:
+    """Some rows (or columns) all 0 where the right ones are not; the others right."""
+    return Relation(
+        f"zero-{per}s",
+        f"{zero} of {total} {per}s of your result are all 0 where the right ones are not, and the other "
+        f"{per}s are right: follow one such {per} back to where it becomes 0 (weights that underflow, "
+        f"such as exp(s - m) with a running maximum started at 0 instead of -inf, or a value rounded to "
+        f"16 bits; a factor of 0; a value that never reaches the store).",
+        {"per": per, "zero": zero},
+    )
+
+
 def constant_offset(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
     """got = want + d with one d overall or one per row."""
     import numpy as np
@@ -261,88 +241,6 @@ def constant_offset(got, want, atol: float = ATOL, rtol: float = RTOL) -> Option
     return None
 
 
-def _row_matches(got, want, atol: float, rtol: float):
-    """match[i, j]: row i of got equals row j of want."""
-    import numpy as np
-
-    if got.shape[0] * want.shape[0] * got.shape[1] > (1 << 24):
-        return None
-    return np.stack([_ok(got[i][None, :], want, atol, rtol).all(axis=1) for i in range(got.shape[0])])
-
-
-def rows_moved(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
-    """Every row of got is some row of want, but not its own: shifted by k, repeated
-    (one row everywhere), swapped (a permutation), or columns the same (transposed)."""
-    import numpy as np
-
-    rows = got.shape[0]
-    if got.shape == want.T.shape and min(got.shape) > 1 and _ok(got, want.T, atol, rtol).all():
-        return Relation(
-            "transposed",
-            "Your result is the right result transposed: rows and columns are swapped in the store's "
-            "(or the load's) address: row * stride_row + col * stride_col.",
-            {},
-        )
-    if rows < 2:
-        return None
-    match = _row_matches(got, want, atol, rtol)
-    if match is None or not match.any(axis=1).all() or match[np.arange(rows), np.arange(rows)].all():
-        return None
-    source = match.argmax(axis=1)
-    own = match[np.arange(rows), np.arange(rows)]
-    source = np.where(own, np.arange(rows), source)
-    if np.unique(source).size == 1:
-        r = int(source[0])
-        return Relation(
-            "rows-repeated",
-            f"Every row of your result is row {r}'s right answer: every program works on the same row "
-            f"(the row offset does not use tl.program_id, or multiplies it by 0).",
-            {"row": r},
-        )
-    shift = source - np.arange(rows)
-    moved = shift[~own]
-    if moved.size and np.unique(moved).size == 1:
-        k = int(moved[0])
-        return Relation(
-            "rows-shifted",
-            f"Row i of your result holds the right answer of row i {'+' if k > 0 else '-'} {abs(k)}: the row "
-            f"offset is off by {abs(k)} row{'s' if abs(k) > 1 else ''} (program_id {'+' if k > 0 else '-'} "
-            f"{abs(k)}, or a start that is not the program's own).",
-            {"shift": k},
-        )
-    if np.unique(source).size == rows:
-        return Relation(
-            "rows-swapped",
-            f"Your result holds the right rows in another order "
-            f"(row {int(np.flatnonzero(~own)[0])} holds row "
-            f"{int(source[~own][0])}'s answer): the row a program reads is not the row it writes.",
-            {"sources": [int(s) for s in source[:16]]},
-        )
-    return Relation(
-        "rows-repeated",
-        f"Each row of your result is the right answer of some row, but rows repeat ({np.unique(source).size} "
-        f"distinct of {rows}): several programs compute the same row, and some rows none.",
-        {"sources": [int(s) for s in source[:16]]},
-    )
-
-
-def columns_moved(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Relation]:
-    """The column version of :func:`rows_moved` (shifted or reversed columns)."""
-    found = rows_moved(got.T, want.T, atol, rtol)
-    if found is None or found.id == "transposed":
-        return None
-    sentence = (
-        found.sentence.replace("Every row", "Every column")
-        .replace("Row i", "Column i")
-        .replace("row offset", "column offset")
-        .replace("row i", "column i")
-        .replace("rows", "columns")
-        .replace(" row ", " column ")
-        .replace("row's", "column's")
-    )
-    return Relation(found.id.replace("rows", "columns"), sentence, found.evidence)
-
-
 def only_first_rows(
     got, want, atol: float = ATOL, rtol: float = RTOL, trivially_right: int = 0
 ) -> Optional[Relation]:
@@ -366,18 +264,10 @@ def only_first_rows(
     return Relation(
         "only-first-rows",
         f"{head}; every later row is wrong: what the first program computes is right, so look at what "
-        f"changes from one program to the next (the row offset: program_id times the row stride, each "
-        f"tensor with its own stride).",
+        f"changes from one program to the next: the row offset (program_id times the row stride, each "
+        f"tensor with its own stride), or a bound or mask computed from it (a loop over earlier tiles).",
         {"right_rows": first},
     )
-
-
-def _ordinal(n: int) -> str:
-    return {2: "second", 3: "third"}.get(n, f"{n}th")
-
-
-def _blocks_said(idx: list) -> str:
-    return ", ".join(str(i) for i in idx[:6]) + (f" (+{len(idx) - 6} more)" if len(idx) > 6 else "")
 
 
 def tile_pattern(
@@ -399,9 +289,10 @@ def tile_pattern(
                 return Relation(
                     f"last-partial-{name}-tile",
                     f"Only the last, partial tile of {name}s is wrong ({name}s {full}-{size - 1} of "
-                    f"{size}, with a tile of {k}): mask that tile's loads and stores with the true size, "
-                    f"and pad with the value "
-                    f"that leaves the reduction unchanged (-inf for a maximum, 0 for a sum).",
+                    f"{size}, with a tile of {k}): it is the partial tile and the last one. Either its "
+                    f"loads and stores are not masked with the true size (its padding must leave the "
+                    f"reduction unchanged: -inf for a maximum, 0 for a sum), or a loop stops before it "
+                    f"(a bound one tile short, or rounded down to whole tiles).",
                     {"tile": k, "first": full, "size": size},
                 )
             if size <= k:
@@ -412,7 +303,7 @@ def tile_pattern(
             if whole and 0 < blocks.size < n_blocks and not (blocks.size == 1 and blocks[0] == n_blocks - 1):
                 step = np.unique(np.diff(blocks))
                 every = (
-                    f" (every {_ordinal(int(step[0]))} tile)"
+                    f" (every {ordinal(int(step[0]))} tile)"
                     if blocks.size > 2 and step.size == 1 and step[0] > 1
                     else ""
                 )
@@ -421,7 +312,7 @@ def tile_pattern(
                     f"Your result is wrong in whole tiles of {k} {name}s: "
                     f"tiles {_blocks_said(blocks.tolist())} of "
                     f"{n_blocks}{every}, right in the others: look at what those tiles do differently (their "
-                    f"start offset, the loop's bounds, a rescale skipped for them).",
+                    f"start offset, the loop's bounds, a mask or a rescale that differs for them).",
                     {"tile": k, "blocks": [int(b) for b in blocks[:16]]},
                 )
     return None

@@ -1,12 +1,46 @@
 """Relations over flat lists of floats: the subset the CPU workshop uses (standard library
-only; it runs under ``python -S``).  See checks.judging.relations."""
+only; it runs under ``python -S``).  See checks.judging.relations, which re-exports the
+record of a relation (:class:`Relation`) and the named quantities (:class:`Quantity`)
+defined here."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
 
-from checks.judging.relations import ATOL, RTOL, Quantity, Relation, fmt
+ATOL, RTOL = 1e-5, 1e-4  # fp32's elementwise tolerance (checks/judging/tolerances.py)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``id`` names the relation; ``sentence`` is what the learner reads; ``evidence``
+    the numbers it rests on (JSON-able)."""
+
+    id: str
+    sentence: str
+    evidence: dict = field(default_factory=dict)
+
+    def details(self) -> dict:
+        return {"id": self.id, "sentence": self.sentence, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A named quantity of the problem, declared by a workshop as data: ``per`` is "row"
+    (one value per row), "column" or "all" (one value); ``values`` a sequence (or one
+    float for "all").  ``missing``: what a factor equal to it means (e.g. "the division
+    by l is missing"); ``extra``: what a factor equal to its inverse means."""
+
+    name: str
+    per: str
+    values: Any
+    missing: str = ""
+    extra: str = ""
+
+
+def fmt(v: float) -> str:
+    return f"{v:.4g}"
 
 
 def _close(a: float, b: float, atol: float, rtol: float) -> bool:

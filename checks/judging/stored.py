@@ -25,6 +25,17 @@ import numpy as np
 
 from checks.judging import failure_kinds
 from checks.judging.op_rules import HOST_VALUES, INITIALIZERS
+from checks.judging.unwritten import (
+    EMPTY_GRID,
+    SHORT_GRID,
+    SHORT_MASK,
+    TOO_FEW_PROGRAMS,
+    a_tail_at_the_end,
+    idle_programs,
+    programs_left_idle,
+    programs_said,
+    unwritten_cause,
+)
 
 _UNKNOWN = -1  # an atomic's result: the byte was written, its value is not known here
 ADDRESSING_HINT = (
@@ -44,6 +55,7 @@ class Gaps:
     first: list  # logical indices, up to three, of the first such elements
     unexplained: np.ndarray  # bool, the tensor's shape: True where no store explains the bytes
     repeated: int = 0  # stores that landed on an element of the tensor already stored (addresses repeat)
+    within: int = 0  # of those, stores on an element the same program had stored already
 
     @property
     def count(self) -> int:
@@ -54,6 +66,8 @@ class StoreLog:
     def __init__(self) -> None:
         self._addrs: list = []
         self._values: list = []
+        self._tags: list = []  # per stored byte: which program stored it (an index of _program_tags)
+        self._program_tags: dict = {}
         self._merged: Optional[tuple] = None
         self._gaps: dict = {}  # (address, shape, strides, dtype) -> Optional[Gaps], once per call
         self.programs: set = set()  # (launch, program id) of every program that stored something
@@ -69,6 +83,8 @@ class StoreLog:
             row = np.full((addrs.size, elem), _UNKNOWN, dtype=np.int16)
         self._addrs.append((addrs[:, None] + np.arange(elem, dtype=np.uint64)).reshape(-1))
         self._values.append(row.reshape(-1))
+        tag = self._program_tags.setdefault(program, len(self._program_tags))
+        self._tags.append(np.full(addrs.size * elem, tag, dtype=np.int64))
         self._merged = None
         self._gaps.clear()
 
@@ -78,15 +94,20 @@ class StoreLog:
 
     def _last_writes(self) -> tuple:
         """(sorted unique byte addresses, the value the last store left at each, every
-        stored byte address sorted, repeats kept)."""
+        stored byte address sorted, repeats kept, the byte addresses a program had
+        already stored, sorted)."""
         if self._merged is None:
             addrs = np.concatenate(self._addrs) if self._addrs else np.zeros(0, np.uint64)
             values = np.concatenate(self._values) if self._values else np.zeros(0, np.int16)
+            tags = np.concatenate(self._tags) if self._tags else np.zeros(0, np.int64)
+            by_program = np.lexsort((tags, addrs))
+            a, t = addrs[by_program], tags[by_program]
+            again = a[1:][(a[1:] == a[:-1]) & (t[1:] == t[:-1])]  # sorted, as a is
             order = np.argsort(addrs, kind="stable")  # equal addresses keep store order
             addrs, values = addrs[order], values[order]
             last = np.ones(addrs.size, dtype=bool)
             last[:-1] = addrs[1:] != addrs[:-1]
-            self._merged = (addrs[last], values[last], addrs)
+            self._merged = (addrs[last], values[last], addrs, again)
         return self._merged
 
     def gaps(self, t) -> Optional[Gaps]:
@@ -106,8 +127,10 @@ class StoreLog:
         starts = np.uint64(t.data_ptr()) + (offsets.reshape(-1) * elem).astype(np.uint64)
         want = (starts[:, None] + np.arange(elem, dtype=np.uint64)).reshape(-1)
         # The tensor's bytes in logical order (a copy made after the call, outside the witness).
-        now = t.detach().reshape(-1).contiguous().view(-1).view(_byte_dtype()).numpy().astype(np.int16)
-        addrs, values, every = self._last_writes()
+        import torch
+
+        now = t.detach().reshape(-1).contiguous().view(-1).view(torch.uint8).numpy().astype(np.int16)
+        addrs, values, every, again = self._last_writes()
         if addrs.size == 0:
             stored = np.zeros(want.size, dtype=bool)
             same = stored
@@ -125,6 +148,7 @@ class StoreLog:
         never = int((~stored_elems).sum())
         element_starts = np.unique(starts)  # a store to an element counts once, at its first byte
         stores_each = np.searchsorted(every, element_starts, "right") - np.searchsorted(every, element_starts)
+        again_each = np.searchsorted(again, element_starts, "right") - np.searchsorted(again, element_starts)
         return Gaps(
             total=n,
             never_stored=never,
@@ -132,13 +156,8 @@ class StoreLog:
             first=first,
             unexplained=(~same_elems).reshape(tuple(t.shape)),
             repeated=int(np.maximum(stores_each - 1, 0).sum()),
+            within=int(again_each.sum()),
         )
-
-
-def _byte_dtype():
-    import torch
-
-    return torch.uint8
 
 
 def left_as_allocated(w, t, gaps: Gaps) -> bool:
@@ -232,9 +251,16 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
         )
         own = w.own_launches()
         empty_grids = bool(own) and all(l.programs is not None and 0 in l.programs for l in own)
-        cause = EMPTY_GRID if empty_grids else unwritten_cause(mask, gaps.repeated, launched=bool(own))
-        last_tiles = cause is None and not gaps.repeated and _a_tail_at_the_end(mask)
-        if last_tiles and _every_program_stored(w, own):
+        cause = (
+            EMPTY_GRID
+            if empty_grids
+            else unwritten_cause(mask, gaps.repeated, launched=bool(own), within=gaps.within)
+        )
+        idle = programs_left_idle(w, own)
+        if idle and cause in (SHORT_GRID, SHORT_MASK):  # a grid of the right size, tiles misplaced
+            cause = idle_programs(idle, idle + len(w.stores.programs))
+        last_tiles = cause is None and not gaps.repeated and a_tail_at_the_end(mask)
+        if last_tiles and idle == 0:
             cause = TOO_FEW_PROGRAMS
         # what to do, said last: a named mistake's own advice replaces it (mistakes.annotate)
         details["advice"] = cause[3] if cause else ADDRESSING_HINT
@@ -248,174 +274,6 @@ def unwritten_problem(w, fn_name: str, outputs: list) -> Optional[tuple]:
         if cause:
             details["cause"] = {"id": cause[0], "sentence": cause[1], "why": cause[2]}
         return message, details
-    return None
-
-
-# What the map of never-stored elements shows, in the words the GPU path's oracles use:
-# (id, sentence, why, what to do).
-SHORT_GRID = (
-    "grid",
-    "Your launch grid has fewer programs than the rows need, so the last rows are never written.",
-    "a grid capped below the rows covers only the first rows; every row past the cap keeps whatever "
-    "memory held (rows before it are right): launch triton.cdiv(rows, rows per program) programs",
-    "Give the grid a program for every row or tile (triton.cdiv(size, BLOCK), not a fixed cap)",
-)
-SHORT_MASK = (
-    "mask",
-    "Your stores stop before the end of each row, so the last columns are never written.",
-    "the store's mask (or the column loop's bound) ends before the row does: bound it by the true "
-    "number of columns, not by a tile size or a multiple of one",
-    "Let the store's mask through every in-bounds element (cols < n_cols)",
-)
-STORE_STRIDES = (
-    "store-strides",
-    "Your stores land on some elements twice and on others never: the store address does not follow "
-    "the output's own strides.",
-    "each output element needs its own address, row * the output's row stride + col * its column "
-    "stride (a fresh contiguous output: row * n_cols + col), whatever the input's strides were",
-    "Address the output with its own strides, not the input's",
-)
-
-
-SAME_ELEMENTS = (
-    "same-elements",
-    "Every program of your kernel stores the same first rows, so the rest are never written: the row "
-    "index does not come from the program id of the grid's axis.",
-    "each program must find its own rows from the program id of the axis the grid launches: on a 1-D "
-    "grid that is tl.program_id(0); tl.program_id(1) (or a constant) is 0 in every program, so all of "
-    "them store the first row",
-    "Compute the row (or tile) index from tl.program_id(0) for a 1-D grid",
-)
-
-
-# The same two causes when the elements never stored come first: programs that count
-# rows (or tiles) from the end leave the first ones empty when there are too few of them.
-SHORT_GRID_FIRST = (
-    "grid",
-    "No program stores the first rows: your programs count their blocks from the end, and either "
-    "the grid has fewer programs than the rows need or the count is one too high "
-    "(num_programs - pid where num_programs - 1 - pid is meant).",
-    "a block index counted from the end reaches the first rows only when the grid has a program "
-    "for every block and the program counted last gets block 0; the others keep whatever memory held",
-    "Give the grid a program for every row block (triton.cdiv(size, BLOCK)) and check which block "
-    "the last program gets",
-)
-FIRST_COLUMNS = (
-    "tile-offsets",
-    "Your stores never reach the first columns of each row: the tiles' column offsets start past them.",
-    "each program's columns start at its tile index times the tile size; an index counted from the "
-    "wrong end or with the wrong sign skips the first tiles (and its stores past the end are masked "
-    "off), so those columns keep whatever memory held",
-    "Check the tile index each program computes from tl.program_id and the column offsets built from it",
-)
-
-
-def _edge_block(flags: np.ndarray) -> str:
-    """'last' when the True entries are exactly a run at the end of ``flags``, 'first' when at
-    the start, else '' (none, all, or scattered)."""
-    n, k = flags.size, int(flags.sum())
-    if k == 0 or k == n:
-        return ""
-    if flags[n - k :].all():
-        return "last"
-    if flags[:k].all():
-        return "first"
-    return ""
-
-
-EMPTY_GRID = (
-    "empty-grid",
-    "Your launch grid has no programs for this size, so nothing is written: the program count "
-    "rounds down to 0.",
-    "a count of programs computed as size // BLOCK is 0 whenever the size is smaller than one block "
-    "(and leaves out the last partial block otherwise): every launch ran zero programs",
-    "Give the grid triton.cdiv(size, BLOCK) programs: a partial block still needs its program",
-)
-TOO_FEW_PROGRAMS = (
-    "grid",
-    "Every program of your grid stored its own elements and none stored an element twice, yet some "
-    "are never written: the grid has fewer programs than the tiles need.",
-    "when each program owns one tile and every program did its part, elements left over need "
-    "programs that were never launched: a grid capped below the tile count, or computed from the "
-    "wrong sizes",
-    "Give the grid one program per tile: triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N) (or per "
-    "row), not a fixed cap",
-)
-
-
-def _a_tail_at_the_end(mask: np.ndarray) -> bool:
-    """True when the never-stored elements are a tail of the flattened plane: the rows
-    from the first one with a gap to the last, each missing a run of columns up to its
-    end that starts no later than the row above's (the last tiles of a launch order,
-    row-major or grouped), not holes in every tile."""
-    plane = mask.reshape(-1, mask.shape[-1]) if mask.ndim else mask.reshape(1, 1)
-    rows = np.flatnonzero(plane.any(axis=1))
-    if rows.size == 0 or rows[-1] != plane.shape[0] - 1 or rows.size != rows[-1] - rows[0] + 1:
-        return False
-    starts = plane.shape[1] - np.fliplr(~plane[rows]).argmax(axis=1)  # where each row's final run begins
-    starts[plane[rows].all(axis=1)] = 0
-    if any(not plane[r, c:].all() or plane[r, :c].any() for r, c in zip(rows, starts)):
-        return False
-    return bool((np.diff(starts) <= 0).all())
-
-
-def _every_program_stored(w, own: list) -> bool:
-    """True when the learner's launches ran at least one program and every program of
-    every launch stored something (each launch's grid known)."""
-    if not own or any(l.programs is None for l in own):
-        return False
-    launched = sum(math.prod(l.programs) for l in own)
-    return 0 < launched == len(w.stores.programs)
-
-
-NOTHING_STORED = (
-    "nothing-stored",
-    "None of your programs stored an element of this output, though the grid launched them: every "
-    "program's stores are masked off or aimed past it.",
-    "a program stores what its block index and mask say: an index one block too high (or from the "
-    "wrong tl.program_id axis) puts every store past the end, where the mask drops it",
-    "Check the block index each program computes from tl.program_id, the store's mask, and that the "
-    "store goes to the output's pointer",
-)
-
-
-def unwritten_cause(mask: np.ndarray, repeated: int, launched: bool = False) -> Optional[tuple]:
-    """Which of :data:`NOTHING_STORED` (``launched``: kernels of the learner's ran),
-    :data:`SHORT_GRID`, :data:`SHORT_MASK`, :data:`FIRST_COLUMNS`, :data:`SAME_ELEMENTS` and
-    :data:`STORE_STRIDES` the never-stored elements (``mask``, True where never stored)
-    show, or None.  Stores that land twice come first: a store
-    address that skips rows also leaves the last ones empty; only the first rows stored,
-    over and over, is every program computing the same row.  Whole rows never stored, in
-    one block at either end, are a short grid; whole columns at the end, a short mask; at
-    the start, tile offsets."""
-    if launched and not repeated and mask.size > 1 and mask.all():
-        return NOTHING_STORED
-    if repeated:
-        if mask.ndim >= 2 and mask.shape[-2] > 1:
-            plane = mask.reshape(-1, mask.shape[-1])
-            stored_rows = np.asarray(~plane.all(axis=1))
-            # only a block of first rows stored, each three times or more: programs that all
-            # computed the same row index (row // 2 stores each row twice: a wrong address)
-            if _edge_block(stored_rows) == "first" and repeated >= 2 * int((~plane).sum()):
-                return SAME_ELEMENTS
-        return STORE_STRIDES
-    if mask.ndim >= 2 and mask.shape[-2] > 1:
-        rows = np.asarray(mask.any(axis=tuple(d for d in range(mask.ndim) if d != mask.ndim - 2)))
-        edge = _edge_block(rows)
-        if edge and mask[..., rows, :].all():
-            return SHORT_GRID if edge == "last" else SHORT_GRID_FIRST
-    if mask.ndim >= 3:
-        # whole rows of the flattened leading dimensions (the last heads of [B, H, N, D])
-        plane = mask.reshape(-1, mask.shape[-1])
-        flat_rows = np.asarray(plane.any(axis=1))
-        edge = _edge_block(flat_rows)
-        if edge and plane[flat_rows].all():
-            return SHORT_GRID if edge == "last" else SHORT_GRID_FIRST
-    if mask.ndim >= 1 and mask.shape[-1] > 1:
-        cols = np.asarray(mask.reshape(-1, mask.shape[-1]).any(axis=0))
-        edge = _edge_block(cols)
-        if edge and mask[..., cols].all():
-            return SHORT_MASK if edge == "last" else FIRST_COLUMNS
     return None
 
 
@@ -471,7 +329,7 @@ def _launches_said(launches: list) -> str:
         if l.programs is None:
             text = f"{l.kernel} on a grid that could not be read"
         else:
-            text = f"{l.kernel} on grid {l.programs} = {_programs_said(math.prod(l.programs))}"
+            text = f"{l.kernel} on grid {l.programs} = {programs_said(math.prod(l.programs))}"
         if said and said[-1][0] == text:
             said[-1][1] += 1
         else:
@@ -479,7 +337,3 @@ def _launches_said(launches: list) -> str:
     parts = [text + (f" ({n} launches)" if n > 1 else "") for text, n in said[:6]]
     more = f" and {len(said) - 6} more" if len(said) > 6 else ""
     return ("; ".join(parts) + more) if parts else "none stored anything"
-
-
-def _programs_said(n: int) -> str:
-    return "1 program" if n == 1 else f"{n} programs"

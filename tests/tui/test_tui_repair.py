@@ -117,7 +117,7 @@ def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_ap
             assert fake.started() == [] and not line_of(app).display  # a TODO: no search
             assert "f Fix" not in footer_keys(app.screen)
             path = await _failing(pilot, app.workspace)
-            await wait_for(pilot, lambda: "tried" in said(app), 30, "the search's progress")
+            await wait_for(pilot, lambda: "tried" in said(app), 90, "the search's progress")
             assert said_flat(app).startswith("Looking for the smallest change that makes every check pass")
             assert "of 6" in said(app)
             await wait_for(pilot, lambda: "press f to see the change" in said(app), 15, "the repair")
@@ -185,7 +185,7 @@ def test_a_save_leaving_or_quitting_kills_the_search_at_once(make_app, fake, how
         async with app.run_test(size=(100, 30)) as pilot:
             path = await _failing(pilot, app.workspace)
             pids = await wait_for(pilot, fake.pids, 15, "the search's process")
-            await wait_for(pilot, lambda: "tried" in said(app), 30, "the search's progress")
+            await wait_for(pilot, lambda: "tried" in said(app), 90, "the search's progress")
             assert not any(gone(p) for p in pids)
             folder = app.screen.repair_search.folder  # ours, with the copy it searches
             assert folder is not None and folder.is_dir()

@@ -164,7 +164,8 @@ def worked_answer(mod, ctx):
             if last is not None and abs(last - 6.0) > 0.05:
                 hint = (
                     " -- 7 is what you get when l is rescaled by exp(m_old - m_new) but the "
-                    "accumulator is not"
+                    f"accumulator is not, and also when the tile of keys holding key {block_n} "
+                    "never reaches either: (1*1 + 2*10) / (1 + 2)"
                     if abs(last - 7.0) < 0.05
                     else ""
                 )

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -62,6 +63,9 @@ class Call:
     # programs the learner's kernels ran in this call, where the interpreter counted them
     # (a call that left elements unwritten): None when not known
     programs: Optional[int] = field(default=None, compare=False)
+    # every element of the result was stored by the learner's kernels, as the interpreter
+    # saw store by store: a mistake that leaves elements never written is not this one
+    stored: bool = field(default=False, compare=False)
 
     def argument(self, index: int, name: str, default: Any = None) -> Any:
         """The argument at position ``index`` or keyword ``name`` (else ``default``)."""
@@ -130,6 +134,7 @@ class Recorder:
         calls = self.calls
         names = _parameter_names(value)
         recorder = self
+        stores_seen = _stores_seen(self.recorded_module)
 
         def call(*args, **kwargs):
             recorder.attempted = Call(name, args, dict(kwargs), None, names)
@@ -143,7 +148,7 @@ class Recorder:
                     returned = e.returned  # type: ignore[attr-defined]
                     calls.append(Call(name, args, dict(kwargs), returned, names, programs))
                 raise
-            calls.append(Call(name, args, dict(kwargs), result, names))
+            calls.append(Call(name, args, dict(kwargs), result, names, stored=stores_seen))
             return result
 
         call.__name__ = name
@@ -160,6 +165,21 @@ class Recorder:
         """Start a new check: the calls of the previous one are not its evidence."""
         self.calls.clear()
         self.attempted = None
+
+
+def _stores_seen(module: Any) -> bool:
+    """Whether a call of ``module`` that returns had every element of its result stored by
+    the learner's kernels: a witnessed module in the interpreter, where a result with an
+    element no store explains raises instead (checks.judging.provenance)."""
+    provenance = sys.modules.get("checks.judging.provenance")  # loaded by GPU workshops only
+    if provenance is None or not isinstance(module, provenance.WitnessedModule):
+        return False
+    interpret = getattr(module, "_interpret", None)
+    if interpret is None:
+        from checks import interpreter
+
+        interpret = interpreter.active()
+    return bool(interpret)
 
 
 def _parameter_names(function: Any) -> tuple:
@@ -194,11 +214,15 @@ def mistakes_of(workshop_id: str) -> list:
     return list(module.MISTAKES) if module is not None else []
 
 
-def candidates_of(found: Any) -> list:
-    """What an oracle returned, as a list of candidates (empty for None)."""
+def candidates_of(found: Any, call: Optional[Call] = None) -> list:
+    """What an oracle returned, as a list of candidates (empty for None); on ``call``, whose
+    every element was seen stored, without those that leave elements never written."""
     if found is None:
         return []
-    return list(found) if isinstance(found, Variants) else [found]
+    found = list(found) if isinstance(found, Variants) else [found]
+    return (
+        [c for c in found if not isinstance(c, Undetermined)] if call is not None and call.stored else found
+    )
 
 
 def matching(module: Any, call: Call) -> Optional[Mistake]:
@@ -216,7 +240,7 @@ def matching(module: Any, call: Call) -> Optional[Mistake]:
     for mistake in module.MISTAKES:
         if mistake.function != call.function or mistake.id in found:
             continue
-        agreeing = [c for c in candidates_of(mistake.oracle(call)) if module.agrees(call, c)]
+        agreeing = [c for c in candidates_of(mistake.oracle(call), call) if module.agrees(call, c)]
         if agreeing:
             found[mistake.id] = (mistake, any(not isinstance(c, Undetermined) for c in agreeing))
     if len(found) > 1:
@@ -232,7 +256,7 @@ def consistent(module: Any, mistake: Mistake, calls: list) -> bool:
     for call in calls:
         if call.function != mistake.function:
             continue
-        predicted = candidates_of(mistake.oracle(call))
+        predicted = candidates_of(mistake.oracle(call), call)
         if predicted:
             if not any(module.agrees(call, c) for c in predicted):
                 return False
@@ -251,7 +275,8 @@ def _told_apart(module: Any, call: Call, calls: list) -> Optional[Mistake]:
     explaining = {
         m.id: m
         for m in module.MISTAKES
-        if m.function == call.function and any(module.agrees(call, c) for c in candidates_of(m.oracle(call)))
+        if m.function == call.function
+        and any(module.agrees(call, c) for c in candidates_of(m.oracle(call), call))
     }
     kept = [m for m in explaining.values() if consistent(module, m, calls)]
     return kept[0] if len(explaining) > 1 and len(kept) == 1 else None
@@ -292,7 +317,7 @@ def _explains_too(module: Any, mistake: Mistake, call: Call) -> bool:
     if call.function != mistake.function:
         return True
     try:
-        predicted = candidates_of(mistake.oracle(call))
+        predicted = candidates_of(mistake.oracle(call), call)
         if predicted:
             return any(module.agrees(call, c) for c in predicted)
         right = module.right(call)

@@ -163,9 +163,11 @@ def _through_fp16(call: Call):
     return rounded(rounded(torch.relu(found.product() + found.bias), torch.float16), torch.bfloat16)
 
 
-def _fixed_group_tiles(call: Call):
-    """The right values on the tiles a fixed-height last group still reaches; the tiles
-    it never reaches are undetermined (never written)."""
+def _tiles_reached(call: Call, fixed_group: bool = False, swapped: bool = False):
+    """The right values on the tiles a wrong tile map still reaches (``fixed_group``: the
+    last super-row assumed full; ``swapped``: pid_m and pid_n exchanged); the tiles it
+    never reaches are undetermined (never written), and a result right on one of them
+    was not made by this map."""
     found = _operands(call)
     if found is None or not isinstance(found.group_m, int) or not isinstance(found.tile_m, int):
         return None
@@ -173,7 +175,7 @@ def _fixed_group_tiles(call: Call):
         return None
     expected = torch.relu(found.product() + found.bias)
     num_pid_m = -(-found.m // found.tile_m)
-    if num_pid_m % found.group_m == 0 or num_pid_m * -(-found.n // 16) > MAX_TILES:
+    if (fixed_group and num_pid_m % found.group_m == 0) or num_pid_m * -(-found.n // 16) > MAX_TILES:
         return None  # every group full: the mistake changes nothing (or too many tiles to walk)
     candidates = Variants()
     for block_n in BLOCK_N_CHOICES:
@@ -182,12 +184,33 @@ def _fixed_group_tiles(call: Call):
             continue  # the mistake launches one program per tile of this width: another grid is another bug
         known = torch.zeros(found.m, found.n, dtype=torch.bool)
         for pid in range(num_pid_m * num_pid_n):
-            pid_m, pid_n = tile_of(pid, num_pid_m, num_pid_n, found.group_m, fixed_group=True)
+            pid_m, pid_n = tile_of(pid, num_pid_m, num_pid_n, found.group_m, fixed_group=fixed_group)
+            pid_m, pid_n = (pid_n, pid_m) if swapped else (pid_m, pid_n)
             rows = slice(pid_m * found.tile_m, (pid_m + 1) * found.tile_m)
             known[rows, pid_n * block_n : (pid_n + 1) * block_n] = True
-        if not bool(known.all()):
+        missed = [
+            (slice(r, r + found.tile_m), slice(c, c + block_n))
+            for r in range(0, found.m, found.tile_m)
+            for c in range(0, found.n, block_n)
+            if not bool(known[r, c])
+        ]
+        if missed and not any(_right_on(call.result, expected, tile) for tile in missed):
             candidates.append(Partial(expected, known))
     return candidates
+
+
+def _right_on(got, expected: torch.Tensor, tile: tuple) -> bool:
+    return (
+        isinstance(got, torch.Tensor) and got.shape == expected.shape and _agrees(got[tile], expected[tile])
+    )
+
+
+def _fixed_group_tiles(call: Call):
+    return _tiles_reached(call, fixed_group=True)
+
+
+def _swapped_tiles(call: Call):
+    return _tiles_reached(call, swapped=True)
 
 
 def _fixed_group_tile_of(call: Call):
@@ -241,12 +264,21 @@ MISTAKES = [
     Mistake(
         id="cast-before-epilogue",
         function="matmul_bias_relu",
-        sentence="Your kernel rounds the accumulator to 16 bits before adding the bias.",
-        where="the epilogue: add the bias and apply ReLU in fp32, then cast once when storing",
+        sentence=(
+            "Your kernel rounds the product to 16 bits before the bias is added: a cast of the "
+            "accumulator before the epilogue, or an accumulator kept in 16 bits (tl.zeros(..., "
+            "dtype=tl.float16) or tl.dot(..., out_dtype=tl.float16)), which rounds the same way when "
+            "the K loop runs one step."
+        ),
+        where=(
+            "the accumulator and the epilogue: acc = tl.zeros(..., dtype=tl.float32) with tl.dot's "
+            "default fp32 out_dtype, the bias and ReLU applied to it in fp32, one cast when storing"
+        ),
         section=EPILOGUE,
         why=(
             "that rounds twice, and the second rounding comes after information is gone: acc = 2049 "
-            "becomes 2048 in fp16, so with bias -2048 the answer 1 turns into 0"
+            "becomes 2048 in fp16, so with bias -2048 the answer 1 turns into 0; an fp16 accumulator "
+            "over a single K step rounds exactly as a cast does"
         ),
         oracle=_cast_before_epilogue,
     ),
@@ -293,4 +325,19 @@ MISTAKES = [
         oracle=_through_fp16,
     ),
     Mistake(function="matmul_bias_relu", oracle=_fixed_group_tiles, **FIXED_GROUP),
+    Mistake(
+        id="tile-indices-swapped",
+        function="matmul_bias_relu",
+        sentence="Your kernel exchanges pid_m and pid_n: the index meant for the tile's row picks its "
+        "column, and the other way round.",
+        where="the pid -> tile map: pid_m = first_pid_m + local % group_size_m, "
+        "pid_n = local // group_size_m",
+        section=OWNERSHIP,
+        why=(
+            "each program still computes a right tile, but of the wrong place: where the tile rows and "
+            "tile columns differ in number, some programs land past the output (their stores are masked "
+            "away) and some tiles are never written"
+        ),
+        oracle=_swapped_tiles,
+    ),
 ]

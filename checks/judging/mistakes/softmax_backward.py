@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 
 from checks.judging.mistakes import Call, Mistake, Variants
@@ -136,6 +137,32 @@ def _half_through_fp16(call: Call):
     return vjp(rounded(as64(found[0]), torch.float16), rounded(as64(found[1]), torch.float16))
 
 
+def _output_with_input_strides(call: Call):
+    """dx stored at row * s_row + col * s_col with an input's strides (its column stride, or
+    1): rows land on each other (the later row wins, as in a row-by-row kernel) and the
+    elements no address reaches are never written."""
+    found = _inputs(call)
+    if found is None or found[0].numel() == 0:
+        return None
+    y, g = found
+    n_rows, n_cols = y.shape
+    dx = vjp(as64(y), as64(g)).reshape(-1)
+    candidates = Variants()
+    for s_row, s_col in dict.fromkeys((t.stride(0), s) for t in (y, g) for s in (t.stride(1), 1)):
+        if (s_row, s_col) == (n_cols, 1) or min(s_row, s_col) < 0:
+            continue
+        at = (torch.arange(n_rows)[:, None] * s_row + torch.arange(n_cols)[None, :] * s_col).reshape(-1)
+        last = at.numel() - 1 - np.unique(at.numpy()[::-1], return_index=True)[1]  # the last store to each
+        last = torch.from_numpy(last)[at[last] < dx.numel()]
+        out, known = torch.zeros(dx.numel(), dtype=dx.dtype), torch.zeros(dx.numel(), dtype=torch.bool)
+        out[at[last]], known[at[last]] = dx[last], True
+        if not bool(
+            torch.allclose(out[known], dx[known])
+        ):  # misplaced values that differ from the right ones
+            candidates.append(Partial(out.reshape(n_rows, n_cols), known.reshape(n_rows, n_cols)))
+    return candidates or None
+
+
 def _capped_grid(call: Call):
     found, got = _inputs(call), call.result
     if found is None or not isinstance(got, torch.Tensor) or got.shape != found[0].shape:
@@ -228,6 +255,23 @@ MISTAKES = [
             "when g carries a common offset that rounding is as large as the whole answer g - dot"
         ),
         oracle=_half_precision_dot,
+    ),
+    Mistake(
+        id="output-with-input-strides",
+        function="backward",
+        sentence=(
+            "Your kernel stores dx at addresses built with an input's strides (y's or grad_output's) "
+            "where the output's own are meant."
+        ),
+        where="the store: dx_ptr + row * n_cols + col (the output is fresh and contiguous), whatever the "
+        "inputs' strides",
+        section=ADDRESSES,
+        why=(
+            "on contiguous inputs the strides agree, so the mistake hides; with a transposed input (row "
+            "stride 1) or a broadcast one (row stride 0) the rows land on each other and the rest of the "
+            "output is never written"
+        ),
+        oracle=_output_with_input_strides,
     ),
     Mistake(
         id="capped-grid",

@@ -10,7 +10,7 @@ from typing import Optional
 
 import torch
 
-from checks.judging.mistakes import Call, Mistake, quantities as named
+from checks.judging.mistakes import Call, Mistake, Variants, quantities as named
 from checks.judging.mistakes.compare import (
     F64,
     Partial,
@@ -225,6 +225,47 @@ def _scores_in_fp16(call: Call):
     return attend(found.masked(s) if found.causal else s, found.v)
 
 
+def _max_from_zero(call: Call):
+    """m_i started at 0, not -inf: weights exp(s - max(0, row max)) in fp32 (P maybe in 16 bits)."""
+    found = _inputs(call)
+    if found is None:
+        return None
+    s = found.scores()
+    p = torch.exp((s - s.amax(dim=-1, keepdim=True).clamp_min(0.0)).to(torch.float32)).to(F64)
+    l = p.sum(dim=-1, keepdim=True)
+    return Variants([rounded(p, found.dtype) @ found.v / l, p @ found.v / l])  # P in 16 bits, or fp32
+
+
+def _causal_from_block_start(call: Call):
+    """Each row of a block of BLOCK_M rows sees the keys 0..the block's first row only."""
+    found = _inputs(call)
+    if found is None or not found.causal:
+        return None
+    s, rows = found.q @ found.k.transpose(-1, -2) / math.sqrt(found.d), torch.arange(found.n)
+    limits = ((rows // bm * bm)[:, None] for bm in QUERY_BLOCKS)
+    return Variants(attend(s.masked_fill(rows[None, :] > limit, float("-inf")), found.v) for limit in limits)
+
+
+def _key_tile_skipped(call: Call):
+    """One tile of keys left out: for every row (a loop bound one tile short), or for each
+    query block, the tile before its diagonal or its last one (causal tile skipping)."""
+    found = _tiled(call)
+    tiles = 0 if found is None else -(-found.n // found.block_n)
+    if found is None or tiles < 2 or (tiles + 8) * found.q.numel() * found.n > 4 * MAX_WORK:
+        return None
+    rows, bn = torch.arange(found.n), found.block_n
+    key_tile = (rows // bn)[None, :]
+    masks = [key_tile == t for t in range(tiles)]
+    for bm in QUERY_BLOCKS if found.causal else ():
+        start = rows // bm * bm  # each query row's block: its diagonal starts there
+        masks += [
+            key_tile == (start // bn - 1)[:, None],
+            key_tile == ((start + bm).clamp_max(found.n) - 1)[:, None] // bn,
+        ]
+    s = found.scores()
+    return Variants(attend(s.masked_fill(skipped, float("-inf")), found.v) for skipped in masks)
+
+
 def _unwritten_rows(call: Call) -> Optional[tuple]:
     found, got = _inputs(call), call.result
     if found is None or not isinstance(got, torch.Tensor) or got.shape != found.q.shape:
@@ -275,6 +316,18 @@ MISTAKES = [
         section=CAUSAL,
         why="causal row i must depend on keys 0..i only; without the mask it averages the whole sequence",
         oracle=_causal_ignored,
+    ),
+    Mistake(
+        id="causal-from-block-start",
+        function="attention",
+        sentence="Your causal mask compares the keys with the query block's first row, not with each "
+        "row's own index.",
+        where="the causal mask: tl.where(offs_n[None, :] <= offs_m[:, None], s, -inf), offs_m the "
+        "block's rows",
+        section=CAUSAL,
+        why="row i sees keys 0..i; compared with the block's first row, every row of the block sees only "
+        "the keys of that first row and gets its answer",
+        oracle=_causal_from_block_start,
     ),
     Mistake(
         id="accumulator-not-rescaled",
@@ -393,6 +446,29 @@ MISTAKES = [
             "output comes out too large"
         ),
         oracle=_denominator_in_fp16,
+    ),
+    Mistake(
+        id="max-starts-at-zero",
+        function="attention",
+        sentence="Your kernel starts the running maximum m_i at 0 instead of -inf.",
+        where="the state: m_i = tl.full([BLOCK_M], float('-inf'), tl.float32), the empty maximum",
+        section=RECURRENCE,
+        why="the maximum is then max(0, the row's scores): where every score of a row lies far below 0 the "
+        "weights exp(s - 0) underflow (in fp32, or when P is cast to 16 bits), so the row comes out 0, or "
+        "NaN from 0 / 0, instead of its average",
+        oracle=_max_from_zero,
+    ),
+    Mistake(
+        id="key-tile-skipped",
+        function="attention",
+        sentence="Your kernel leaves out one tile of keys that some rows need: a key loop that stops one "
+        "tile short or starts one tile late.",
+        where="the key loops' bounds: range(0, N, BLOCK_N) for full rows; with causal tile skipping, the "
+        "tiles before the diagonal up to its start, the diagonal's from there to min(N, start + BLOCK_M)",
+        section=RECURRENCE,
+        why="every key a row may see must pass through the recurrence once; a missing tile's keys "
+        "are absent from both the numerator and the denominator",
+        oracle=_key_tile_skipped,
     ),
     Mistake(
         id="grid-misses-tail",
