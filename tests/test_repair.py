@@ -207,7 +207,7 @@ def test_a_worker_whose_cuda_context_a_candidate_broke_exits_after_answering(tmp
     """On a GPU an illegal address leaves the process's CUDA context unusable: the worker
     answers for that candidate, then exits, so the next candidate gets a fresh one."""
     from checks.judging.engine import cases_for
-    from checks.repair.search import _Worker
+    from checks.repair.warm import Worker as _Worker
 
     broken = _solution("online_normalizer").replace(
         "    m = max(values)",

@@ -32,7 +32,6 @@ import ast
 import difflib
 import math
 import os
-import queue
 import re
 import shutil
 import tempfile
@@ -42,8 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.repair.search import PASSING, REPO, STARTUP_LIMIT, _drain, _Worker
+from checks.repair.search import PASSING, REPO, _drain
 from checks.repair.variants import WRONG, changed_lines
+from checks.repair.warm import Pool
 
 TIERS = ("output", "message", "pattern")  # best first
 # the facts of two outputs that must be equal (their values need only agree within the check's tolerance)
@@ -214,46 +214,6 @@ def sentence(m: dict, tiers: list, checks: list, labels: dict) -> str:
     more = len(checks) - 1
     also = f" (and it fails your {more} other failing check{'s' if more > 1 else ''} the same way)"
     return f"{head} with {describe(m)} (line {m['line']} of {m['file']})" + (also if more else "")
-
-
-class Pool:
-    """Warm repair workers (checks.repair.search's), for a matcher the caller lends none:
-    ``ask(job, limit)`` is one's answer to one job, ``stop()`` ends them."""
-
-    def __init__(self, interpret: bool, folder: Path, folders: list, n: int):
-        self.args = (interpret, folders, folder / "stderr.txt")
-        self.free: queue.Queue = queue.Queue()
-        self.made: list = []
-        self.starting = [threading.Thread(target=self._add, daemon=True) for _ in range(n)]
-        for t in self.starting:
-            t.start()
-        self.starting[0].join()  # the others start while the first works
-        self.counter = iter(range(10**9))
-
-    def _add(self) -> None:
-        w = _Worker(*self.args)
-        self.made.append(w)
-        self.free.put(w)
-
-    def ask(self, job: dict, limit: float) -> Optional[dict]:
-        try:
-            w = self.free.get(timeout=STARTUP_LIMIT)
-        except queue.Empty:
-            return None
-        got = w.run({**job, "n": next(self.counter)}, limit)
-        if got is None:  # one in its place
-            self.starting.append(threading.Thread(target=self._add, daemon=True))
-            self.starting[-1].start()
-        else:
-            self.free.put(w)
-        return got
-
-    def stop(self) -> None:
-        for t in self.starting:  # none is left running after this
-            t.join(timeout=STARTUP_LIMIT)
-        for w in self.made:
-            if w.proc.poll() is None:
-                w.stop()
 
 
 def reproduce(

@@ -17,6 +17,7 @@ written; candidates are files in a temporary folder.  Standard library only.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import queue
 import re
@@ -28,17 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.interpreter import interpreter_env
 from checks.repair import error_model
 from checks.repair.variants import WRONG, changed_lines, everywhere, rank, valid_variants
-from checks.running.channel import ChannelProcess
+from checks.repair.warm import STARTUP_LIMIT, Pool
+from workshops import catalog
 
 REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
-RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
 MAX_PAIRS_FROM = 40
 MAX_WORKERS = 16  # one per core up to this: on a GPU each compiles its changes on a core of its own
-STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
+MAX_GPU_WORKERS = (
+    8  # compiled workers that verify a change the interpreter passed, its checks split among them
+)
 
 
 @dataclass
@@ -46,35 +48,6 @@ class Tried:
     candidate: error_model.Candidate
     source: str
     statuses: list  # [[check, status, message], ...] of its last try
-
-
-class _Worker(ChannelProcess):
-    """A warm repair worker (checks.repair.worker): ready once torch and triton are in."""
-
-    def __init__(self, interpret: bool, folders: list, stderr: Path):
-        args = (["--interpret"] if interpret else []) + [a for f in folders for a in ("--path", f)]
-        super().__init__("checks.repair.worker", args, interpreter_env(interpret), stderr)
-        # torch and triton imported: a candidate's time limit starts after this
-        self.ready = bool(self.next_message(STARTUP_LIMIT))
-
-    def run(self, job: dict, limit: float) -> Optional[dict]:
-        """The worker's answer to ``job`` (its checks' statuses, the kernels launched), or
-        None when it ran past ``limit`` seconds or its process died (the worker is then
-        stopped)."""
-        if not self.ready:
-            self.stop()
-            return None
-        if not self.submit(job):
-            return None
-        end = time.monotonic() + limit
-        while True:
-            message = self.next_message(end - time.monotonic())
-            if message is None:
-                self.stop()
-                return None
-            if message.get("n") == job["n"]:
-                self.done += 1
-                return message
 
 
 def _result(status: str, tried: int, t0: float, **kw) -> dict:
@@ -127,36 +100,26 @@ def find_repair(
     order = [c.id for c in cases_for(workshop)]  # cheapest first
     folder = Path(tempfile.mkdtemp(prefix="repair-"))
     n_workers = workers or max(1, min(os.cpu_count() or 1, MAX_WORKERS))
-    pool: queue.Queue = queue.Queue()
-    made: list = []
-
-    def fresh() -> _Worker:
-        w = _Worker(interpret, [str(path.resolve().parent)], folder / "stderr.txt")
-        made.append(w)
-        return w
-
-    def worker() -> _Worker:
-        """A warm worker from the pool (each thread returns the one it took, or a fresh
-        one in place of one that died)."""
-        try:
-            w = pool.get(timeout=STARTUP_LIMIT)
-        except queue.Empty:
-            return fresh()
-        if w.proc.poll() is None and w.done < RESTART_EVERY:
-            return w
-        w.stop()
-        return fresh()
-
-    counter = iter(range(10**9))
+    # Changes are screened in Triton's interpreter wherever the search runs: one that fails
+    # is dismissed in a fraction of the time a GPU compile takes, on every core.  With a GPU,
+    # a change that passes there is verified compiled, its checks split over warm GPU workers.
+    gpu = not interpret and catalog.get(workshop).gpu
+    folders = [str(path.resolve().parent)]
+    pools: list = []
+    counter = itertools.count()
 
     def run(
-        text: str, checks: list, limit: float, stop_first: bool = True, compile_too: bool = False
+        text: str,
+        checks: list,
+        limit: float,
+        stop_first: bool = True,
+        compile_too: bool = False,
+        on_gpu: bool = False,
     ) -> Optional[dict]:
         n = next(counter)
         file = folder / f"{path.stem}_candidate_{n}.py"
         file.write_text(text, encoding="utf-8")
         job = {
-            "n": n,
             "workshop": workshop,
             "file": str(file),
             "checks": checks,
@@ -164,28 +127,19 @@ def find_repair(
             "stop_first": stop_first,
             "gpu_compile": compile_too,
         }
-        got = ask(job, limit)
+        got = (verifying if on_gpu else screening).ask(job, limit)
         file.unlink(missing_ok=True)
         return got
 
-    def ask(job: dict, limit: float) -> Optional[dict]:
-        """A warm worker's answer to ``job`` (the reference match's jobs too)."""
-        w = worker()
-        got = w.run({"n": next(counter), **job}, limit)
-        pool.put(w if got is not None else fresh())
-        return got
-
     try:
-
-        def spawn() -> None:
-            pool.put(fresh())
-
         # every worker imports torch and triton at once, while the first runs the baseline
-        starting = [threading.Thread(target=spawn, daemon=True) for _ in range(n_workers)]
-        for t in starting:
-            t.start()
-        starting[0].join()
+        screening = Pool(interpret or gpu, folder, folders, n_workers)
+        pools.append(screening)
         ready = round(time.monotonic() - t0, 2)
+        if gpu:  # they start while the interpreter screens
+            verifying = Pool(False, folder, folders, min(n_workers, MAX_GPU_WORKERS), wait_first=False)
+            pools.append(verifying)
+        ask = screening.ask
         base: dict = {}
         base_known = threading.Event()
 
@@ -194,7 +148,7 @@ def find_repair(
             which a check no longer launches one of them routes around the fault instead
             of fixing it), and the records when the caller has none."""
             t_base = time.monotonic()
-            got = run(source, order, max(budget, 60.0), stop_first=False)
+            got = run(source, order, max(budget, 60.0), stop_first=False, on_gpu=gpu and records is None)
             base.update(got or {"statuses": [], "kernels": {}}, seconds=time.monotonic() - t_base)
             base_known.set()
 
@@ -228,20 +182,47 @@ def find_repair(
 
         refused: list = []  # what the GPU compiler said of changes that passed in the interpreter
 
+        blind = [False]  # the interpreter skips every failing check: screen compiled instead
+
+        def verify(text: str) -> tuple:
+            """(statuses, what failed) of every check with a change the screening passed: in
+            the interpreter, a run that also compiles its kernels for sm_90 (one the compiler
+            refuses is no fix); with a GPU, compiled runs of slices of the checks at once."""
+            if not gpu:
+                answers = [run(text, order, max(limit, 120.0), compile_too=True)]
+            else:
+                slices = _slices(order, seconds, min(n_workers, MAX_GPU_WORKERS))
+                answers = [None] * len(slices)
+
+                def one(i: int) -> None:
+                    answers[i] = run(text, slices[i], max(limit, 120.0), on_gpu=True)
+
+                threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(slices))]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+            if any(a is None for a in answers):
+                return [], "the verifying run did not finish"
+            statuses = [s for a in answers for s in (a or {}).get("statuses", [])]
+            bad = [m for _, st, m in statuses if st not in PASSING]
+            return statuses, (bad[0] if bad else "")
+
         def attempt(cand: error_model.Candidate, text: str) -> None:
-            got = run(text, screen, limit)
+            on_gpu = blind[0]
+            got = run(text, screen, limit, on_gpu=on_gpu)
             statuses = got["statuses"] if got is not None else []
+            if gpu and not on_gpu and _blind_to(statuses, failing):
+                blind[0] = on_gpu = True  # the fault shows only in compiled runs: screen on the GPU
+                got = run(text, screen, limit, on_gpu=True)
+                statuses = got["statuses"] if got is not None else []
             passed = sum(s in PASSING for _, s, _ in statuses)
             passes = got is not None and passed == len(screen)
             passes = passes and _same_kernels(_kernels_of(base, base_known), (got or {}).get("kernels", {}))
             said = ""
-            if passes and interpret and not found:
-                # the interpreter's runs also compile their kernels for sm_90: a passing
-                # change too, and one the compiler refuses is no fix (the search goes on)
-                final = run(text, order, max(limit, 120.0), compile_too=True)
-                bad = [m for _, st, m in (final or {}).get("statuses", []) if st not in PASSING]
-                if final is None or bad:
-                    passes, said = False, (bad[0] if bad else "the compile run did not finish")
+            if passes and not found and (interpret or (gpu and not on_gpu)):
+                verified, said = verify(text)
+                passes, statuses = not said, (verified if not said else statuses)
             with lock:
                 tried[0] += 1
                 if got is None:
@@ -336,10 +317,31 @@ def find_repair(
             note += f"; {match['note']}"
         return _result("none", tried[0], t0, note=note)
     finally:
-        for w in made:
-            if w.proc.poll() is None:
-                w.stop()
+        for pool in pools:
+            pool.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _blind_to(statuses: list, failing: list) -> bool:
+    """Whether a run skipped every failing check it reached (checks that need a GPU, in
+    the interpreter) while reaching one at least."""
+    seen = {c: st for c, st, _ in statuses}
+    reached = [c for c in failing if c in seen]
+    return bool(reached) and all(seen[c] == "skipped" for c in reached)
+
+
+def _slices(checks: list, seconds: dict, k: int) -> list:
+    """``checks`` in at most ``k`` slices of about equal expected seconds (the longest
+    first into the lightest slice), each slice in the checks' own order."""
+    k = max(1, min(k, len(checks)))
+    slices: list = [[] for _ in range(k)]
+    load = [0.0] * k
+    for c in sorted(checks, key=lambda c: -seconds.get(c, 0.05)):
+        i = load.index(min(load))
+        slices[i].append(c)
+        load[i] += seconds.get(c, 0.05)
+    rank = {c: i for i, c in enumerate(checks)}
+    return [sorted(s, key=rank.__getitem__) for s in slices if s]
 
 
 def _kernels_of(base: dict, known: threading.Event) -> dict:

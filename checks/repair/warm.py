@@ -1,0 +1,97 @@
+"""Warm repair workers (``python -m checks.repair.worker``), and a pool of them.
+
+A worker imports torch and triton once and then runs the checks of one candidate file
+after another; the search, its GPU verification and the reference match each ask a pool
+of them.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+from checks.interpreter import interpreter_env
+from checks.running.channel import ChannelProcess
+
+RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
+STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
+
+
+class Worker(ChannelProcess):
+    """A warm repair worker: ready once torch and triton are in."""
+
+    def __init__(self, interpret: bool, folders: list, stderr: Path):
+        args = (["--interpret"] if interpret else []) + [a for f in folders for a in ("--path", f)]
+        super().__init__("checks.repair.worker", args, interpreter_env(interpret), stderr)
+        # torch and triton imported: a candidate's time limit starts after this
+        self.ready = bool(self.next_message(STARTUP_LIMIT))
+
+    def run(self, job: dict, limit: float) -> Optional[dict]:
+        """The worker's answer to ``job`` (its checks' statuses, the kernels launched), or
+        None when it ran past ``limit`` seconds or its process died (the worker is then
+        stopped)."""
+        if not self.ready:
+            self.stop()
+            return None
+        if not self.submit(job):
+            return None
+        end = time.monotonic() + limit
+        while True:
+            message = self.next_message(end - time.monotonic())
+            if message is None:
+                self.stop()
+                return None
+            if message.get("n") == job["n"]:
+                self.done += 1
+                return message
+
+
+class Pool:
+    """``n`` warm workers, interpreted or not, started at once in threads (``wait_first``:
+    the constructor returns once the first is ready).  ``ask(job, limit)`` is a free
+    worker's answer to one job: a worker that died or ran past its limit is replaced, one
+    that has answered :data:`RESTART_EVERY` jobs starts afresh.  ``stop()`` ends them all."""
+
+    def __init__(self, interpret: bool, folder: Path, folders: list, n: int, wait_first: bool = True):
+        self.args = (interpret, folders, folder / "stderr.txt")
+        self.free: queue.Queue = queue.Queue()
+        self.made: list = []
+        self.counter = itertools.count()
+        self.starting = [threading.Thread(target=self._add, daemon=True) for _ in range(n)]
+        for t in self.starting:
+            t.start()
+        if wait_first:
+            self.starting[0].join()  # the others start while the first works
+
+    def _add(self) -> None:
+        w = Worker(*self.args)
+        self.made.append(w)
+        self.free.put(w)
+
+    def ask(self, job: dict, limit: float) -> Optional[dict]:
+        try:
+            w = self.free.get(timeout=STARTUP_LIMIT)
+        except queue.Empty:
+            return None
+        if w.proc.poll() is not None or w.done >= RESTART_EVERY:
+            w.stop()
+            w = Worker(*self.args)
+            self.made.append(w)
+        got = w.run({**job, "n": next(self.counter)}, limit)
+        if got is None:  # one in its place
+            self.starting.append(threading.Thread(target=self._add, daemon=True))
+            self.starting[-1].start()
+        else:
+            self.free.put(w)
+        return got
+
+    def stop(self) -> None:
+        for t in self.starting:  # none is left running after this
+            t.join(timeout=STARTUP_LIMIT)
+        for w in self.made:
+            if w.proc.poll() is None:
+                w.stop()

@@ -1,0 +1,62 @@
+"""The repair search's path on a GPU machine: changes are screened in Triton's interpreter
+and one that passes there is verified compiled, its checks split over warm GPU workers.
+Here (no GPU) the verifying pool is made to interpret too, so the path itself runs: the
+pools asked for, the slices, and the verdict built from them."""
+
+from pathlib import Path
+
+from checks.judging.engine import cases_for
+from checks.repair import search, warm
+from checks.repair.search import _blind_to, _slices, find_repair
+
+REPO = Path(__file__).resolve().parent.parent
+STORE = "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=in_row)"
+
+
+def test_slices_balance_the_expected_seconds_and_keep_each_check_once_in_order():
+    checks = ["a", "b", "c", "d", "e"]
+    seconds = {"a": 4.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0}
+    got = _slices(checks, seconds, 2)
+    assert sorted(c for s in got for c in s) == checks
+    assert ["a"] in got and ["b", "c", "d", "e"] in got  # 4 s beside 4 x 1 s
+    assert all(s == sorted(s) for s in got)
+    assert _slices(checks, seconds, 9) == [[c] for c in checks]  # never more slices than checks
+    assert _slices(["a"], {}, 4) == [["a"]]
+
+
+def test_a_run_blind_to_every_failing_check_it_reached_is_told():
+    assert _blind_to([["gpu-only", "skipped", ""], ["basic", "pass", ""]], ["gpu-only"])
+    assert not _blind_to([["gpu-only", "skipped", ""], ["ragged", "fail", "x"]], ["gpu-only", "ragged"])
+    assert not _blind_to([["basic", "fail", "x"]], ["ragged"])  # never reached: nothing said
+    assert not _blind_to([], ["ragged"])
+
+
+def test_screened_in_the_interpreter_then_verified_in_slices(tmp_path, monkeypatch):
+    reference = (REPO / "workshops/strided_softmax/solution.py").read_text(encoding="utf-8")
+    assert STORE in reference
+    path = tmp_path / "strided_softmax.py"
+    path.write_text(reference.replace(STORE, "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty))"))
+    asked: list = []  # (interpreted as asked, the checks of each job)
+
+    class Recording(warm.Pool):
+        def __init__(self, interpret, *args, **kw):
+            self.kind = interpret
+            super().__init__(True, *args, **kw)  # no GPU here: the "compiled" pool interprets
+
+        def ask(self, job, limit):
+            asked.append((self.kind, list(job["checks"]), job["gpu_compile"]))
+            return super().ask(job, limit)
+
+    monkeypatch.setattr(search, "Pool", Recording)
+    repair = find_repair("strided_softmax", path, interpret=False, budget=240, workers=2)
+    assert repair["status"] == "found" and repair["line"] == 54, repair
+    assert "mask=in_row" in repair["after"]
+    verifying = [checks for kind, checks, _ in asked if kind is False]
+    screening = [checks for kind, checks, _ in asked if kind is True]
+    everything = [c.id for c in cases_for("strided_softmax")]
+    # without the app's records, the GPU gives the verdict first (the whole suite); then
+    # the found change runs there in two slices (two workers), every check once
+    assert screening and len(verifying) == 3 and verifying[0] == everything, asked
+    assert sorted(c for s in verifying[1:] for c in s) == sorted(everything)
+    assert not any(compile_too for _, _, compile_too in asked)  # the GPU runs compile for real
+    assert "verified: with this change all" in repair["note"]
