@@ -10,7 +10,8 @@
 # workshops, one repeat), the A/A benchmark and the benchmark's roofline rows (quick).
 # "correctness" (about 9 minutes): the GPU self-check, then the README's test command.
 # "repair" (about 9 minutes): the repair search over three mutants of each GPU workshop's
-# reference answer with compiled kernels (python -m checks.repair.report), then the self-check.
+# reference answer as on a learner's GPU machine (changes screened in the interpreter, the one
+# that passes verified compiled; python -m checks.repair.report), then the self-check.
 # Each step has its own time limit so a part ends inside its call.  The finer parts below
 # (checks, latency, tests) remain for a step measured alone.
 #
@@ -129,7 +130,10 @@ repair)
     # GPU workshop's reference answer (REPAIR_PER_SOURCE, default 3), each checked, then
     # searched from that verdict for a verified fix within REPAIR_BUDGET seconds (the JSON is
     # rewritten after each mutant: a step stopped at its limit keeps what it measured); then
-    # the GPU self-check with the image's own numpy.
+    # the GPU self-check.  The search screens changes in Triton's interpreter, which needs
+    # numpy below 2.4: the wheels of results/gpu_wheels.sh (carry .whl) go in first.
+    install_wheels
+    export PYTHONPATH=/tmp/site:$PWD
     step repair limited "${REPAIR_LIMIT:-400}" $PY -m checks.repair.report --workshops ${GPU_WORKSHOPS//,/ } \
         --per-source "${REPAIR_PER_SOURCE:-3}" --no-designs --no-wrong --budget "${REPAIR_BUDGET:-30}" \
         --json "$OUT/repair-gpu.json"

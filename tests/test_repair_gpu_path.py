@@ -60,3 +60,17 @@ def test_screened_in_the_interpreter_then_verified_in_slices(tmp_path, monkeypat
     assert sorted(c for s in verifying[1:] for c in s) == sorted(everything)
     assert not any(compile_too for _, _, compile_too in asked)  # the GPU runs compile for real
     assert "verified: with this change all" in repair["note"]
+
+
+def test_a_file_the_interpreter_passes_is_screened_on_the_gpu():
+    """The GPU's verdict failed 'bf16-range'; the interpreter's run of the same file passes
+    it (or skips it): a change that passes the interpreter says nothing of that fault."""
+    from checks.repair.search import interpreter_sees_the_fault
+
+    failing = ["bf16-range"]
+    assert interpreter_sees_the_fault(
+        {"statuses": [["basic", "pass", ""], ["bf16-range", "fail", "x"]]}, failing
+    )
+    assert not interpreter_sees_the_fault({"statuses": [["bf16-range", "pass", ""]]}, failing)
+    assert not interpreter_sees_the_fault({"statuses": [["bf16-range", "skipped", "needs a GPU"]]}, failing)
+    assert not interpreter_sees_the_fault({}, failing)

@@ -209,6 +209,8 @@ def find_repair(
             return statuses, (bad[0] if bad else "")
 
         def attempt(cand: error_model.Candidate, text: str) -> None:
+            if gpu and not blind[0] and base_known.is_set() and not interpreter_sees_the_fault(base, failing):
+                blind[0] = True  # the interpreter passes the file's failing checks: screen on the GPU
             on_gpu = blind[0]
             got = run(text, screen, limit, on_gpu=on_gpu)
             statuses = got["statuses"] if got is not None else []
@@ -320,6 +322,14 @@ def find_repair(
         for pool in pools:
             pool.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def interpreter_sees_the_fault(base: dict, failing: list) -> bool:
+    """Whether the interpreter's run of the file as written (the baseline) fails one of the
+    checks the GPU's verdict failed at least: else a change that passes the interpreter says
+    nothing of the fault."""
+    wrong = {c for c, st, _ in base.get("statuses", []) if st in WRONG}
+    return bool(wrong & set(failing))
 
 
 def _blind_to(statuses: list, failing: list) -> bool:
