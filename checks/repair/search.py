@@ -143,13 +143,45 @@ def find_repair(
         base: dict = {}
         base_known = threading.Event()
 
+        def in_slices(
+            text: str, checks: list, weights: dict, on_gpu: bool, limit: float, stop_first: bool = False
+        ) -> list:
+            """``checks`` run with ``text`` in slices on several workers at once (each slice
+            stopping at its first check that does not pass, with ``stop_first``): each
+            slice's answer, None where one did not finish."""
+            width = min(n_workers, MAX_GPU_WORKERS) if on_gpu else n_workers
+            slices = _slices(checks, weights, width)
+            answers: list = [None] * len(slices)
+
+            def one(i: int) -> None:
+                t = time.monotonic()
+                got = run(text, slices[i], limit, stop_first=stop_first, on_gpu=on_gpu)
+                answers[i] = None if got is None else {**got, "seconds": time.monotonic() - t}
+
+            threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(slices))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return answers
+
         def baseline() -> None:
-            """The whole suite once: which kernels each check launches (a change after
-            which a check no longer launches one of them routes around the fault instead
-            of fixing it), and the records when the caller has none."""
-            t_base = time.monotonic()
-            got = run(source, order, max(budget, 60.0), stop_first=False, on_gpu=gpu and records is None)
-            base.update(got or {"statuses": [], "kernels": {}}, seconds=time.monotonic() - t_base)
+            """The whole suite once, in slices: which kernels each check launches (a change
+            after which a check no longer launches one of them routes around the fault
+            instead of fixing it), and the records when the caller has none."""
+            weights = {r["id"]: float(r.get("seconds") or 0.05) for r in records or []}
+            answers = in_slices(source, order, weights, gpu and records is None, max(budget, 60.0))
+            rank = {c: i for i, c in enumerate(order)}
+            statuses = sorted(
+                (s for a in answers for s in (a or {}).get("statuses", [])), key=lambda s: rank[s[0]]
+            )
+            kernels = {k: v for a in answers for k, v in (a or {}).get("kernels", {}).items()}
+            # the seconds of the suite in one worker (a candidate's time limit follows them)
+            base.update(
+                statuses=statuses,
+                kernels=kernels,
+                seconds=sum((a or {}).get("seconds", 0.0) for a in answers),
+            )
             base_known.set()
 
         if records is None:
@@ -191,32 +223,36 @@ def find_repair(
             if not gpu:
                 answers = [run(text, order, max(limit, 120.0), compile_too=True)]
             else:
-                slices = _slices(order, seconds, min(n_workers, MAX_GPU_WORKERS))
-                answers = [None] * len(slices)
-
-                def one(i: int) -> None:
-                    answers[i] = run(text, slices[i], max(limit, 120.0), on_gpu=True)
-
-                threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(slices))]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
+                answers = in_slices(text, order, seconds, True, max(limit, 120.0), stop_first=True)
             if any(a is None for a in answers):
                 return [], "the verifying run did not finish"
             statuses = [s for a in answers for s in (a or {}).get("statuses", [])]
             bad = [m for _, st, m in statuses if st not in PASSING]
             return statuses, (bad[0] if bad else "")
 
+        def screened(text: str, on_gpu: bool) -> Optional[dict]:
+            """The failing checks with ``text``, stopping at the first that still fails; when
+            none does, the other checks in slices on several workers at once."""
+            got = run(text, failing, limit, on_gpu=on_gpu)
+            if got is None or any(st not in PASSING for _, st, _ in got["statuses"]) or not rest:
+                return got
+            answers = in_slices(text, rest, seconds, on_gpu, limit, stop_first=True)
+            if any(a is None for a in answers):
+                return None
+            rank = {c: i for i, c in enumerate(screen)}
+            statuses = got["statuses"] + [s for a in answers for s in a["statuses"]]
+            kernels = {k: v for a in [got, *answers] for k, v in a.get("kernels", {}).items()}
+            return {**got, "statuses": sorted(statuses, key=lambda s: rank.get(s[0], 0)), "kernels": kernels}
+
         def attempt(cand: error_model.Candidate, text: str) -> None:
             if gpu and not blind[0] and base_known.is_set() and not interpreter_sees_the_fault(base, failing):
                 blind[0] = True  # the interpreter passes the file's failing checks: screen on the GPU
             on_gpu = blind[0]
-            got = run(text, screen, limit, on_gpu=on_gpu)
+            got = screened(text, on_gpu)
             statuses = got["statuses"] if got is not None else []
             if gpu and not on_gpu and _blind_to(statuses, failing):
                 blind[0] = on_gpu = True  # the fault shows only in compiled runs: screen on the GPU
-                got = run(text, screen, limit, on_gpu=True)
+                got = screened(text, True)
                 statuses = got["statuses"] if got is not None else []
             passed = sum(s in PASSING for _, s, _ in statuses)
             passes = got is not None and passed == len(screen)

@@ -19,6 +19,9 @@ from checks.running.channel import ChannelProcess
 
 RESTART_EVERY = 150  # candidates per worker process: each leaves a module behind
 STARTUP_LIMIT = 180.0  # seconds for a worker to import torch and triton on a busy machine
+# Left unset, torch, OpenMP and the BLAS numpy uses each start a thread per core in every
+# worker: sixteen workers on sixteen cores would run 256 threads and wait on each other.
+THREAD_SETTINGS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 class Worker(ChannelProcess):
@@ -26,7 +29,10 @@ class Worker(ChannelProcess):
 
     def __init__(self, interpret: bool, folders: list, stderr: Path):
         args = (["--interpret"] if interpret else []) + [a for f in folders for a in ("--path", f)]
-        super().__init__("checks.repair.worker", args, interpreter_env(interpret), stderr)
+        env = interpreter_env(interpret)
+        for name in THREAD_SETTINGS:  # one thread each: the pool has a worker per core
+            env.setdefault(name, "1")
+        super().__init__("checks.repair.worker", args, env, stderr)
         # torch and triton imported: a candidate's time limit starts after this
         self.ready = bool(self.next_message(STARTUP_LIMIT))
 
