@@ -64,6 +64,16 @@ def missing_terminal() -> str:
     return " and ".join(f"standard {name}" for name in missing)
 
 
+def no_terminal_line(missing: str) -> str:
+    """The refusal when ``missing`` (missing_terminal) is not '': one stream is not a
+    terminal, or both are not terminals."""
+    said = "are not terminals" if " and " in missing else "is not one"
+    return (
+        f"kernel-course: needs a terminal, and its {missing} {said} "
+        "(python -m checks runs the checks without one)"
+    )
+
+
 def _tty(stream) -> bool:
     try:
         return stream is not None and stream.isatty()
@@ -150,11 +160,7 @@ def main(argv=None) -> int:
         parser.error(bad_workspace)
     missing = missing_terminal()  # bad arguments are named first
     if missing:
-        print(
-            f"kernel-course: needs a terminal, and its {missing} is not one "
-            "(python -m checks runs the checks without one)",
-            file=sys.stderr,
-        )
+        print(no_terminal_line(missing), file=sys.stderr)
         return NO_TERMINAL
     from tui.app import DEFAULT_TIMEOUT, CourseApp
 

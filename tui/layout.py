@@ -16,6 +16,10 @@ RESULTS_MIN = 56  # the results side's least width in the normal layout: ids and
 # a toast's width, its most in % of the screen's, and side by side (the normal layout),
 # where it stays over the lesson (at least 44% of the screen): app.tcss
 TOAST_W, TOAST_SHARE, TOAST_SHARE_NORMAL = 60, 60, 44
+# the toasts' rack keeps a vertical scrollbar's room (Textual's ToastRack: overflow-y
+# scroll): a toast's share is of the screen's width less this
+TOAST_RACK_SCROLLBAR = 2
+TOAST_EDGES = 3  # a toast's padding (one a side) and its coloured edge
 # side by side while the results have the focus, the lesson keeps a third (results_columns)
 TOAST_SHARE_RESULTS = 33
 
@@ -53,12 +57,17 @@ WorkshopScreen.-compact #timings, WorkshopScreen.-compact #timings-legend { disp
 WorkshopScreen.interpreted TimingsPanel { display: none; }
 /* ...but b reads a passing run's performance there (predicted, not timed) */
 WorkshopScreen.interpreted.-perf-read TimingsPanel { display: block; }
-/* a reading: its rule and status line beside a focused lesson; with the results, up to 7 lines,
-   the reading scrolling inside (Tab reaches it) */
+/* a reading: its rule and status line beside a focused lesson; beside the focused results,
+   2 lines of it (the table keeps its rows); focused itself (Tab reaches it), 6 lines: the
+   panel's height is set and the reading takes what its rule and status line leave, so
+   its last line scrolls into view */
 WorkshopScreen.-compact.-perf-read TimingsPanel { max-height: 2; }
 WorkshopScreen.-compact.-perf-read.-results-focus TimingsPanel { max-height: 7; }
-WorkshopScreen.-compact.-results-focus #timings-reading-box { max-height: 6; }
+WorkshopScreen.-compact.-perf-read.-results-focus TimingsPanel.read { height: 4; max-height: 4; }
+WorkshopScreen.-compact.-perf-read.-reading-focus TimingsPanel.read { height: 8; max-height: 8; }
+WorkshopScreen.-compact.-results-focus #timings-reading-box { height: 1fr; max-height: 8; }
 WorkshopScreen.-normal TimingsPanel { max-height: 9; }
+WorkshopScreen.-normal #timings-reading-box { max-height: 7; }
 /* the results table needs room for the check ids and their messages (tui.widgets.results) */
 WorkshopScreen.-normal #left, WorkshopScreen.-normal #right { width: 1fr; }
 WorkshopScreen.-normal #right { min-width: RESULTS_MIN; }
@@ -190,12 +199,14 @@ def file_line(path, width: int, missing: bool = False) -> str:
 
 
 def toast_columns(screen_width: int, size: str = "", results_focus: bool = False) -> int:
-    """Columns of text in a toast on a screen of ``size`` class: its width less its
-    padding and its coloured edge."""
+    """Columns of text in a toast on a screen of ``size`` class: its width (its share of
+    the rack's, which is the screen's less a scrollbar, rounded down) less its padding
+    and its coloured edge.  A column more than the toast has would break a path's name."""
     share = TOAST_SHARE_NORMAL if size == "-normal" else TOAST_SHARE
     if size == "-normal" and results_focus:
         share = TOAST_SHARE_RESULTS
-    return max(20, min(TOAST_W, screen_width * share // 100) - 3)
+    rack = screen_width - TOAST_RACK_SCROLLBAR
+    return max(20, min(TOAST_W, rack * share // 100) - TOAST_EDGES)
 
 
 def toast_path(path, screen_size, base=None, results_focus: bool = False) -> str:

@@ -39,15 +39,25 @@ def test_path_lines_break_after_a_slash_and_keep_names_whole():
     assert path_lines("/elsewhere/a/b.py", 40, "/home/u/course") == "/elsewhere/a/b.py"
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_the_export_toast_keeps_names_whole_and_covers_no_result_row(make_app, workspace, size):
-    path = workspace / A1.exercise_name
+# A1's export name (38 characters) is never exactly as long as a toast's line; I1's (36) is
+# at 120x40 with the results focused: a toast one column narrower than its text was broken
+# to split it mid-word ("…172300.jso" / "n").
+EXPORTS = [(A1, WRONG, size) for size in [(80, 24), (100, 30), (120, 40), (200, 60)]] + [
+    (I1, (I1.folder / "wrong" / "max_not_subtracted.py").read_text(encoding="utf-8"), (120, 40))
+]
+
+
+@pytest.mark.parametrize(
+    "w, text, size", EXPORTS, ids=[f"{w.code}-{size[0]}x{size[1]}" for w, _, size in EXPORTS]
+)
+def test_the_export_toast_keeps_names_whole_and_covers_no_result_row(make_app, workspace, w, text, size):
+    path = workspace / w.exercise_name
     workspace.mkdir(parents=True)
-    path.write_text(WRONG, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     exports = ws.state_dir(workspace) / "exports"  # the default: beside the workspace
 
     async def body():
-        app = make_app(open_workshop=A1.id, results_dir=exports)
+        app = make_app(open_workshop=w.id, results_dir=exports)
         async with app.run_test(size=size, notifications=True) as pilot:
             panel = await wait_for_run(pilot, digest_of(path))
             await wait_for(pilot, lambda: panel.table.has_focus, 5, "the first failure's focus")
@@ -65,6 +75,37 @@ def test_the_export_toast_keeps_names_whole_and_covers_no_result_row(make_app, w
             # the results table's rows stay readable
             assert not toast[0].region.overlaps(panel.table.region), (toast[0].region, panel.table.region)
             assert not toast[0].region.overlaps(panel.status_line.region)
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_toasts_text_is_as_wide_as_the_paths_are_broken_to(make_app, size):
+    """layout.toast_columns, the width path_lines breaks a toast's path to, is the
+    columns of text a toast really has (with the lesson or the results focused): one
+    more, and a name as long as a line was split mid-word by the toast itself."""
+    from textual.widgets import DataTable
+
+    from tui import layout
+    from tui.screens.workshop import WorkshopScreen
+
+    async def body():
+        app = make_app()
+        async with app.run_test(size=size, notifications=True) as pilot:
+            screen = WorkshopScreen(A1)
+            screen.request_run = lambda force=False: False  # the layout only, no checks
+            app.push_screen(screen)
+            await wait_for(pilot, lambda: app.screen is screen, 5, "the workshop")
+            for results_focus in (False, True):
+                if results_focus:
+                    screen.query_one("#results", DataTable).focus()
+                await pilot.pause(0.2)
+                app.clear_notifications()
+                app.notify("x")
+                toast = await wait_for(pilot, lambda: _toasts(app), 5, "the toast")
+                await pilot.pause(0.2)
+                want = layout.toast_columns(size[0], layout.size_class(*size), results_focus)
+                assert toast[0].content_region.width == want, (results_focus, toast[0].region)
 
     asyncio.run(body())
 

@@ -19,6 +19,16 @@ WIDTHS = [(80, 24), (100, 30), (120, 40), (200, 60)]
 size_ids = lambda s: f"{s[0]}x{s[1]}"
 
 
+def footer_label(screen, key: str) -> str:
+    """The footer's words for ``key`` on ``screen`` (its one shown, enabled binding)."""
+    (label,) = [
+        b.binding.description
+        for b in screen.active_bindings.values()
+        if b.binding.key == key and b.binding.show and b.enabled
+    ]
+    return label
+
+
 @pytest.mark.parametrize("size", WIDTHS, ids=size_ids)
 def test_the_list_says_gpu_workshops_are_interpreted_here(make_app, size):
     from tui.screens.browse import NO_GPU_NOTE
@@ -66,6 +76,7 @@ def test_an_interpreted_workshop_offers_no_timings(make_app, size):
             screen = app.screen
             shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
             assert "b" in shown and "n" in shown  # b reads the performance of a passing run
+            assert footer_label(screen, "b") == "Perf read"  # what it does here, not "Bench"
             toasts = Toasts(app)
             timings = screen.query_one(TimingsPanel)
             assert not timings.display and not timings.region.height
@@ -107,7 +118,7 @@ def test_a_gpu_workshop_with_a_gpu_keeps_its_timings(make_app, monkeypatch):
             screen = app.screen
             assert screen.timeable and not screen.query("#banner")
             shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
-            assert "b" in shown
+            assert "b" in shown and footer_label(screen, "b") == "Bench"
             titles = [title for title, _, _ in CourseCommands(screen)._commands()]
             assert "Toggle benchmarks" in titles
             assert screen.query_one(TimingsPanel).display

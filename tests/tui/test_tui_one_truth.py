@@ -177,7 +177,8 @@ def test_a_long_workspace_path_keeps_the_file_name_at_80_columns(make_app, tmp_p
 
 
 def test_a_re_run_during_a_run_clears_the_cancelled_rows_and_counts_from_0():
-    """Space while checks run: the rows that were running no longer tick ("RUN 0s"), and the
+    """Space while checks run: the rows that were running no longer tick ("RUN 0s"), the
+    rows that ran go back to not yet run (not left dimmed until the new run plans), and the
     count starts again at 0 rather than going on from the cancelled run's."""
 
     async def body():
@@ -194,9 +195,16 @@ def test_a_re_run_during_a_run_clears_the_cancelled_rows_and_counts_from_0():
             assert "RUN" in str(panel.table.get_cell("check-1", "status"))
             assert str(panel.query_one("#run-count").render()) == "1/4 ran"
             panel.mark_stale("a" * 64)  # space on the same content, mid-run
+            # at once: every row as before a run (the pending dot), none dimmed
+            assert [str(panel.table.get_cell(f"check-{i}", "status")) for i in range(4)] == ["·"] * 4
+            assert set(panel.statuses()) == {"pending"} and not panel.stale
+            assert str(panel.query_one("#run-count").render()) == "0/4 ran"
             await pilot.pause(1.2)  # a tick of the clock
             assert "RUN" not in str(panel.table.get_cell("check-1", "status"))
             assert str(panel.query_one("#run-count").render()) == "0/4 ran"
+            # the new run's plan: the previous run compared with is still the last finished one
+            panel.start(plan, "a" * 64)
+            assert panel.previous == {}
 
     run(body())
 

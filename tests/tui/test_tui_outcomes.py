@@ -279,12 +279,39 @@ def test_the_list_keeps_every_status_whole_at_any_width(make_app, workspace, wid
             table = app.screen.query_one("#workshops")
             assert table.virtual_size.width <= table.size.width, "the list scrolls sideways"
             columns = [str(c.label) for c in table.columns.values()]
-            assert columns[-1] == "Your status" and columns[:3] == ["Level", "Code", "Workshop"]
+            assert columns[-1] == "Your status" and {"Code", "Workshop", "Device"} <= set(columns)
+            assert columns[0] == "Level" or width < 100  # the code names the level too
             status = str(table.get_row(I1.id)[-1])
             assert status.startswith("failed") and "(passed before" in status
             if width >= 200:  # room for everything: every column, and when each result came
                 assert "Prerequisite" in columns and "Sessions" in columns
                 assert status.count("2") >= 2 and ":" in status, status
+
+    asyncio.run(body())
+
+
+def test_at_80x24_the_list_keeps_its_device_column_beside_failed_passed_before(make_app, workspace):
+    """Without a GPU at 80 columns, "failed (passed before)" took the Device column away
+    (where a GPU workshop runs here): the Level column goes instead (the code, I1 or A1,
+    names the level), every status still whole."""
+    from tui.screens.browse import device_text
+
+    ws.record_result(I1.id, "passed", 36, 36, "y", workspace=workspace)  # passed before
+    ws.record_progress(I1.id, "failing", "x", workspace)
+    ws.record_result(A1.id, "passed", 31, 31, "y", workspace=workspace)
+    ws.record_progress(A1.id, "todo", "z", workspace)  # "incomplete (passed before)": longer
+
+    async def body():
+        app = make_app(gpu=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.3)
+            table = app.screen.query_one("#workshops")
+            assert table.virtual_size.width <= table.size.width, "the list scrolls sideways"
+            columns = [str(c.label) for c in table.columns.values()]
+            assert "Device" in columns and columns[-1] == "Your status", columns
+            assert str(table.get_cell(I1.id, "device")) == device_text(I1, False, "short")
+            assert str(table.get_cell(I1.id, "status")) == "failed  (passed before)"
+            assert str(table.get_cell(A1.id, "status")) == "incomplete  (passed before)"
 
     asyncio.run(body())
 

@@ -211,3 +211,45 @@ def test_at_80x24_the_focused_part_gets_the_room_and_the_reading_scrolls(make_ap
             assert reading.scroll_y > 0
 
     asyncio.run(body())
+
+
+def test_at_80x24_after_a_pass_the_table_keeps_rows_and_the_whole_reading_scrolls_into_view(
+    make_app, workspace, monkeypatch
+):
+    """After a real pass (the completion lines shown too), with the reading: the focused
+    results table keeps check rows (the reading a strip that scrolls), and the reading,
+    focused and scrolled to its end, shows its last words: its box is never taller than
+    the room its panel leaves it."""
+    from tui.widgets.timings import TimingsPanel
+
+    fake_reading(monkeypatch)
+    workspace.mkdir(parents=True)
+    (workspace / I1.exercise_name).write_text(I1.solution.read_text(encoding="utf-8"), encoding="utf-8")
+
+    async def body():
+        app = make_app(open_workshop=I1.id, gpu=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for_run(pilot, timeout=120)
+            screen = app.screen
+            assert screen.passed
+            await pilot.press("b")
+            timings = screen.query_one(TimingsPanel)
+            await wait_for(pilot, lambda: timings.reading is not None, timeout=30)
+            table = screen.query_one("#results")
+            table.focus()
+            await pilot.pause()
+            assert table.region.height - 1 >= 3, table.region  # its header and 3 check rows at least
+            box = screen.query_one("#timings-reading-box")
+            assert 1 <= box.region.height <= 3 and box.max_scroll_y > 0, box.region  # a strip: it scrolls
+            box.focus()
+            await pilot.pause()
+            assert box.region.height >= 5, box.region
+            box.scroll_end(animate=False)
+            await pilot.pause()
+            assert box.region.bottom <= timings.region.bottom  # nothing of it cut off below
+            app.clear_notifications()  # the toast of b says "predicted, not timed" too
+            await pilot.pause()
+            shown = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+            assert "predicted, not timed" in shown
+
+    asyncio.run(body())

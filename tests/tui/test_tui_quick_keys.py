@@ -90,6 +90,52 @@ def test_enter_and_escape_at_a_quick_pace_start_no_check_and_render_no_lesson(ma
     run(body())
 
 
+def test_escape_while_the_lesson_renders_is_handled_at_once(make_app, monkeypatch):
+    """A screen that settled renders its lesson (seconds on a loaded machine, at 120x40
+    most): keys that reach the screen's bindings (Escape) are handled meanwhile, not
+    queued behind the render and replayed after it (the screen kept switching between
+    the list and the workshop for seconds after the last key)."""
+    from textual.widgets import Markdown
+
+    from tui.screens.browse import BrowseScreen
+    from tui.screens.workshop import WorkshopScreen
+
+    update = Markdown.update
+
+    async def slow_update(self, markdown):  # the lesson's render takes its time
+        if markdown == A1.lesson:
+            await asyncio.sleep(3.0)
+        return await update(self, markdown)
+
+    monkeypatch.setattr(Markdown, "update", slow_update)
+
+    async def until(predicate, timeout: float) -> bool:
+        """Poll without the pilot (its pause waits for the screen to be idle: for the render)."""
+        end = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_running_loop().time() > end:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    async def body():
+        app = make_app(open_workshop=A1.id)
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert await until(lambda: isinstance(app.screen, WorkshopScreen) and app.screen.settled, 10)
+            screen = app.screen
+            await asyncio.sleep(0.2)  # the render under way
+            assert not screen.lesson_ready
+            send(app, "escape")
+            assert await until(lambda: isinstance(app.screen, BrowseScreen), 1.5), (
+                "Escape waited for the lesson"
+            )
+            assert not screen.lesson_ready  # closed before its render ended
+            await pilot.pause(0.2)
+            assert alive(app)
+
+    run(body())
+
+
 def test_a_failure_view_closed_while_it_opens(make_app):
     """Enter then escape on a result row faster than the view mounts: it closes, the
     workshop screen is back, nothing raised."""
@@ -170,8 +216,16 @@ def test_without_a_terminal_it_refuses_in_one_line(tmp_path):
     assert done.returncode == 2, done
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "needs a terminal" in lines[0], done.stderr
-    assert "standard input and standard output" in lines[0]
+    assert "its standard input and standard output are not terminals" in lines[0]
     assert not (tmp_path / "w").exists()  # nothing created
+
+
+def test_the_refusal_says_which_stream_is_not_a_terminal_in_good_grammar():
+    from tui.__main__ import no_terminal_line
+
+    assert "its standard output is not one (" in no_terminal_line("standard output")
+    both = no_terminal_line("standard input and standard output")
+    assert "its standard input and standard output are not terminals (" in both
 
 
 def test_an_unhandled_error_exits_non_zero(make_app, monkeypatch, tmp_path):

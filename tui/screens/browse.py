@@ -93,7 +93,10 @@ def course_line(progress: dict) -> Text:
 # The list's layouts, widest first: the first whose cells fit the screen is shown (the
 # details below the table always name the prerequisite, sessions, device and times).
 # (columns left out, status with its time, the device's form: where a GPU workshop
-# runs on this machine, "long" or "short"; the note under the table says it too)
+# runs on this machine, "long", "short" or "tiny"; the note under the table says it too)
+# Before the Device column goes, the Level column does (the code, I1 or A1, names the
+# level) and the device takes its tiny form: at 80 columns without a GPU, "failed
+# (passed before)" kept Level and lost Device.
 LAYOUTS: tuple[tuple[frozenset[str], bool, str], ...] = (
     (frozenset(), True, "long"),
     (frozenset(), False, "long"),
@@ -104,7 +107,9 @@ LAYOUTS: tuple[tuple[frozenset[str], bool, str], ...] = (
     (frozenset({"prerequisite", "sessions"}), True, "long"),
     (frozenset({"prerequisite", "sessions"}), False, "long"),
     (frozenset({"prerequisite", "sessions"}), False, "short"),
-    (frozenset({"prerequisite", "sessions", "device"}), False, "short"),
+    (frozenset({"prerequisite", "sessions", "level"}), False, "short"),
+    (frozenset({"prerequisite", "sessions", "level"}), False, "tiny"),
+    (frozenset({"prerequisite", "sessions", "level", "device"}), False, "short"),
 )
 # Without a CUDA GPU the GPU workshops run in Triton's interpreter: the list says so.
 NO_GPU_NOTE = "No CUDA GPU here: the GPU workshops run in Triton's interpreter, untimed."
@@ -114,8 +119,11 @@ def device_text(workshop, gpu: bool, form: str = "long") -> str:
     """Where ``workshop`` runs on this machine: CPU, GPU, or the interpreter."""
     if not workshop.gpu or gpu:
         return workshop.device
-    return {"long": "GPU (interpreted here)", "short": "GPU (interp.)"}.get(form, "GPU, interpreted here")
+    forms = {"long": "GPU (interpreted here)", "short": "GPU (interp.)", "tiny": "interp."}
+    return forms.get(form, "GPU, interpreted here")
 
+
+DEVICE_CELL = {"long": "device", "short": "device_short", "tiny": "device_tiny"}  # a row's cell by form
 
 COLUMNS = (
     ("Level", "level"),
@@ -217,6 +225,7 @@ class BrowseScreen(Screen[None]):
                     "title": Text(w.title),
                     "device": Text(device_text(w, gpu)),
                     "device_short": Text(device_text(w, gpu, "short")),
+                    "device_tiny": Text(device_text(w, gpu, "tiny")),
                     "prerequisite": Text(w.prerequisite),
                     "sessions": Text(w.sessions),
                     "status": status_text(entry, file_hash=self.file_hashes.get(w.id)),
@@ -235,7 +244,7 @@ class BrowseScreen(Screen[None]):
         self.list_layout = layout
         for w, cells in zip(catalog.workshops(), rows):
             cells["status"] = cells["status" if layout[1] else "status_short"]
-            cells["device"] = cells["device" if layout[2] == "long" else "device_short"]
+            cells["device"] = cells[DEVICE_CELL[layout[2]]]
             t.add_row(*(cells[k] for _, k in COLUMNS if k not in layout[0]), key=w.id)
         if t.row_count:
             t.move_cursor(row=min(row, t.row_count - 1))
@@ -249,7 +258,7 @@ class BrowseScreen(Screen[None]):
         for left_out, when, device in LAYOUTS:
             need = 2 + 2  # the table's margins, and room for a scroll bar
             shown = {"status": "status" if when else "status_short"}
-            shown["device"] = "device" if device == "long" else "device_short"
+            shown["device"] = DEVICE_CELL[device]
             for label, key in COLUMNS:
                 if key in left_out:
                     continue

@@ -55,6 +55,7 @@ FOOTER_DROP_FIRST = (
     "export",
     "zoom",
     "toggle_bench",
+    "perf_read",
     "explain",
     "edit",
     "next_workshop",
@@ -117,6 +118,8 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         Binding("f", "show_repair", "Fix", id="fix"),
         Binding("n", "next_workshop", "Next workshop", id="next"),
         Binding("b", "toggle_bench", "Bench", id="bench"),
+        # without a CUDA GPU, b shows the performance reading of a passing run instead
+        Binding("b", "perf_read", "Perf read", id="perf-read"),
         Binding("B", "bench_everything", "Time all shapes", id="bench-all", show=False),
         # where nothing can be timed, b says why (toggle_bench is off then)
         Binding("b", "bench_why", "Why no timings", id="bench-why", show=False),
@@ -217,7 +220,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         self._timings_idle()
         self.set_timer(SETTLE_SECONDS, self._settled)
 
-    async def _settled(self) -> None:
+    def _settled(self) -> None:
         """The screen stayed open: watch the file, run the checks, render the lesson.  A
         screen opened and closed at once (keys at a quick pace) starts no check worker and
         renders nothing, so a burst of keys costs what its last screen costs."""
@@ -226,6 +229,15 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
         self.settled = True
         self._watch()
         self.request_run(force=True)
+        self._render_lesson()
+
+    @work(exclusive=True, group="lesson", exit_on_error=False)
+    async def _render_lesson(self) -> None:
+        """The lesson, rendered beside the screen's messages, not in one of its handlers:
+        a key that reaches the screen's bindings (Escape) while it renders (seconds on a
+        loaded machine) is handled at once, not queued behind the render and replayed
+        after it (the screen switched between the list and the workshop for seconds
+        after the last key)."""
         w = self.workshop
         await self.lesson.document.update(w.lesson or f"# {w.title}\n\n_No lesson yet._")
         self.lesson_ready = True
@@ -262,7 +274,9 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "toggle_bench":
-            return self.timeable or self.workshop.gpu  # without a GPU, b reads the performance
+            return self.timeable
+        if action == "perf_read":  # without a GPU, b reads the performance
+            return self.workshop.gpu and not self.timeable
         if action == "bench_everything":
             return self.timeable
         if action == "bench_why":  # a CPU workshop: nothing to time or read
@@ -411,6 +425,9 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
             self._maybe_bench(self.controller.generation, self.last.content_hash)
         else:
             self._timings_idle()
+
+    def action_perf_read(self) -> None:
+        self.action_toggle_bench()  # no GPU: it shows (or hides) the performance reading
 
     def action_bench_everything(self) -> None:
         """Time every shape and dtype of the passing file (the roofline rows too), not only the

@@ -87,6 +87,9 @@ class WorkshopLayout(_Host):
         focused = self.focused
         sides = ([right.first()] if right else []) + ([timings.first()] if timings else [])
         inside = focused is not None and any(side in focused.ancestors_with_self for side in sides)
+        # compact, with a performance reading: the reading or the results table gets its height
+        reading = focused is not None and bool(timings) and timings.first() in focused.ancestors_with_self
+        self.set_class(reading, "-reading-focus")
         if inside != self.has_class("-results-focus"):
             self.set_class(inside, "-results-focus")
             self.fit_sides()

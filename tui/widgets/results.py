@@ -244,17 +244,35 @@ class ResultsPanel(Vertical):
         why = "re-checking" if self.digest else "checking"
         # stale only for other content: space on the same file re-checks what is shown
         other = self.digest and self.digest != new_digest
-        shown = f" (results below are for {self.digest[:8]}, now stale)" if other else ""
+        # the rows shown are of a run still going (not of a finished one, dimmed)
+        cancelled = not self.outcome and not self.stale and bool(self.planned or self.records)
+        if cancelled:  # a run still going: its rows go back to not yet run, counted from 0
+            self._clear_rows()
+            shown = f" (the run of {self.digest[:8]} was cancelled)" if other else ""
+        else:
+            shown = f" (results below are for {self.digest[:8]}, now stale)" if other else ""
         self._status(f"{why} {new_digest[:8]}…{shown}", "stale")
-        if not self.outcome and self.planned:  # a run still going is cancelled: its rows
-            for check_id in self.running_since:  # no longer run, and the count starts again
-                self._set(check_id, "status", "")
-                self._set(check_id, "time", "")
-            self._progress_bar.update(total=max(1, len(self.planned)), progress=0)
-            self._count.update(f"0/{len(self.planned)} ran")
         self.outcome = ""
-        self.stale = True
+        self.stale = not cancelled  # finished rows stay, dimmed, until the new run's plan
         self.running_since, self.planned_at = {}, None  # the old run is cancelled: no clock
+
+    def _clear_rows(self) -> None:
+        """The rows of a cancelled run as before it began: every planned check pending,
+        its description dim, no record (the change marks keep comparing with the last
+        finished run), the count at 0."""
+        self.records, self.load_error = {}, None
+        for c in self.planned:
+            c.pop("_state", None)
+        table = self.table
+        row = table.cursor_row
+        table.clear()
+        for c in self.planned:
+            self._add_row(c["id"])
+            self._plan_cells(c)
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        self._detail("")
+        self._progress()
 
     def start(self, cases: list, digest: str) -> None:
         self.stale = False

@@ -168,7 +168,7 @@ class TimingsPanel(Vertical):
     TimingsPanel.charted #timings-chart {{ display: block; }}
     TimingsPanel.charted #timings {{ max-height: {MAX_LINES - 3}; }}
     TimingsPanel.empty #timings, TimingsPanel.empty #timings-legend {{ display: none; }}
-    TimingsPanel #timings-reading-box {{ display: none; height: auto; max-height: {MAX_LINES - 1}; }}
+    TimingsPanel #timings-reading-box {{ display: none; height: auto; max-height: {MAX_LINES - 2}; }}
     TimingsPanel #timings-reading {{ padding: 0 1; }}
     TimingsPanel.read #timings-reading-box {{ display: block; }}
     TimingsPanel.read #timings, TimingsPanel.read #timings-legend {{ display: none; }}
@@ -191,7 +191,8 @@ class TimingsPanel(Vertical):
         yield Static("", id="timings-chart")
         yield Static(LEGEND, id="timings-legend")
         yield DataTable(id="timings", cursor_type="row", zebra_stripes=True)
-        # Tab reaches the reading; taller than its room, it scrolls (z shows it whole)
+        # Tab reaches the reading; taller than its room, it scrolls (z shows it whole).
+        # Its room is the panel's less its status line and the screen's rule above it.
         with VerticalScroll(id="timings-reading-box"):
             yield Static("", id="timings-reading")
 
