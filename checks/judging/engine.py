@@ -26,7 +26,14 @@ from checks import interpreter
 from checks.judging import case as check_case, failure_kinds, gpu_compile, mistakes, properties, shape_errors
 from checks.judging.call_parameters import noted as with_parameters
 from checks.judging.case import SEED_ENV, Case, CheckFailed, Context, Unavailable, cause_of_type, parse_seed
-from checks.judging.records import Record, error_advice, jsonable, learner_traceback, short_repr
+from checks.judging.records import (
+    Record,
+    error_advice,
+    exception_chain,
+    jsonable,
+    learner_traceback,
+    short_repr,
+)
 from workshops import catalog
 
 _module_counter = itertools.count()
@@ -109,22 +116,11 @@ def raised_in(exc: BaseException, path: Path) -> bool:
     return last is not None and os.path.realpath(last.f_code.co_filename) == os.path.realpath(path)
 
 
-def _chain(exc: BaseException) -> list:
-    """``exc`` and the exceptions it was raised from, outermost first."""
-    out, seen = [], set()
-    e: Optional[BaseException] = exc
-    while e is not None and id(e) not in seen:
-        out.append(e)
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return out
-
-
 def _kernel_line(exc: BaseException, path: Path) -> Optional[tuple]:
     """(line, function) in the learner's file of a Triton compilation error: the
     error carries the kernel's source and the AST node that failed (line numbers from
     the kernel's ``def``), not the file's line, so the ``def`` is found in the file."""
-    for e in reversed(_chain(exc)):  # innermost first: the node that really failed
+    for e in reversed(exception_chain(exc)):  # innermost first: the node that really failed
         src, node = getattr(e, "src", None), getattr(e, "node", None)
         if not isinstance(src, str) or node is None or not hasattr(node, "lineno"):
             continue
@@ -147,7 +143,7 @@ def where_in_file(exc: BaseException, path: Path) -> str:
     kernel = _kernel_line(exc, path)
     if kernel is not None:
         return f" ({Path(path).name}, line {kernel[0]}, in kernel {kernel[1]})"
-    for e in reversed(_chain(exc)):  # the interpreter raises a kernel's error from inside it
+    for e in reversed(exception_chain(exc)):  # the interpreter raises a kernel's error from inside it
         hit = _learner_frame(e.__traceback__, path)
         if hit is not None:
             frame, lineno = hit

@@ -245,7 +245,7 @@ def learner_traceback(e: BaseException) -> str:
     """The traceback of an error in a check, without the checker's own frames (the hooks a
     launch passes through say nothing about the learner's code), its last lines whole."""
     tb = traceback.TracebackException.from_exception(e)
-    for link in [tb, *_chained(tb)]:
+    for link in exception_chain(tb):
         kept = [f for f in link.stack if not str(Path(f.filename).resolve()).startswith(_CHECKER)]
         if kept:
             link.stack = traceback.StackSummary.from_list(kept)
@@ -261,9 +261,11 @@ def learner_traceback(e: BaseException) -> str:
     return "".join(reversed(out))
 
 
-def _chained(tb: traceback.TracebackException) -> list:
-    found, seen = [], {id(tb)}
-    link = tb.__cause__ or tb.__context__
+def exception_chain(exc) -> list:
+    """``exc`` and what it was raised from or during (``__cause__``, else ``__context__``),
+    outermost first: exceptions, or their traceback.TracebackException records."""
+    found, seen = [], set()
+    link = exc
     while link is not None and id(link) not in seen:
         seen.add(id(link))
         found.append(link)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from checks.judging.records import exception_chain
+
 REDUCTIONS = ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum")
 CONVERSIONS = ("to", "cast")  # x.to(tl.float32) keeps x's shape
 SHOWN_CHARS = 60  # the longest expression quoted in a message
@@ -77,7 +79,7 @@ def plain(exc: BaseException, path: Any, message: str) -> str:
 
 def explain(exc: BaseException, path: Path) -> Optional[str]:
     """The plain sentences for a shape error of ``path`` in ``exc``'s chain, or None."""
-    chain = _chain(exc)
+    chain = exception_chain(exc)
     clash = next((c for c in map(_clash, reversed(chain)) if c is not None), None)
     site = _site(chain, path) if clash is not None else None
     if clash is None or site is None:
@@ -96,16 +98,6 @@ def explain(exc: BaseException, path: Path) -> Optional[str]:
 
 
 # --- the error: which shapes met ---------------------------------------------------------
-
-
-def _chain(exc: BaseException) -> list:
-    out, seen = [], set()
-    e: Optional[BaseException] = exc
-    while e is not None and id(e) not in seen:
-        out.append(e)
-        seen.add(id(e))
-        e = e.__cause__ or e.__context__
-    return out
 
 
 def _shape(value: Any) -> Optional[tuple]:
