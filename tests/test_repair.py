@@ -36,6 +36,11 @@ GEMM_FP16_ACC = (
 )
 ATTN_M_ZERO = ('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)', "m_i = tl.zeros([BLOCK_M], tl.float32)")
 ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
+ATTN_NO_SQRT = ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E")
+ATTN_TWO_SQRT = (
+    "qk_scale = (1.0 / math.sqrt(d)) * LOG2_E",
+    "qk_scale = (1.0 / math.sqrt(math.sqrt(d))) * LOG2_E",
+)
 
 
 @pytest.mark.parametrize(
@@ -51,6 +56,13 @@ ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
         ("fused_gemm", GEMM_NO_ADVANCE, "pointer-advance", "never advances `b_ptrs`"),
         ("fused_gemm", GEMM_FP16_ACC, "dtype", "every partial sum added to it rounds to 16 bits"),
         ("streaming_attention", ATTN_M_ZERO, "start-value", "starts at 0 where it must start at -inf"),
+        (
+            "streaming_attention",
+            ATTN_NO_SQRT,
+            "square-root",
+            "divides by `d` where the formula divides by its square root",
+        ),
+        ("streaming_attention", ATTN_TWO_SQRT, "square-root", "takes the square root of `math.sqrt(d)`"),
         (
             "online_normalizer",
             ("m = max(m_left, m_right)", "m = min(m_left, m_right)"),

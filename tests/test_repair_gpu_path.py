@@ -35,8 +35,9 @@ def test_screened_in_the_interpreter_then_verified_in_slices(tmp_path, monkeypat
     reference = (REPO / "workshops/strided_softmax/solution.py").read_text(encoding="utf-8")
     assert STORE in reference
     path = tmp_path / "strided_softmax.py"
-    path.write_text(reference.replace(STORE, "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty))"))
-    asked: list = []  # (interpreted as asked, the checks of each job)
+    mistaken = reference.replace(STORE, "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty))")
+    path.write_text(mistaken)
+    asked: list = []  # (interpreted as asked, the file it ran, its checks, compile too)
 
     class Recording(warm.Pool):
         def __init__(self, interpret, *args, **kw):
@@ -44,23 +45,54 @@ def test_screened_in_the_interpreter_then_verified_in_slices(tmp_path, monkeypat
             super().__init__(True, *args, **kw)  # no GPU here: the "compiled" pool interprets
 
         def ask(self, job, limit):
-            asked.append((self.kind, list(job["checks"]), job["gpu_compile"]))
+            text = Path(job["file"]).read_text(encoding="utf-8")
+            asked.append((self.kind, text, list(job["checks"]), job["gpu_compile"]))
             return super().ask(job, limit)
 
     monkeypatch.setattr(search, "Pool", Recording)
     repair = find_repair("strided_softmax", path, interpret=False, budget=240, workers=2)
     assert repair["status"] == "found" and repair["line"] == 54, repair
     assert "mask=in_row" in repair["after"]
-    verifying = [checks for kind, checks, _ in asked if kind is False]
-    screening = [checks for kind, checks, _ in asked if kind is True]
-    everything = [c.id for c in cases_for("strided_softmax")]
+    fixed = mistaken.replace(STORE.replace(", mask=in_row", ""), STORE)
+    # a change of a kernel is screened interpreted; one of the wrapper alone compiled
+    kernel = search._kernel_lines(mistaken)
+    others = [(kind, text) for kind, text, _, _ in asked if text not in (mistaken, fixed)]
+    assert others
+    for interpreted, text in others:
+        changed = _changed_lines(mistaken, text)
+        assert changed and (bool(changed & kernel) == interpreted), (interpreted, changed)
+    everything = sorted(c.id for c in cases_for("strided_softmax"))
     # without the app's records, the GPU gives the verdict first (the whole suite, in two
-    # slices: two workers); then the found change runs there in two slices, every check once
-    assert screening and len(verifying) == 4, asked
-    assert sorted(c for s in verifying[:2] for c in s) == sorted(everything)
-    assert sorted(c for s in verifying[2:] for c in s) == sorted(everything)
-    assert not any(compile_too for _, _, compile_too in asked)  # the GPU runs compile for real
+    # slices: two workers); the found change is screened interpreted, then runs there in two
+    # slices, every check once
+    baseline = [checks for kind, text, checks, _ in asked if text == mistaken]
+    assert all(kind is False for kind, text, _, _ in asked if text == mistaken)
+    assert len(baseline) == 2 and sorted(c for s in baseline for c in s) == everything
+    screened = [checks for kind, text, checks, _ in asked if text == fixed and kind is True]
+    verified = [checks for kind, text, checks, _ in asked if text == fixed and kind is False]
+    assert screened and len(verified) == 2, asked
+    assert sorted(c for s in verified for c in s) == everything
+    assert not any(compile_too for _, _, _, compile_too in asked)  # the GPU runs compile for real
     assert "verified: with this change all" in repair["note"]
+
+
+def _changed_lines(before: str, after: str) -> set:
+    """The line numbers of ``before`` that ``after`` replaces or deletes (an insertion counts
+    the lines on either side of it)."""
+    import difflib
+
+    out: set = set()
+    for op, i1, i2, _, _ in difflib.SequenceMatcher(
+        None, before.splitlines(), after.splitlines()
+    ).get_opcodes():
+        if op != "equal":
+            out.update(range(i1 + 1, i2 + 1) if i2 > i1 else range(max(i1, 1), i1 + 2))
+    return out
+
+
+def test_kernel_lines_run_from_the_decorator_to_the_last_line():
+    source = "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef wrapper(x):\n    return x\n"
+    assert search._kernel_lines(source) == {4, 5, 6}
 
 
 def test_a_file_the_interpreter_passes_is_screened_on_the_gpu():

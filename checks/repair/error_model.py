@@ -32,6 +32,7 @@ pass reads the same first tile"), said only after the checks pass with the edit.
     missing-weight   a loaded tensor's factor left out of a formula (``tl.sum(g)`` for
                      ``tl.sum(y * g)``)
     exchanged-tensors  two tensors passed to a launch in the other order
+    square-root      a divisor without its square root (1/d for 1/sqrt(d)), or one too many
 
 Standard library only.
 """
@@ -52,7 +53,7 @@ from checks.repair.mistakes_of_flow import (
     overwrite,
     pointer_advance,
 )
-from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order
+from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order, square_root
 from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_weight
 from checks.repair.mistakes_of_values import (
     dtype,
@@ -100,6 +101,7 @@ OPERATORS: dict = {
     "foreign-strides": foreign_strides,
     "missing-weight": missing_weight,
     "exchanged-tensors": exchanged_tensors,
+    "square-root": square_root,
 }
 
 

@@ -135,3 +135,41 @@ def grid_axes(ctx: Context) -> Iterator[Candidate]:
                     "the other way round from how the kernel reads tl.program_id"
                 )
                 yield _cand(ctx, "grid-axes", grid, f"({_text(b)}, {_text(a)})", says, 0.6)
+
+
+SQUARE_ROOTS = ("math.sqrt", "tl.sqrt", "torch.sqrt", "np.sqrt", "numpy.sqrt")
+
+
+def square_root(ctx: Context) -> Iterator[Candidate]:
+    """A square root left out of a divisor (``1.0 / d`` for ``1.0 / math.sqrt(d)``, in a
+    wrapper, where a scale is computed) or one taken where the value itself is meant."""
+    has_math = "math" in ctx.modules
+    for node in _walk(ctx):
+        name = _call_name(node)
+        if name in SQUARE_ROOTS and len(node.args) == 1:  # type: ignore[attr-defined]
+            arg = node.args[0]  # type: ignore[attr-defined]
+            yield _cand(
+                ctx,
+                "square-root",
+                node,
+                _paren(arg),
+                f"takes the square root of `{_text(arg)}` where `{_text(arg)}` itself is meant",
+                0.35,
+            )
+        elif (
+            not ctx.site.kernel
+            and isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Div)
+            and _call_name(node.right) not in SQUARE_ROOTS
+            and not isinstance(node.right, ast.Constant)
+        ):
+            d = _text(node.right)
+            root = f"math.sqrt({d})" if has_math else f"{_paren(node.right)} ** 0.5"
+            yield _cand(
+                ctx,
+                "square-root",
+                node,
+                f"({_paren(node.left)} / {root})",
+                f"divides by `{d}` where the formula divides by its square root, sqrt({d})",
+                0.35,
+            )

@@ -67,6 +67,7 @@ class Context:
     names: list = field(default_factory=list)  # names the function binds or reads, in order
     ceil_div: str = "triton.cdiv"  # how this function spells a ceiling division
     kernels: dict = field(default_factory=dict)  # the file's kernels: name -> parameter names
+    modules: frozenset = frozenset()  # the modules the file imports by name (math, torch, ...)
 
     @property
     def fn(self) -> ast.FunctionDef:
@@ -133,7 +134,8 @@ def context_of(site: Site, module: ast.Module) -> Context:
         for fn in module.body
         if isinstance(fn, ast.FunctionDef) and _is_kernel(fn)
     }
-    return Context(site, parents, names, ceil, kernels)
+    modules = frozenset(a.asname or a.name for n in module.body if isinstance(n, ast.Import) for a in n.names)
+    return Context(site, parents, names, ceil, kernels, modules)
 
 
 def _keyword_of(node: ast.AST, ctx: Context) -> str:

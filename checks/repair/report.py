@@ -113,6 +113,8 @@ def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, f
         "seconds": round(time.monotonic() - t0, 1),
         "check_seconds": round(t0 - t_check, 1),
         "workers_ready_seconds": repair.get("workers_ready_seconds"),
+        "screened_seconds": repair.get("screened_seconds"),  # the found change passed screening
+        "position": repair.get("position"),  # the found change's place in the search's order
         "says": repair.get("says", ""),
         "kind": repair.get("kind", ""),
         "tried": repair.get("tried", 0),

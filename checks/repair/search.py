@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from checks.repair import error_model
+from checks.repair.program import sites
 from checks.repair.variants import WRONG, changed_lines, everywhere, rank, valid_variants
 from checks.repair.warm import STARTUP_LIMIT, Pool
 from workshops import catalog
@@ -100,9 +101,10 @@ def find_repair(
     order = [c.id for c in cases_for(workshop)]  # cheapest first
     folder = Path(tempfile.mkdtemp(prefix="repair-"))
     n_workers = workers or max(1, min(os.cpu_count() or 1, MAX_WORKERS))
-    # Changes are screened in Triton's interpreter wherever the search runs: one that fails
-    # is dismissed in a fraction of the time a GPU compile takes, on every core.  With a GPU,
-    # a change that passes there is verified compiled, its checks split over warm GPU workers.
+    # A change of a kernel is screened in Triton's interpreter wherever the search runs: one
+    # that fails is dismissed in a fraction of the time a GPU compile takes, on every core.
+    # With a GPU, a change that passes there is verified compiled, its checks split over warm
+    # GPU workers; a change of the wrapper alone is screened compiled (its kernels are cached).
     gpu = not interpret and catalog.get(workshop).gpu
     folders = [str(path.resolve().parent)]
     pools: list = []
@@ -213,6 +215,7 @@ def find_repair(
         deadline = t0 + budget
 
         refused: list = []  # what the GPU compiler said of changes that passed in the interpreter
+        phases: dict = {}  # seconds when the change found passed its screening, and its verification
 
         blind = [False]  # the interpreter skips every failing check: screen compiled instead
 
@@ -244,10 +247,14 @@ def find_repair(
             kernels = {k: v for a in [got, *answers] for k, v in a.get("kernels", {}).items()}
             return {**got, "statuses": sorted(statuses, key=lambda s: rank.get(s[0], 0)), "kernels": kernels}
 
+        kernel_lines = _kernel_lines(source)
+
         def attempt(cand: error_model.Candidate, text: str) -> None:
             if gpu and not blind[0] and base_known.is_set() and not interpreter_sees_the_fault(base, failing):
                 blind[0] = True  # the interpreter passes the file's failing checks: screen on the GPU
-            on_gpu = blind[0]
+            # a change of the wrapper alone leaves every kernel as compiled for the verdict
+            # (Triton's cache has them): it runs faster compiled than interpreted
+            on_gpu = blind[0] or (gpu and not any(e.node.lineno in kernel_lines for e in cand.edits))
             got = screened(text, on_gpu)
             statuses = got["statuses"] if got is not None else []
             if gpu and not on_gpu and _blind_to(statuses, failing):
@@ -258,6 +265,7 @@ def find_repair(
             passes = got is not None and passed == len(screen)
             passes = passes and _same_kernels(_kernels_of(base, base_known), (got or {}).get("kernels", {}))
             said = ""
+            screened_at = time.monotonic() - t0
             if passes and not found and (interpret or (gpu and not on_gpu)):
                 verified, said = verify(text)
                 passes, statuses = not said, (verified if not said else statuses)
@@ -268,6 +276,9 @@ def find_repair(
                 if passes:
                     if not found:
                         found.append(Tried(cand, text, statuses))
+                        phases.update(
+                            screened=round(screened_at, 2), verified=round(time.monotonic() - t0, 2)
+                        )
                 elif said:
                     refused.append(said)
                 elif passed > 0:
@@ -284,9 +295,9 @@ def find_repair(
                     )
 
         stage = ["single"]
-        _drain(
-            variants, attempt, n_workers, lambda: bool(found) or cancelled() or time.monotonic() > deadline
-        )
+        # on a GPU, a thread waiting for a compiled worker leaves an interpreting one free
+        threads = n_workers + (min(n_workers, MAX_GPU_WORKERS) if gpu else 0)
+        _drain(variants, attempt, threads, lambda: bool(found) or cancelled() or time.monotonic() > deadline)
         if not found and pairs and not cancelled() and time.monotonic() < deadline:
             stage[0] = "pair"
             best = [t for _, t in sorted(promising, key=lambda p: -p[0])][:MAX_PAIRS_FROM]
@@ -300,11 +311,20 @@ def find_repair(
             _drain(
                 valid_variants(source, combos),
                 attempt,
-                n_workers,
+                threads,
                 lambda: bool(found) or cancelled() or time.monotonic() > deadline,
             )
         if found:
-            return {**_found(found[0], source, tried[0], t0, records), "workers_ready_seconds": ready}
+            return {
+                **_found(found[0], source, tried[0], t0, records),
+                "workers_ready_seconds": ready,
+                "screened_seconds": phases.get("screened"),
+                "verified_seconds": phases.get("verified"),
+                # where the search's order put the change found (1: the first it tried)
+                "position": next(
+                    (i + 1 for i, (c, _) in enumerate(variants) if c is found[0].candidate), None
+                ),
+            }
         if cancelled():
             return _result("cancelled", tried[0], t0, note="stopped: the file changed")
         spent = round(time.monotonic() - t0)
@@ -358,6 +378,16 @@ def find_repair(
         for pool in pools:
             pool.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _kernel_lines(source: str) -> set:
+    """The line numbers of the file's @triton.jit functions, decorators to last line."""
+    lines: set = set()
+    for site in sites(ast.parse(source)):
+        if site.kernel:
+            first = min([site.fn.lineno, *(d.lineno for d in site.fn.decorator_list)])
+            lines.update(range(first, (site.fn.end_lineno or site.fn.lineno) + 1))
+    return lines
 
 
 def interpreter_sees_the_fault(base: dict, failing: list) -> bool:

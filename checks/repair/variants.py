@@ -40,6 +40,7 @@ HINTS = {
         "constant",
     ),
     r"power of (two|2)|power-of-two": ("constant", "arithmetic", "clamp"),
+    r"sqrt|square root": ("square-root",),
 }
 
 
