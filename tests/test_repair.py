@@ -78,9 +78,20 @@ def test_the_error_model_undoes_the_mistake_and_names_its_mechanism(workshop, ch
 
     wrong = _mistake(workshop, *change)
     target = ast.dump(ast.parse(_solution(workshop)))
+    # the function the mistake is in (the candidates elsewhere cannot give the answer back)
+    line = next(
+        i for i, (a, b) in enumerate(zip(wrong.splitlines(), _solution(workshop).splitlines()), 1) if a != b
+    )
+    function = next(
+        fn.name
+        for fn in ast.parse(wrong).body
+        if isinstance(fn, ast.FunctionDef) and fn.lineno <= line <= fn.end_lineno
+    )
     undoing = [
         (c, text)
-        for c, text in valid_variants(wrong, error_model.candidates(wrong))
+        for c, text in valid_variants(
+            wrong, [c for c in error_model.candidates(wrong) if c.function == function]
+        )
         if ast.dump(ast.parse(text)) == target
     ]
     assert undoing, "no candidate gives the reference answer back"

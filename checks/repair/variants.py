@@ -47,10 +47,21 @@ HINTS = {
 def apply(source: str, edits: tuple) -> str:
     """``source`` with every edit spliced in (edits must not overlap)."""
     data = source.encode("utf-8")
+    for a, b, text in reversed(_spans(data, _line_starts(data), edits)):
+        data = data[:a] + text + data[b:]
+    return data.decode("utf-8")
+
+
+def _line_starts(data: bytes) -> list:
     starts, total = [], 0
     for line in data.splitlines(keepends=True):
         starts.append(total)
         total += len(line)
+    return starts
+
+
+def _spans(data: bytes, starts: list, edits: tuple) -> list:
+    """(start, end, new bytes) of each edit in ``data``, in order; ValueError if two overlap."""
     spans = []
     for e in edits:
         last = e.last or e.node
@@ -59,14 +70,12 @@ def apply(source: str, edits: tuple) -> str:
         text = e.text
         if a > 0 and data[a - 1 : a] == b"(" and data[b : b + 1] == b")" and _wrapped(text):
             text = text[1:-1]  # the source's own parentheses already hold it: no ((...))
-        spans.append((a, b, text))
+        spans.append((a, b, text.encode("utf-8")))
     spans.sort()
     for (_, b, _), (a, _, _) in zip(spans, spans[1:]):
         if a < b:
             raise ValueError("overlapping edits")
-    for a, b, text in reversed(spans):
-        data = data[:a] + text.encode("utf-8") + data[b:]
-    return data.decode("utf-8")
+    return spans
 
 
 def _wrapped(text: str) -> bool:
@@ -201,21 +210,56 @@ def everywhere(source: str, cands: list) -> list:
 
 def valid_variants(source: str, cands: list) -> list:
     """(candidate, its source) for each candidate that parses and changes the program; one
-    per distinct program (the likelier one kept)."""
-    original = ast.dump(ast.parse(source))
-    seen: set = {original}
+    per distinct program (the likelier one kept).  Only the functions a candidate edits are
+    parsed again (a search weighs a thousand candidates before its first try)."""
+    data = source.encode("utf-8")
+    starts = _line_starts(data)
+    functions = []  # (first byte, end byte, the function's syntax dumped) of each top-level one
+    for fn in ast.parse(source).body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            end = starts[fn.end_lineno] if fn.end_lineno < len(starts) else len(data)  # type: ignore[operator]
+            functions.append((starts[first - 1], end, ast.dump(ast.parse(data[starts[first - 1] : end]))))
+    seen: set = set()
     out = []
     for c in cands:
         try:
-            new = apply(source, c.edits)
-            dumped = ast.dump(ast.parse(new))
+            spans = _spans(data, starts, c.edits)
+        except ValueError:
+            continue
+        new = data
+        for a, b, text in reversed(spans):
+            new = new[:a] + text + new[b:]
+        touched = [f for f in functions if any(f[0] <= a and b <= f[1] for a, b, _ in spans)]
+        if not _inside(spans, touched):
+            touched = []  # an edit outside every function: the whole file is read again
+        try:
+            if touched:
+                key = []
+                for fa, fb, _ in touched:
+                    shift = sum(len(t) - (b - a) for a, b, t in spans if b <= fa)
+                    inside = sum(len(t) - (b - a) for a, b, t in spans if fa <= a and b <= fb)
+                    after = ast.dump(ast.parse(new[fa + shift : fb + shift + inside]))
+                    key.append((fa, after))
+                if all(after == f[2] for (_, after), f in zip(key, touched)):
+                    continue  # the same program
+                dumped: object = tuple(key)
+            else:
+                dumped = ast.dump(ast.parse(new))
+                if dumped == ast.dump(ast.parse(source)):
+                    continue
         except (SyntaxError, ValueError):
             continue
         if dumped in seen:
             continue
         seen.add(dumped)
-        out.append((c, new))
+        out.append((c, new.decode("utf-8")))
     return out
+
+
+def _inside(spans: list, functions: list) -> bool:
+    """Every edit lies inside one of ``functions``."""
+    return all(any(fa <= a and b <= fb for fa, fb, _ in functions) for a, b, _ in spans)
 
 
 def changed_lines(before: str, after: str) -> tuple:
