@@ -218,7 +218,8 @@ def valid_variants(source: str, cands: list) -> list:
     for fn in ast.parse(source).body:
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-            end = starts[fn.end_lineno] if fn.end_lineno < len(starts) else len(data)  # type: ignore[operator]
+            last = fn.end_lineno or fn.lineno
+            end = starts[last] if last < len(starts) else len(data)
             functions.append((starts[first - 1], end, ast.dump(ast.parse(data[starts[first - 1] : end]))))
     seen: set = set()
     out = []
