@@ -233,6 +233,18 @@ def test_an_fp16_denominator_loses_the_faint_tiles_and_the_outputs_are_too_large
     assert rec.details["nan"] == 0 and rec.details["inf"] == 0  # wrong by 1.4%, not broken
 
 
+def test_a_wrong_scale_fails_the_faint_keys_without_being_told_its_l_is_fp16(tmp_path):
+    """1/D for 1/sqrt(D) fails the faint keys far beyond an fp16 l's 1.4 %: the hint of the
+    mistake the check is built for would send the learner to fix what is right."""
+    right = "qk_scale = (1.0 / math.sqrt(d)) * LOG2_E"
+    source = W.solution.read_text(encoding="utf-8")
+    assert source.count(right) == 1
+    path = tmp_path / "wrong_scale.py"
+    path.write_text(source.replace(right, "qk_scale = (1.0 / d) * LOG2_E"), encoding="utf-8")
+    (rec,) = run_checks(WID, path, interpret=True, only=["fp32-denominator"])
+    assert rec.status == "fail" and "fp16" not in rec.message and "must be fp32" not in rec.message
+
+
 def test_the_reference_passes_the_fp32_state_checks_at_several_seeds():
     ids = ["fp32-accumulator", "fp32-denominator"]
     for seed in (1, 2, 3):

@@ -75,13 +75,23 @@ def _call(mod, q, k, v, causal, block_n, **extra):
     return mod.attention(q, k, v, causal=causal, block_n=block_n, **extra)
 
 
-def run_attention(mod, q, k, v, *, causal, block_n, what="", **extra):
-    """Call the learner's attention and compare with the float64 oracle."""
+def run_attention(mod, q, k, v, *, causal, block_n, what="", hint="", hint_within=0.0, **extra):
+    """Call the learner's attention and compare with the float64 oracle.  ``hint`` (the
+    mistake this check is built to catch) joins the failure's message only where no output
+    is further than ``hint_within`` (relative) from the oracle's: a far larger error is
+    another mistake, which the hint would misname."""
     n, d = q.shape
     got = _call(mod, q, k, v, causal, block_n, **extra)
     name = f"attention(N={n}, D={d}, {str(q.dtype).replace('torch.', '')}, causal={causal}, block_n={block_n}"
     name += "".join(f", {key}={val}" for key, val in extra.items()) + ")"
-    assert_close(got, attention_oracle(q, k, v, causal), dtype=q.dtype, name=f"{what}{name}")
+    expected = attention_oracle(q, k, v, causal)
+    try:
+        assert_close(got, expected, dtype=q.dtype, name=f"{what}{name}")
+    except CheckFailed as e:
+        error = (got.double() - expected.double()).abs() / expected.double().abs().clamp_min(1.0)
+        if hint and not torch.isnan(got.double()).any() and float(error.max()) <= hint_within:
+            raise CheckFailed(f"{e.message}; {hint}", e.details) from None
+        raise
     return got
 
 

@@ -114,7 +114,8 @@ def fp32_denominator(mod, ctx):
         "the running denominator l must be fp32: here each tile adds about 4.6e-4 to l = 1, "
         "which fp16 rounds away"
     )
-    _hint_on_failure(lambda: run_attention(mod, q, k, v, causal=True, block_n=32, what="faint keys: "), hint)
+    # an fp16 l leaves every output within a few percent (1.4 % too large at the last rows)
+    run_attention(mod, q, k, v, causal=True, block_n=32, what="faint keys: ", hint=hint, hint_within=0.1)
 
 
 @check(
