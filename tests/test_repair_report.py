@@ -45,6 +45,10 @@ def test_a_repaired_mutant_is_still_repaired(workshop, subject, tmp_path):
     path.write_text(mutant.source, encoding="utf-8")
     repair = find_repair(row["workshop"], path, interpret=True, budget=180, workers=2)
     assert repair["status"] == "found", repair
+    # where the time went: the change passed its screening, then its verification, in order
+    assert 0 < repair["screened_seconds"] <= repair["verified_seconds"] <= repair["seconds"], repair
+    # taken in order by two threads: everything before it was taken, one may still run
+    assert 1 <= repair["position"] <= repair["tried"] + 1, repair
 
 
 def test_the_report_over_every_operator_holds_its_floor():
