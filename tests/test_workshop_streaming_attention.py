@@ -245,6 +245,18 @@ def test_a_wrong_scale_fails_the_faint_keys_without_being_told_its_l_is_fp16(tmp
     assert rec.status == "fail" and "fp16" not in rec.message and "must be fp32" not in rec.message
 
 
+def test_values_read_through_the_keys_pointer_fail_without_being_told_acc_is_fp16(tmp_path):
+    """v loaded from k's pointer gives zeros here (every key is 0), not an fp16 overflow:
+    no inf, so no word of acc's precision."""
+    source = W.solution.read_text(encoding="utf-8")
+    loads = ("v = tl.load(v_ptrs + start_n * stride_vn", "v = tl.load(k_ptrs + start_n * stride_kn")
+    assert source.count(loads[0]) == 2
+    path = tmp_path / "values_from_keys.py"
+    path.write_text(source.replace(*loads), encoding="utf-8")
+    (rec,) = run_checks(WID, path, interpret=True, only=["fp32-accumulator"])
+    assert rec.status == "fail" and "acc must be fp32" not in rec.message
+
+
 def test_the_reference_passes_the_fp32_state_checks_at_several_seeds():
     ids = ["fp32-accumulator", "fp32-denominator"]
     for seed in (1, 2, 3):

@@ -75,11 +75,11 @@ def _call(mod, q, k, v, causal, block_n, **extra):
     return mod.attention(q, k, v, causal=causal, block_n=block_n, **extra)
 
 
-def run_attention(mod, q, k, v, *, causal, block_n, what="", hint="", hint_within=0.0, **extra):
+def run_attention(mod, q, k, v, *, causal, block_n, what="", hint="", hint_when=None, **extra):
     """Call the learner's attention and compare with the float64 oracle.  ``hint`` (the
-    mistake this check is built to catch) joins the failure's message only where no output
-    is further than ``hint_within`` (relative) from the oracle's: a far larger error is
-    another mistake, which the hint would misname."""
+    mistake this check is built to catch) joins a failure's message only where
+    ``hint_when(got, expected)`` holds: a result unlike that mistake's is another mistake,
+    which the hint would misname."""
     n, d = q.shape
     got = _call(mod, q, k, v, causal, block_n, **extra)
     name = f"attention(N={n}, D={d}, {str(q.dtype).replace('torch.', '')}, causal={causal}, block_n={block_n}"
@@ -88,8 +88,7 @@ def run_attention(mod, q, k, v, *, causal, block_n, what="", hint="", hint_withi
     try:
         assert_close(got, expected, dtype=q.dtype, name=f"{what}{name}")
     except CheckFailed as e:
-        error = (got.double() - expected.double()).abs() / expected.double().abs().clamp_min(1.0)
-        if hint and not torch.isnan(got.double()).any() and float(error.max()) <= hint_within:
+        if hint and hint_when is not None and hint_when(got.double(), expected.double()):
             raise CheckFailed(f"{e.message}; {hint}", e.details) from None
         raise
     return got

@@ -4,7 +4,7 @@ blocks are reached by "widest-length" (N=2048: 32 query blocks, in the interpret
 
 import torch
 
-from checks.judging.case import CheckFailed, check, collect
+from checks.judging.case import check, collect
 from checks.judging.cases.guards import beyond_fp16, own_kernel_check
 from checks.judging.cases.streaming_attention import BF16, BF16_REASON, FP16, make_qkv, run_attention
 
@@ -18,6 +18,14 @@ def own_kernel(mod, ctx):
     # (causal, batched heads) are witnessed the same way.
     q, k, v = make_qkv(ctx, 40, 16)
     run_attention(mod, q, k, v, causal=False, block_n=32)
+
+
+def within(relative):
+    """``hint_when`` for a mistake that leaves every output within ``relative`` of the oracle's."""
+    return lambda got, expected: bool(
+        not torch.isnan(got).any()
+        and ((got - expected).abs() / expected.abs().clamp_min(1.0)).max() <= relative
+    )
 
 
 @check(
@@ -45,14 +53,6 @@ def fp16_large_scores(mod, ctx):
         run_attention(mod, q, k, v, causal=causal, block_n=32, what="scores near 31,000: ")
 
 
-def _hint_on_failure(run, hint):
-    """Run ``run()``; a CheckFailed gets ``hint`` appended to its message."""
-    try:
-        run()
-    except CheckFailed as e:
-        raise CheckFailed(f"{e.message}; {hint}", e.details) from None
-
-
 @check(
     "fp32-accumulator",
     "equal scores and values near 3000: acc sums 32 x 3000 = 96,000 per tile",
@@ -75,9 +75,17 @@ def fp32_accumulator(mod, ctx):
         f"{n} x 3000 before the division by l"
     )
     for causal, block_n in ((False, 32), (True, 64)):  # causal: rows past 21 overflow
-        _hint_on_failure(
-            lambda: run_attention(mod, q, k, v, causal=causal, block_n=block_n, what="values near 3000: "),
-            hint,
+        # an fp16 acc overflows to inf where every right output is finite, near 3000
+        run_attention(
+            mod,
+            q,
+            k,
+            v,
+            causal=causal,
+            block_n=block_n,
+            what="values near 3000: ",
+            hint=hint,
+            hint_when=lambda got, expected: bool(torch.isinf(got).any()),
         )
 
 
@@ -115,7 +123,9 @@ def fp32_denominator(mod, ctx):
         "which fp16 rounds away"
     )
     # an fp16 l leaves every output within a few percent (1.4 % too large at the last rows)
-    run_attention(mod, q, k, v, causal=True, block_n=32, what="faint keys: ", hint=hint, hint_within=0.1)
+    run_attention(
+        mod, q, k, v, causal=True, block_n=32, what="faint keys: ", hint=hint, hint_when=within(0.1)
+    )
 
 
 @check(
