@@ -71,7 +71,7 @@ def test_a_width_past_a_limit_or_rows_not_a_multiple_of_a_small_block():
     rows = [_rows("fail", (6, 1000)), _rows("fail", (9, 64)), _rows("pass", (8, 1000), (4, 64))]
     rows.append(_rows("pass", (12, 512)))
     assert call_parameters.separating(rows) == (
-        f"Fails only where x's rows is not a multiple of 4: {call_parameters.MASKS}."
+        f"Fails only where the number of x's rows is not a multiple of 4: {call_parameters.MASKS}."
     )
 
 

@@ -27,7 +27,8 @@ def test_the_property_every_failing_check_has_and_no_passing_one_has_is_said():
     ]
     said = properties.separating(records)
     assert said == (
-        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
+        "Fails only where the width is not a multiple of the tile: look at the last, partial tile: "
+        "its masks, its padding value, and whether a program or a loop step reaches it at all."
     )
 
 
@@ -89,7 +90,8 @@ def test_a_mistake_outside_the_catalogue_is_separated_by_what_its_calls_show(tmp
     assert records["worked-example"].details["observed"] == ["tile-multiple", "contiguous"]
     assert records["one-by-one"].details["observed"] == ["contiguous"]  # 1x1: no width to pad
     assert properties.separating(list(records.values())) == (
-        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
+        "Fails only where the width is not a multiple of the tile: look at the last, partial tile: "
+        "its masks, its padding value, and whether a program or a loop step reaches it at all."
     )
 
 
@@ -194,8 +196,8 @@ def test_the_command_line_says_what_the_failing_checks_share(tmp_path, capsys, m
     out = capsys.readouterr().out
     assert code != 0
     assert (
-        "Fails only where the width is not a multiple of the tile: look at the masks and the padding value."
-        in out
+        "Fails only where the width is not a multiple of the tile: look at the last, partial tile: "
+        "its masks, its padding value, and whether a program or a loop step reaches it at all." in out
     )
 
 

@@ -262,6 +262,9 @@ def test_stores_that_land_twice_are_not_called_a_short_grid(tmp_path):
     rec = _basic(path)
     assert rec.details["cause"]["id"] == "store-strides"
     assert "fewer programs" not in rec.message
+    # the map fits a store with another tensor's strides and an index that is not each
+    # program's own (a tl.program_id of the wrong axis): both are said, neither presumed
+    assert "own strides" in rec.message and "tl.program_id of the wrong axis" in rec.message
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,10 @@ MIN_PASSING = 2  # passing checks whose calls have the predicate's parameters
 MAX_NUMBERS = 32  # names kept per call
 TILES = (16, 32, 64, 128)  # "not a multiple of" these first, the smallest that holds
 SMALL_BLOCKS = (8, 4, 2)  # then these, the largest that holds
-MASKS = "look at the masks of the last, partial tile and the padding value"
+MASKS = (
+    "look at the last, partial tile: its masks, its padding value, and whether a program or a loop "
+    "step reaches it at all"
+)
 STRIDES = "look at the strides each address uses: every tensor with its own"
 PAST_ONE_TILE = (
     "look at what reaches the tiles past the first, the loop or the grid (its bound, the offsets "
@@ -106,6 +109,11 @@ def _arguments(call: Any, module: Any) -> list:
     names = tuple(getattr(call, "names", ()))
     positional = [(names[i] if i < len(names) else f"argument {i}", v) for i, v in enumerate(args)]
     return positional + list(kwargs.items())
+
+
+def _subject(name: str) -> str:
+    """``name`` as the subject of "is": "the number of x's columns", "K (a's columns)"."""
+    return f"the number of {name}" if name.endswith(("'s columns", "'s rows")) else name
 
 
 def _dimension(name: str, i: int, ndim: int) -> tuple:
@@ -217,12 +225,12 @@ def _one(name: str, kind: str, failing: list, passing: list) -> list:
         return found
     integral = kind in ("size", "int")
     if integral and all(v == 0 for v in failing):
-        found.append(Predicate(0, (name,), "==", 0, f"{name} is 0"))
+        found.append(Predicate(0, (name,), "==", 0, f"{_subject(name)} is 0"))
     if integral:
         tiles = [c for c in TILES + SMALL_BLOCKS if all(v % c for v in failing)]
         tiles = [c for c in tiles if all(v % c == 0 for v in passing)]
         if tiles:
-            text = f"{name} is not a multiple of {tiles[0]}"
+            text = f"{_subject(name)} is not a multiple of {tiles[0]}"
             found.append(Predicate(0, (name,), "%", tiles[0], text, MASKS))
     if not passing:
         return found

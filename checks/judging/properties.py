@@ -23,7 +23,11 @@ from checks.judging import call_parameters
 
 # property -> (where the checks fail, what to look at)
 PROPERTIES = {
-    "ragged": ("the width is not a multiple of the tile", "look at the masks and the padding value"),
+    "ragged": (
+        "the width is not a multiple of the tile",
+        "look at the last, partial tile: its masks, its padding value, and whether a program or a "
+        "loop step reaches it at all",
+    ),
     "tile-multiple": (
         "the width is a whole number of tiles",
         "look at the loop bounds and the last full tile (a bound off by one tile)",
@@ -127,8 +131,8 @@ def _of(record) -> Optional[set]:
 
 
 def separating(records: list) -> Optional[str]:
-    """'Fails only where the width is not a multiple of the tile: look at the masks and
-    the padding value', or None: the property every failing check has and no passing check
+    """'Fails only where the width is not a multiple of the tile: look at the last, partial
+    tile ...', or None: the property every failing check has and no passing check
     has, else a ragged width or a strided view that every failing check has while some
     passing check has the opposite (among checks with properties; at least one of each).
     When no property separates: a predicate over the numbers of the checks' calls,

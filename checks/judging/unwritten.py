@@ -27,13 +27,17 @@ SHORT_MASK = (
     "number of columns, not by a tile size or a multiple of one",
     "Let the store's mask through every in-bounds element (cols < n_cols)",
 )
-STORE_STRIDES = (
+STORE_STRIDES = (  # the causes that fit, not one presumed: each gives this map
     "store-strides",
-    "Your stores land on some elements twice and on others never: the store address does not follow "
-    "the output's own strides.",
+    "Your stores land on some elements twice and on others never: two stores compute one address. "
+    "Either the store address does not follow the output's own strides, or the row or tile index "
+    "it is built from is not each program's own (a tl.program_id of the wrong axis, an index "
+    "divided or taken from the wrong name).",
     "each output element needs its own address, row * the output's row stride + col * its column "
-    "stride (a fresh contiguous output: row * n_cols + col), whatever the input's strides were",
-    "Address the output with its own strides, not the input's",
+    "stride (a fresh contiguous output: row * n_cols + col), and each program its own rows and "
+    "tiles, from the program id of the axis that counts them",
+    "Check the indices each program computes from tl.program_id and the store's address, which "
+    "must use the output's own strides",
 )
 
 
