@@ -285,3 +285,24 @@ def test_the_error_model_undoes_mistakes_of_which_tensor(change, kind, words):
     tensor's strides, the weight y left out of the formula, two tensors launched in the
     other order; each has a candidate that gives the reference back, named by mechanism."""
     test_the_error_model_undoes_the_mistake_and_names_its_mechanism("softmax_backward", change, kind, words)
+
+
+def test_an_address_without_a_term_the_files_other_addresses_have():
+    """A learner's split softmax re-read its row as ``x_ptr + cols``: the row term that the
+    store's address has is offered back, in the function's own names."""
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def copy_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):\n"
+        "    row = tl.program_id(0)\n"
+        "    cols = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + cols, mask=cols < n_cols)\n"
+        "    tl.store(out_ptr + row * n_cols + cols, x, mask=cols < n_cols)\n"
+    )
+    fixed = source.replace("tl.load(x_ptr + cols", "tl.load(x_ptr + row * n_cols + cols")
+    got = [
+        c
+        for c, text in valid_variants(source, error_model.candidates(source))
+        if c.kind == "missing-term" and text == fixed
+    ]
+    assert got and got[0].line == 9, got
+    assert "leaves out the term `row * n_cols`" in got[0].says

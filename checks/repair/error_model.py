@@ -33,6 +33,8 @@ pass reads the same first tile"), said only after the checks pass with the edit.
                      ``tl.sum(y * g)``)
     exchanged-tensors  two tensors passed to a launch in the other order
     square-root      a divisor without its square root (1/d for 1/sqrt(d)), or one too many
+    missing-term     an address without a term the file's other addresses have (``x_ptr + cols``
+                     beside ``out_ptr + row * n_cols + cols``)
 
 Standard library only.
 """
@@ -54,7 +56,7 @@ from checks.repair.mistakes_of_flow import (
     pointer_advance,
 )
 from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order, square_root
-from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_weight
+from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_term, missing_weight
 from checks.repair.mistakes_of_values import (
     dtype,
     early_cast,
@@ -102,6 +104,7 @@ OPERATORS: dict = {
     "missing-weight": missing_weight,
     "exchanged-tensors": exchanged_tensors,
     "square-root": square_root,
+    "missing-term": missing_term,
 }
 
 

@@ -1,6 +1,7 @@
 """The error model's mistakes of which tensor: one tensor's strides in another's
 addresses, a factor of a loaded tensor left out of a formula, two tensors passed to a
-launch in the other order.  Standard library only."""
+launch in the other order, an address without a term the file's other addresses have.
+Standard library only."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from checks.repair.program import (  # the shared reading of a function
     _target,
     _text,
     _walk,
+    address_terms,
 )
 
 # ``y_stride_row`` / ``stride_y_row``: (tensor, axis)
@@ -176,3 +178,39 @@ def exchanged_tensors(ctx: Context) -> Iterator[Candidate]:
             )
             edits = (Edit(a, b.id), Edit(b, a.id))
             yield Candidate("exchanged-tensors", edits, a.lineno, says, 0.7, ctx.fn.name)
+
+
+def missing_term(ctx: Context) -> Iterator[Candidate]:
+    """An address without a term the file's other addresses have: ``x_ptr + cols`` where
+    another address of the file is ``out_ptr + row * n_cols + cols`` (the row term left
+    out: every program reads row 0), offered with this function's own names only."""
+    if not ctx.site.kernel:
+        return
+    bound = set(ctx.names)
+    for node in _walk(ctx):
+        terms = address_terms(node)
+        parent = ctx.parents.get(node)
+        if not terms or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
+            continue  # not an address, or part of a longer sum
+        pointer, mine = terms[0].id, [_text(t) for t in terms[1:]]
+        seen: set = set()
+        for other_pointer, theirs in ctx.addresses:
+            extra = [t for t in theirs if t not in mine]
+            if not extra or not set(mine) <= set(theirs) or tuple(theirs) in seen:
+                continue
+            names = {
+                n.id for t in extra for n in ast.walk(ast.parse(t, mode="eval")) if isinstance(n, ast.Name)
+            }
+            if not names <= bound:
+                continue
+            seen.add(tuple(theirs))
+            shown = " + ".join(extra)
+            yield _cand(
+                ctx,
+                "missing-term",
+                node,
+                " + ".join([pointer, *theirs]),
+                f"the address `{_text(node)}` leaves out the term `{shown}` that your address "
+                f"`{' + '.join([other_pointer, *theirs])}` has",
+                0.45 if any(not t.isdigit() for t in extra) else 0.3,
+            )

@@ -68,6 +68,7 @@ class Context:
     ceil_div: str = "triton.cdiv"  # how this function spells a ceiling division
     kernels: dict = field(default_factory=dict)  # the file's kernels: name -> parameter names
     modules: frozenset = frozenset()  # the modules the file imports by name (math, torch, ...)
+    addresses: tuple = ()  # (pointer, its terms' texts) of each address in the file's kernels
 
     @property
     def fn(self) -> ast.FunctionDef:
@@ -135,7 +136,33 @@ def context_of(site: Site, module: ast.Module) -> Context:
         if isinstance(fn, ast.FunctionDef) and _is_kernel(fn)
     }
     modules = frozenset(a.asname or a.name for n in module.body if isinstance(n, ast.Import) for a in n.names)
-    return Context(site, parents, names, ceil, kernels, modules)
+    addresses = tuple(
+        (terms[0].id, tuple(_text(t) for t in terms[1:]))
+        for fn in module.body
+        if isinstance(fn, ast.FunctionDef) and _is_kernel(fn)
+        for node in ast.walk(fn)
+        if (terms := address_terms(node))
+    )
+    return Context(site, parents, names, ceil, kernels, modules, addresses)
+
+
+def address_terms(node: ast.AST) -> list:
+    """``[x_ptr, row * n_cols, cols]`` for the address ``x_ptr + row * n_cols + cols`` (a sum
+    whose first term is a name ending in ``_ptr``), else []."""
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Add):
+        return []
+    terms: list = []
+
+    def flatten(n: ast.AST) -> None:
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            flatten(n.left)
+            flatten(n.right)
+        else:
+            terms.append(n)
+
+    flatten(node)
+    first = terms[0]
+    return terms if isinstance(first, ast.Name) and first.id.endswith("_ptr") else []
 
 
 def _keyword_of(node: ast.AST, ctx: Context) -> str:
