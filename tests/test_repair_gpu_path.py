@@ -6,7 +6,7 @@ pools asked for, the slices, and the verdict built from them."""
 from pathlib import Path
 
 from checks.judging.engine import cases_for
-from checks.repair import search, warm
+from checks.repair import program, search, warm
 from checks.repair.search import _blind_to, _slices, find_repair
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def test_screened_in_the_interpreter_then_verified_in_slices(tmp_path, monkeypat
     assert "mask=in_row" in repair["after"]
     fixed = mistaken.replace(STORE.replace(", mask=in_row", ""), STORE)
     # a change of a kernel is screened interpreted; one of the wrapper alone compiled
-    kernel = search._kernel_lines(mistaken)
+    kernel = program.kernel_lines(mistaken)
     others = [(kind, text) for kind, text, _, _ in asked if text not in (mistaken, fixed)]
     assert others
     for interpreted, text in others:
@@ -92,7 +92,7 @@ def _changed_lines(before: str, after: str) -> set:
 
 def test_kernel_lines_run_from_the_decorator_to_the_last_line():
     source = "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef wrapper(x):\n    return x\n"
-    assert search._kernel_lines(source) == {4, 5, 6}
+    assert program.kernel_lines(source) == {4, 5, 6}
 
 
 def test_a_file_the_interpreter_passes_is_screened_on_the_gpu():

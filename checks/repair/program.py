@@ -146,6 +146,25 @@ def context_of(site: Site, module: ast.Module) -> Context:
     return Context(site, parents, names, ceil, kernels, modules, addresses)
 
 
+def function_lines(tree: ast.Module) -> list:
+    """(first line with its decorators, last line, the function) of each top-level function."""
+    return [
+        (min([fn.lineno, *(d.lineno for d in fn.decorator_list)]), fn.end_lineno or fn.lineno, fn)
+        for fn in tree.body
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def kernel_lines(source: str) -> set:
+    """The line numbers of the file's @triton.jit functions, decorators to last line."""
+    return {
+        line
+        for first, last, fn in function_lines(ast.parse(source))
+        if isinstance(fn, ast.FunctionDef) and _is_kernel(fn)
+        for line in range(first, last + 1)
+    }
+
+
 def address_terms(node: ast.AST) -> list:
     """``[x_ptr, row * n_cols, cols]`` for the address ``x_ptr + row * n_cols + cols`` (a sum
     whose first term is a name ending in ``_ptr``), else []."""

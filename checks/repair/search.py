@@ -20,7 +20,6 @@ import ast
 import itertools
 import os
 import queue
-import re
 import shutil
 import tempfile
 import threading
@@ -29,9 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.repair import error_model
-from checks.repair.program import sites
-from checks.repair.variants import WRONG, changed_lines, everywhere, rank, valid_variants
+from checks.repair import error_model, program
+from checks.repair.variants import WRONG, changed_lines, everywhere, rank, symptom, valid_variants
 from checks.repair.warm import STARTUP_LIMIT, Pool
 from workshops import catalog
 
@@ -247,7 +245,7 @@ def find_repair(
             kernels = {k: v for a in [got, *answers] for k, v in a.get("kernels", {}).items()}
             return {**got, "statuses": sorted(statuses, key=lambda s: rank.get(s[0], 0)), "kernels": kernels}
 
-        kernel_lines = _kernel_lines(source)
+        kernel_lines = program.kernel_lines(source)
 
         def attempt(cand: error_model.Candidate, text: str) -> None:
             if gpu and not blind[0] and base_known.is_set() and not interpreter_sees_the_fault(base, failing):
@@ -380,16 +378,6 @@ def find_repair(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _kernel_lines(source: str) -> set:
-    """The line numbers of the file's @triton.jit functions, decorators to last line."""
-    lines: set = set()
-    for site in sites(ast.parse(source)):
-        if site.kernel:
-            first = min([site.fn.lineno, *(d.lineno for d in site.fn.decorator_list)])
-            lines.update(range(first, (site.fn.end_lineno or site.fn.lineno) + 1))
-    return lines
-
-
 def interpreter_sees_the_fault(base: dict, failing: list) -> bool:
     """Whether the interpreter's run of the file as written (the baseline) fails one of the
     checks the GPU's verdict failed at least: else a change that passes the interpreter says
@@ -468,28 +456,6 @@ def _drain(variants: list, attempt: Callable, n_workers: int, stop: Callable[[],
         t.start()
     for t in threads:
         t.join()
-
-
-SYMPTOMS = (
-    (r"out-of-bounds (load|store)[^\n]*?line (\d+)", "the checks saw an out-of-bounds {0} at line {1}"),
-    (r"out-of-bounds (load|store)", "the checks saw an out-of-bounds {0}"),
-    (r"(never stored|no program stored|never written)", "the checks saw output elements no program stored"),
-    (r"\bnan\b", "the checks saw NaN in the output"),
-)
-
-
-def symptom(records: list) -> str:
-    """What the first failing check saw, in a few words, to tie the cause to the effect."""
-    for r in records:
-        if r.get("status") not in WRONG:
-            continue
-        text = str(r.get("message", ""))
-        for pattern, words in SYMPTOMS:
-            m = re.search(pattern, text, re.IGNORECASE)
-            if m:
-                return words.format(*m.groups())
-        return ""
-    return ""
 
 
 def _verified(statuses: list) -> str:

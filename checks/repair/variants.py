@@ -10,6 +10,7 @@ import json
 import re
 
 from checks.repair import error_model
+from checks.repair.program import function_lines
 
 WRONG = ("fail", "error", "not run")  # statuses a repair must turn into a pass
 
@@ -215,12 +216,9 @@ def valid_variants(source: str, cands: list) -> list:
     data = source.encode("utf-8")
     starts = _line_starts(data)
     functions = []  # (first byte, end byte, the function's syntax dumped) of each top-level one
-    for fn in ast.parse(source).body:
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-            last = fn.end_lineno or fn.lineno
-            end = starts[last] if last < len(starts) else len(data)
-            functions.append((starts[first - 1], end, ast.dump(ast.parse(data[starts[first - 1] : end]))))
+    for first, last, _ in function_lines(ast.parse(source)):
+        end = starts[last] if last < len(starts) else len(data)
+        functions.append((starts[first - 1], end, ast.dump(ast.parse(data[starts[first - 1] : end]))))
     seen: set = set()
     out = []
     for c in cands:
@@ -273,3 +271,25 @@ def changed_lines(before: str, after: str) -> tuple:
             added += b[j1:j2]
     diff = "\n".join(difflib.unified_diff(a, b, "your file", "with the change", n=1, lineterm=""))
     return "\n".join(removed), "\n".join(added), diff
+
+
+SYMPTOMS = (
+    (r"out-of-bounds (load|store)[^\n]*?line (\d+)", "the checks saw an out-of-bounds {0} at line {1}"),
+    (r"out-of-bounds (load|store)", "the checks saw an out-of-bounds {0}"),
+    (r"(never stored|no program stored|never written)", "the checks saw output elements no program stored"),
+    (r"\bnan\b", "the checks saw NaN in the output"),
+)
+
+
+def symptom(records: list) -> str:
+    """What the first failing check saw, in a few words, to tie the cause to the effect."""
+    for r in records:
+        if r.get("status") not in WRONG:
+            continue
+        text = str(r.get("message", ""))
+        for pattern, words in SYMPTOMS:
+            m = re.search(pattern, text, re.IGNORECASE)
+            if m:
+                return words.format(*m.groups())
+        return ""
+    return ""
