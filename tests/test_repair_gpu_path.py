@@ -7,7 +7,8 @@ from pathlib import Path
 
 from checks.judging.engine import cases_for
 from checks.repair import program, search, warm
-from checks.repair.search import _blind_to, _slices, find_repair
+from checks.repair.schedule import slices as _slices
+from checks.repair.search import _blind_to, find_repair
 
 REPO = Path(__file__).resolve().parent.parent
 STORE = "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=in_row)"

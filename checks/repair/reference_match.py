@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.repair.search import PASSING, REPO, _drain
+from checks.repair.schedule import drain
+from checks.repair.search import PASSING, REPO
 from checks.repair.variants import WRONG, changed_lines
 from checks.repair.warm import Pool
 
@@ -380,7 +381,7 @@ class _Run:
                         }
                     )
 
-        _drain(list(enumerate(mutants)), attempt, self.n, stop)
+        drain(list(enumerate(mutants)), attempt, self.n, stop)
         seconds = time.monotonic() - self.t0
         spent = f"{self.tried} of {len(mutants)} mutants of the reference answers tried in {seconds:.0f} s"
         if found:

@@ -115,6 +115,8 @@ def _one(folder: Path, i: int, subject: tuple, budget: float, interpret: bool, f
         "workers_ready_seconds": repair.get("workers_ready_seconds"),
         "screened_seconds": repair.get("screened_seconds"),  # the found change passed screening
         "position": repair.get("position"),  # the found change's place in the search's order
+        "baseline_seconds": repair.get("baseline_seconds"),  # the file's own run in the workers ended
+        "gpu_ready_seconds": repair.get("gpu_ready_seconds"),  # the first compiled worker was ready
         "says": repair.get("says", ""),
         "kind": repair.get("kind", ""),
         "tried": repair.get("tried", 0),

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import itertools
 import os
-import queue
 import shutil
 import tempfile
 import threading
@@ -28,13 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from checks.repair import error_model, program
+from checks.repair import error_model, likeness, program
+from checks.repair.schedule import Gate, drain, slices
 from checks.repair.variants import WRONG, changed_lines, everywhere, rank, symptom, valid_variants
 from checks.repair.warm import STARTUP_LIMIT, Pool
 from workshops import catalog
 
 REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
+REFUSED = "does not compile for a GPU"  # checks.judging.gpu_compile.refuse's words
 MAX_PAIRS_FROM = 40
 MAX_WORKERS = 16  # one per core up to this: on a GPU each compiles its changes on a core of its own
 MAX_GPU_WORKERS = (
@@ -107,6 +108,7 @@ def find_repair(
     folders = [str(path.resolve().parent)]
     pools: list = []
     counter = itertools.count()
+    finished = threading.Event()  # the search has answered: tries still in flight say nothing
 
     def run(
         text: str,
@@ -144,21 +146,29 @@ def find_repair(
         base_known = threading.Event()
 
         def in_slices(
-            text: str, checks: list, weights: dict, on_gpu: bool, limit: float, stop_first: bool = False
+            text: str,
+            checks: list,
+            weights: dict,
+            on_gpu: bool,
+            limit: float,
+            stop_first: bool = False,
+            compile_too: bool = False,
         ) -> list:
             """``checks`` run with ``text`` in slices on several workers at once (each slice
             stopping at its first check that does not pass, with ``stop_first``): each
             slice's answer, None where one did not finish."""
             width = min(n_workers, MAX_GPU_WORKERS) if on_gpu else n_workers
-            slices = _slices(checks, weights, width)
-            answers: list = [None] * len(slices)
+            parts = slices(checks, weights, width)
+            answers: list = [None] * len(parts)
 
             def one(i: int) -> None:
                 t = time.monotonic()
-                got = run(text, slices[i], limit, stop_first=stop_first, on_gpu=on_gpu)
+                got = run(
+                    text, parts[i], limit, stop_first=stop_first, compile_too=compile_too, on_gpu=on_gpu
+                )
                 answers[i] = None if got is None else {**got, "seconds": time.monotonic() - t}
 
-            threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(slices))]
+            threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(parts))]
             for t in threads:
                 t.start()
             for t in threads:
@@ -182,6 +192,7 @@ def find_repair(
                 kernels=kernels,
                 seconds=sum((a or {}).get("seconds", 0.0) for a in answers),
             )
+            base["ended"] = round(time.monotonic() - t0, 2)
             base_known.set()
 
         if records is None:
@@ -202,7 +213,9 @@ def find_repair(
         limit = max(60.0, 4 * base_seconds)
 
         singles = error_model.candidates(source)
-        variants = valid_variants(source, rank(singles + everywhere(source, singles), records, source))
+        # changes that make a line look like a right answer's go first (likeness.py)
+        like = likeness.factor(source, likeness.known_lines(workshop))
+        variants = valid_variants(source, rank(singles + everywhere(source, singles), records, source, like))
         total = len(variants)
         if on_progress:
             on_progress({"event": "begin", "candidates": total})
@@ -218,13 +231,9 @@ def find_repair(
         blind = [False]  # the interpreter skips every failing check: screen compiled instead
 
         def verify(text: str) -> tuple:
-            """(statuses, what failed) of every check with a change the screening passed: in
-            the interpreter, a run that also compiles its kernels for sm_90 (one the compiler
-            refuses is no fix); with a GPU, compiled runs of slices of the checks at once."""
-            if not gpu:
-                answers = [run(text, order, max(limit, 120.0), compile_too=True)]
-            else:
-                answers = in_slices(text, order, seconds, True, max(limit, 120.0), stop_first=True)
+            """(statuses, what failed) of every check with a change the interpreter's screening
+            passed, in compiled runs of slices of the checks at once on the GPU workers."""
+            answers = in_slices(text, order, seconds, True, max(limit, 120.0), stop_first=True)
             if any(a is None for a in answers):
                 return [], "the verifying run did not finish"
             statuses = [s for a in answers for s in (a or {}).get("statuses", [])]
@@ -232,20 +241,27 @@ def find_repair(
             return statuses, (bad[0] if bad else "")
 
         def screened(text: str, on_gpu: bool) -> Optional[dict]:
-            """The failing checks with ``text``, stopping at the first that still fails; when
-            none does, the other checks in slices on several workers at once."""
-            got = run(text, failing, limit, on_gpu=on_gpu)
-            if got is None or any(st not in PASSING for _, st, _ in got["statuses"]) or not rest:
+            """The cheapest failing check with ``text``; when it passes, every other check
+            in slices on several workers at once (the other failing checks first), each
+            slice stopping at its first check that does not pass.  In the interpreter the
+            slices hold every check and compile the kernels for sm_90 too: they verify."""
+            got = run(text, failing[:1], limit, on_gpu=on_gpu)
+            if got is None or any(st not in PASSING for _, st, _ in got["statuses"]) or len(screen) == 1:
                 return got
-            answers = in_slices(text, rest, seconds, on_gpu, limit, stop_first=True)
+            with gate.held(not on_gpu):  # the workers go to a change that passed a failing check
+                answers = in_slices(
+                    text, screen if interpret else screen[1:], seconds, on_gpu, limit, True, interpret
+                )
             if any(a is None for a in answers):
                 return None
             rank = {c: i for i, c in enumerate(screen)}
-            statuses = got["statuses"] + [s for a in answers for s in a["statuses"]]
+            statuses = [] if interpret else got["statuses"]
+            statuses += [s for a in answers for s in a["statuses"]]
             kernels = {k: v for a in [got, *answers] for k, v in a.get("kernels", {}).items()}
             return {**got, "statuses": sorted(statuses, key=lambda s: rank.get(s[0], 0)), "kernels": kernels}
 
         kernel_lines = program.kernel_lines(source)
+        gate = Gate()
 
         def attempt(cand: error_model.Candidate, text: str) -> None:
             if gpu and not blind[0] and base_known.is_set() and not interpreter_sees_the_fault(base, failing):
@@ -264,9 +280,12 @@ def find_repair(
             passes = passes and _same_kernels(_kernels_of(base, base_known), (got or {}).get("kernels", {}))
             said = ""
             screened_at = time.monotonic() - t0
-            if passes and not found and (interpret or (gpu and not on_gpu)):
+            if passes and not found and gpu and not on_gpu:
                 verified, said = verify(text)
                 passes, statuses = not said, (verified if not said else statuses)
+            bad = [m for _, st, m in statuses if st not in PASSING]
+            if interpret and bad and all(REFUSED in m for m in bad):
+                said = bad[0]  # passed in the interpreter; the GPU compiler refuses its kernels
             with lock:
                 tried[0] += 1
                 if got is None:
@@ -281,7 +300,7 @@ def find_repair(
                     refused.append(said)
                 elif passed > 0:
                     promising.append((passed, Tried(cand, text, statuses)))
-                if on_progress:
+                if on_progress and not finished.is_set():
                     on_progress(
                         {
                             "event": "progress",
@@ -295,7 +314,12 @@ def find_repair(
         stage = ["single"]
         # on a GPU, a thread waiting for a compiled worker leaves an interpreting one free
         threads = n_workers + (min(n_workers, MAX_GPU_WORKERS) if gpu else 0)
-        _drain(variants, attempt, threads, lambda: bool(found) or cancelled() or time.monotonic() > deadline)
+
+        def stop() -> bool:
+            return bool(found) or cancelled() or time.monotonic() > deadline
+
+        # a find returns at once: the tries in flight end when the pools stop (below)
+        drain(variants, attempt, threads, stop, gate, wait_in_flight=False)
         if not found and pairs and not cancelled() and time.monotonic() < deadline:
             stage[0] = "pair"
             best = [t for _, t in sorted(promising, key=lambda p: -p[0])][:MAX_PAIRS_FROM]
@@ -306,18 +330,18 @@ def find_repair(
                     if cand is not None:
                         combos.append(cand)
             total += len(combos)
-            _drain(
-                valid_variants(source, combos),
-                attempt,
-                threads,
-                lambda: bool(found) or cancelled() or time.monotonic() > deadline,
-            )
+            drain(valid_variants(source, combos), attempt, threads, stop, gate, wait_in_flight=False)
         if found:
             return {
                 **_found(found[0], source, tried[0], t0, records),
                 "workers_ready_seconds": ready,
                 "screened_seconds": phases.get("screened"),
                 "verified_seconds": phases.get("verified"),
+                # where else the seconds went: the baseline's run, the first compiled worker
+                "baseline_seconds": base.get("ended"),
+                "gpu_ready_seconds": (
+                    round(pools[1].first_ready - t0, 2) if gpu and pools[1].first_ready else None
+                ),
                 # where the search's order put the change found (1: the first it tried)
                 "position": next(
                     (i + 1 for i, (c, _) in enumerate(variants) if c is found[0].candidate), None
@@ -373,6 +397,7 @@ def find_repair(
             note += f"; {match['note']}"
         return _result("none", tried[0], t0, note=note)
     finally:
+        finished.set()
         for pool in pools:
             pool.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -392,20 +417,6 @@ def _blind_to(statuses: list, failing: list) -> bool:
     seen = {c: st for c, st, _ in statuses}
     reached = [c for c in failing if c in seen]
     return bool(reached) and all(seen[c] == "skipped" for c in reached)
-
-
-def _slices(checks: list, seconds: dict, k: int) -> list:
-    """``checks`` in at most ``k`` slices of about equal expected seconds (the longest
-    first into the lightest slice), each slice in the checks' own order."""
-    k = max(1, min(k, len(checks)))
-    slices: list = [[] for _ in range(k)]
-    load = [0.0] * k
-    for c in sorted(checks, key=lambda c: -seconds.get(c, 0.05)):
-        i = load.index(min(load))
-        slices[i].append(c)
-        load[i] += seconds.get(c, 0.05)
-    rank = {c: i for i, c in enumerate(checks)}
-    return [sorted(s, key=rank.__getitem__) for s in slices if s]
 
 
 def _kernels_of(base: dict, known: threading.Event) -> dict:
@@ -435,27 +446,6 @@ def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_
         first.prior * second.prior,
         first.function,
     )
-
-
-def _drain(variants: list, attempt: Callable, n_workers: int, stop: Callable[[], bool]) -> None:
-    """Try the variants in order on ``n_workers`` threads until ``stop()``."""
-    jobs: queue.Queue = queue.Queue()
-    for v in variants:
-        jobs.put(v)
-
-    def loop() -> None:
-        while not stop():
-            try:
-                cand, text = jobs.get_nowait()
-            except queue.Empty:
-                return
-            attempt(cand, text)
-
-    threads = [threading.Thread(target=loop, daemon=True) for _ in range(n_workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
 
 
 def _verified(statuses: list) -> str:

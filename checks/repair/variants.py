@@ -8,6 +8,7 @@ import ast
 import difflib
 import json
 import re
+from typing import Callable
 
 from checks.repair import error_model
 from checks.repair.program import function_lines
@@ -141,10 +142,16 @@ def _guards(source: str, lines: set) -> set:
     return out
 
 
-def rank(cands: list, records: list, source: str = "") -> list:
+def rank(
+    cands: list,
+    records: list,
+    source: str = "",
+    likeness: Callable[[error_model.Candidate], float] = lambda c: 1.0,
+) -> list:
     """The candidates, most likely first: the prior, raised for the kinds the failing
     checks' words point at, for the lines and functions they name and for the lines whose
-    values flow into those."""
+    values flow into those, times ``likeness`` (checks.repair.likeness: how much the change
+    makes the line look like a right answer's)."""
     words = " ".join(
         f"{r.get('message', '')} {json.dumps(r.get('details', {}), default=str)}".lower()
         for r in records
@@ -167,6 +174,7 @@ def rank(cands: list, records: list, source: str = "") -> list:
             * (1.25 if c.line in lines else 1.0)
             * (1.15 if c.line in feeding else 1.0)
             * (1.1 if c.function.lower() in functions else 1.0)
+            * likeness(c)
         )
 
     return sorted(cands, key=lambda c: (-score(c), c.line))

@@ -1,0 +1,141 @@
+"""The search's order and its stopping: a change that makes a line look like a line of the
+course's right answers is tried first (a learner's own names do not hide it), a find
+returns without waiting for the tries still in flight, and a stopped pool of workers
+leaves no process behind and starts none."""
+
+import ast
+import threading
+import time
+from pathlib import Path
+
+from checks.repair import error_model, likeness
+from checks.repair.schedule import drain as _drain
+from checks.repair.variants import everywhere, rank, valid_variants
+from checks.repair.warm import Pool
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _position(source: str, right: str, like) -> int:
+    singles = error_model.candidates(source)
+    variants = valid_variants(source, rank(singles + everywhere(source, singles), [], source, like))
+    want = ast.dump(ast.parse(right))
+    return next(i + 1 for i, (_, text) in enumerate(variants) if ast.dump(ast.parse(text)) == want)
+
+
+def test_lines_compare_as_python_writes_them_and_as_their_shape():
+    assert likeness.plain("    offs = rows[:, None] * n_cols + (cols[None, :])  # x") == (
+        "offs = rows[:, None] * n_cols + cols[None, :]"
+    )
+    assert likeness.plain("    for k in range(0, K, BLOCK_K):") == "for k in range(0, K, BLOCK_K):"
+    assert likeness.plain("        + (h * stride_kh)") == "_ + h * stride_kh"
+    assert likeness.skeleton("o = r[:, None] * n + c") == likeness.skeleton(
+        "offs = rows[:, None] * n_cols + cols"
+    )
+    assert likeness.skeleton("x = tl.exp(a)") != likeness.skeleton("x = tl.exp2(a)")
+
+
+def test_the_undo_of_a_mistake_in_the_solution_goes_first():
+    """A line of the solution with `-` for `+`: without the likeness its undo is far down the
+    order; with it, first (the fixed line is the solution's own)."""
+    w = "softmax_backward"
+    right = (REPO / "workshops" / w / "solution.py").read_text(encoding="utf-8")
+    line = "dx_offsets = rows[:, None] * n_cols + cols[None, :]"
+    assert right.count(line) == 1
+    wrong = right.replace(line, line.replace("+ cols", "- cols"))
+    before = _position(wrong, right, lambda c: 1.0)
+    after = _position(wrong, right, likeness.factor(wrong, likeness.known_lines(w)))
+    assert after == 1 and before > 20, (before, after)
+
+
+def test_a_learner_s_own_names_still_match_the_shape():
+    """The solution's lines renamed (a learner's own names) and one mistake: the shape of
+    the fixed line is a right answer's, so its undo still moves up the order."""
+    w = "softmax_backward"
+    right = (REPO / "workshops" / w / "solution.py").read_text(encoding="utf-8")
+    for old, new in (("n_cols", "n_c"), ("rows", "r_idx"), ("cols", "c_idx")):
+        right = right.replace(old, new)
+    line = "dx_offsets = r_idx[:, None] * n_c + c_idx[None, :]"
+    assert right.count(line) == 1
+    wrong = right.replace(line, line.replace("+ c_idx", "- c_idx"))
+    assert line not in likeness.known_lines(w)[0]
+    before = _position(wrong, right, lambda c: 1.0)
+    after = _position(wrong, right, likeness.factor(wrong, likeness.known_lines(w)))
+    assert after < before / 4, (before, after)
+
+
+def test_a_find_returns_without_waiting_for_the_tries_in_flight():
+    found = threading.Event()
+
+    def attempt(cand, text):
+        if cand == 0:
+            found.set()
+        else:
+            time.sleep(5)
+
+    t = time.monotonic()
+    _drain([(i, "") for i in range(4)], attempt, 4, found.is_set, wait_in_flight=False)
+    assert time.monotonic() - t < 2
+
+
+def test_every_variant_is_tried_when_nothing_stops_the_search():
+    tried = []
+    _drain([(i, "") for i in range(20)], lambda c, _: tried.append(c), 3, lambda: False)
+    assert sorted(tried) == list(range(20))
+
+
+def test_a_stopped_pool_ends_its_workers_at_once_and_starts_none(tmp_path):
+    """A candidate that hangs at import is in flight when the pool stops: ``stop()`` ends it
+    at once, the ``ask`` answers None, and no worker takes its place."""
+    hang = tmp_path / "hang.py"
+    hang.write_text("import time\ntime.sleep(120)\n", encoding="utf-8")
+    pool = Pool(True, tmp_path, [str(tmp_path)], 1)
+    answers: list = []
+    job = {"workshop": "online_normalizer", "file": str(hang), "checks": ["worked-merge"], "seed": 0}
+    asking = threading.Thread(target=lambda: answers.append(pool.ask(job, 100)), daemon=True)
+    asking.start()
+    time.sleep(1.0)
+    t = time.monotonic()
+    pool.stop()
+    asking.join(timeout=15)
+    assert time.monotonic() - t < 15 and answers == [None]
+    time.sleep(1.0)
+    assert len(pool.made) == 1 and all(w.proc.poll() is not None for w in pool.made)
+    assert pool.ask(job, 5) is None  # a stopped pool takes no more jobs
+
+
+def test_in_the_interpreter_the_screening_of_a_likely_fix_is_its_verification(tmp_path, monkeypatch):
+    """A change that passes the cheapest failing check runs every check in slices on every
+    worker at once, compiling its kernels for sm_90 too: no second run of the suite."""
+    from checks.judging.engine import cases_for
+    from checks.repair import search, warm
+
+    store = "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty), mask=in_row)"
+    reference = (REPO / "workshops/strided_softmax/solution.py").read_text(encoding="utf-8")
+    mistaken = reference.replace(store, store.replace(", mask=in_row", ""))
+    path = tmp_path / "strided_softmax.py"
+    path.write_text(mistaken, encoding="utf-8")
+    asked: list = []  # (the file's text, its checks, compiled for sm_90 too)
+
+    class Recording(warm.Pool):
+        def ask(self, job, limit):
+            asked.append(
+                (Path(job["file"]).read_text(encoding="utf-8"), list(job["checks"]), job["gpu_compile"])
+            )
+            return super().ask(job, limit)
+
+    monkeypatch.setattr(search, "Pool", Recording)
+    repair = search.find_repair("strided_softmax", path, interpret=True, budget=240, workers=2)
+    assert repair["status"] == "found" and "mask=in_row" in repair["after"], repair
+    fixed = [(checks, compiled) for text, checks, compiled in asked if text == reference]
+    everything = sorted(c.id for c in cases_for("strided_softmax"))
+    sliced = [checks for checks, compiled in fixed if compiled]
+    assert len(sliced) == 2 and sorted(c for s in sliced for c in s) == everything, fixed
+    assert [checks for checks, compiled in fixed if not compiled] == [[repair_first(asked, mistaken)]]
+
+
+def repair_first(asked: list, mistaken: str) -> str:
+    """The one check the first try of any change ran: the cheapest failing one."""
+    firsts = {checks[0] for text, checks, _ in asked if text != mistaken and len(checks) == 1}
+    assert len(firsts) == 1, firsts
+    return firsts.pop()
