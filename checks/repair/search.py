@@ -3,9 +3,11 @@
 1. The baseline: which checks the file fails, and what each passing check costs (the
    caller's records, or one run of the whole suite).
 2. Single edits of the error model (checks.repair.error_model), most likely first (its
-   prior, raised where the failing checks' messages point at the edit's kind or line).
-   Each is tried on the failing checks, cheapest first, then on every other check, in warm
-   workers with a time limit each, stopping at the first check that does not pass.
+   prior, raised where the failing checks' messages point at the edit's kind or line, and
+   where the edit makes its line one of the right answers', checks.repair.likeness).
+   Each is tried on the cheapest failing check, then on every check in slices over the
+   warm workers (compiled on the GPU's, where there is one), with a time limit each, each
+   slice stopping at its first check that does not pass.
 3. When no single edit passes: pairs of the edits that made a failing check pass.
 4. When none does and time is left: which mutant of a reference answer gives the file's
    result on its failing checks (checks.repair.reference_match), said as a reproduction.
@@ -35,7 +37,7 @@ from workshops import catalog
 
 REPO = Path(__file__).resolve().parents[2]
 PASSING = ("pass", "skipped")
-REFUSED = "does not compile for a GPU"  # checks.judging.gpu_compile.refuse's words
+REFUSED = "does not compile for a GPU"  # checks.judging.gpu_compile.refuse's words (interpreted)
 MAX_PAIRS_FROM = 40
 MAX_WORKERS = 16  # one per core up to this: on a GPU each compiles its changes on a core of its own
 MAX_GPU_WORKERS = (
@@ -231,14 +233,16 @@ def find_repair(
         blind = [False]  # the interpreter skips every failing check: screen compiled instead
 
         def verify(text: str) -> tuple:
-            """(statuses, what failed) of every check with a change the interpreter's screening
-            passed, in compiled runs of slices of the checks at once on the GPU workers."""
-            answers = in_slices(text, order, seconds, True, max(limit, 120.0), stop_first=True)
+            """(statuses, kernels, what failed) of every check with a change that passed the
+            interpreter's first check, in compiled runs of slices of the checks at once on the
+            GPU workers (the failing checks first in each: a change that is no fix stops soon)."""
+            answers = in_slices(text, screen, seconds, True, max(limit, 120.0), stop_first=True)
             if any(a is None for a in answers):
-                return [], "the verifying run did not finish"
+                return [], {}, "the verifying run did not finish"
             statuses = [s for a in answers for s in (a or {}).get("statuses", [])]
+            kernels = {k: v for a in answers for k, v in (a or {}).get("kernels", {}).items()}
             bad = [m for _, st, m in statuses if st not in PASSING]
-            return statuses, (bad[0] if bad else "")
+            return statuses, kernels, (bad[0] if bad else "")
 
         def screened(text: str, on_gpu: bool) -> Optional[dict]:
             """The cheapest failing check with ``text``; when it passes, every other check
@@ -248,6 +252,8 @@ def find_repair(
             got = run(text, failing[:1], limit, on_gpu=on_gpu)
             if got is None or any(st not in PASSING for _, st, _ in got["statuses"]) or len(screen) == 1:
                 return got
+            if gpu and not on_gpu:
+                return got  # the GPU's verification runs the others, compiled
             with gate.held(not on_gpu):  # the workers go to a change that passed a failing check
                 answers = in_slices(
                     text, screen if interpret else screen[1:], seconds, on_gpu, limit, True, interpret
@@ -275,17 +281,23 @@ def find_repair(
                 blind[0] = on_gpu = True  # the fault shows only in compiled runs: screen on the GPU
                 got = screened(text, True)
                 statuses = got["statuses"] if got is not None else []
-            passed = sum(s in PASSING for _, s, _ in statuses)
-            passes = got is not None and passed == len(screen)
-            passes = passes and _same_kernels(_kernels_of(base, base_known), (got or {}).get("kernels", {}))
+            kernels = (got or {}).get("kernels", {})
             said = ""
             screened_at = time.monotonic() - t0
-            if passes and not found and gpu and not on_gpu:
-                verified, said = verify(text)
-                passes, statuses = not said, (verified if not said else statuses)
+            if (
+                gpu
+                and not on_gpu
+                and got is not None
+                and not found
+                and all(s in PASSING for _, s, _ in statuses)
+            ):
+                statuses, kernels, said = verify(text)  # compiled: every check
+            passed = sum(s in PASSING for _, s, _ in statuses)
+            passes = got is not None and passed == len(screen) and not said
+            passes = passes and _same_kernels(_kernels_of(base, base_known), kernels)
             bad = [m for _, st, m in statuses if st not in PASSING]
-            if interpret and bad and all(REFUSED in m for m in bad):
-                said = bad[0]  # passed in the interpreter; the GPU compiler refuses its kernels
+            refusals = [m for m in bad if REFUSED in m or "CompilationError" in m]
+            said = refusals[0] if refusals and len(refusals) == len(bad) else ""
             with lock:
                 tried[0] += 1
                 if got is None:
