@@ -292,11 +292,14 @@ def find_repair(
                 and all(s in PASSING for _, s, _ in statuses)
             ):
                 statuses, kernels, said = verify(text)  # compiled: every check
+                compiler_words = "CompilationError"  # passed interpreted, refused by the compiler
+            else:
+                compiler_words = REFUSED if interpret else ""
             passed = sum(s in PASSING for _, s, _ in statuses)
             passes = got is not None and passed == len(screen) and not said
             passes = passes and _same_kernels(_kernels_of(base, base_known), kernels)
             bad = [m for _, st, m in statuses if st not in PASSING]
-            refusals = [m for m in bad if REFUSED in m or "CompilationError" in m]
+            refusals = [m for m in bad if compiler_words and compiler_words in m]
             said = refusals[0] if refusals and len(refusals) == len(bad) else ""
             with lock:
                 tried[0] += 1
