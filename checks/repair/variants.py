@@ -197,12 +197,21 @@ def everywhere(source: str, cands: list) -> list:
         a = starts[e.node.lineno - 1] + e.node.col_offset
         b = starts[last.end_lineno - 1] + last.end_col_offset
         groups.setdefault((c.kind, data[a:b], e.text), []).append(c)
+    reads: dict = {}  # (function, name) -> how many times the function reads the name
+    for fn in ast.walk(ast.parse(source)):
+        if isinstance(fn, ast.FunctionDef):
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    reads[(fn.name, n.id)] = reads.get((fn.name, n.id), 0) + 1
     out = []
     for same in groups.values():
         lines = sorted({c.line for c in same})
         if len(lines) < 2:
             continue
         first = min(same, key=lambda c: c.line)
+        names = {e.node.id for c in same for e in c.edits if isinstance(e.node, ast.Name)}
+        if len(names) == 1 and len(same) >= reads.get((first.function, names.pop()), 0):
+            continue  # a name replaced at every read: its value is what differs, not its uses
         others = ", ".join(str(n) for n in lines[1:])
         out.append(
             error_model.Candidate(
