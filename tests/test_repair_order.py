@@ -139,3 +139,37 @@ def repair_first(asked: list, mistaken: str) -> str:
     firsts = {checks[0] for text, checks, _ in asked if text != mistaken and len(checks) == 1}
     assert len(firsts) == 1, firsts
     return firsts.pop()
+
+
+def _gemm_with(right: str, wrong: str) -> str:
+    source = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    assert source.count(right) == 1, right
+    return source.replace(right, wrong)
+
+
+def test_no_candidate_uncaps_a_tile_size_or_renames_every_read():
+    """A tile size without its cap makes one tile hold the whole problem, which hides a
+    K loop's fault instead of fixing it; a name replaced at every read changes its value,
+    not a use: the search proposes neither."""
+    source = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    singles = error_model.candidates(source)
+    tiles = [c for c in singles if c.kind == "clamp" and "BLOCK" in c.says and "grid" not in c.says]
+    assert not tiles, [c.says for c in tiles]
+    for c in everywhere(source, singles):
+        if c.kind == "same-kind-name":
+            name = c.edits[0].node.id
+            assert len(c.edits) < source.count(name) - 1, c.says  # some read of it is left
+
+
+def test_both_axes_rounded_down_are_one_candidate():
+    """``(M // tile_m) * (N // block_n)``: no single edit fixes the grid, one candidate
+    rounds up on both axes."""
+    source = _gemm_with(
+        "num_tiles = cdiv(M, tile_m) * cdiv(N, block_n)", "num_tiles = (M // tile_m) * (N // block_n)"
+    )
+    singles = error_model.candidates(source)
+    both = [c for c in everywhere(source, singles) if c.kind == "floor-division" and len(c.edits) == 2]
+    assert len(both) == 1 and "(and so does `N // block_n` on the same line)" in both[0].says, both
+    fixed = valid_variants(source, both)[0][1]
+    right = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(right))

@@ -223,6 +223,38 @@ def everywhere(source: str, cands: list) -> list:
                 first.function,
             )
         )
+    return out + _per_statement(cands)
+
+
+# kinds whose mistake a learner repeats on every axis of one statement: ``(M // BLOCK_M) *
+# (N // BLOCK_N)`` is one mistake, fixed by no single edit
+PER_STATEMENT = ("floor-division",)
+
+
+def _per_statement(cands: list) -> list:
+    """For a kind of :data:`PER_STATEMENT`, one candidate making its edits at every place of
+    one line (rounding down, not up, on each)."""
+    groups: dict = {}
+    for c in cands:
+        if c.kind in PER_STATEMENT and len(c.edits) == 1 and "rounds down" in c.says:
+            groups.setdefault((c.kind, c.line), []).append(c)
+    out = []
+    for (kind, line), same in sorted(groups.items()):
+        if len(same) < 2:
+            continue
+        first = same[0]
+        out.append(
+            error_model.Candidate(
+                kind,
+                tuple(c.edits[0] for c in same),
+                line,
+                f"{first.says} (and so {'does' if len(same) == 2 else 'do'} "
+                + ", ".join(f"`{ast.unparse(c.edits[0].node)}`" for c in same[1:])
+                + " on the same line)",
+                first.prior,
+                first.function,
+            )
+        )
     return out
 
 
