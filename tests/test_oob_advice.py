@@ -141,3 +141,27 @@ def test_one_lane_out_of_bounds_still_shows_the_other_tensors_strides_through_th
     assert (
         "the addresses of this store, counted from the start of y, step like the elements of x" in v.message
     )
+
+
+def test_a_tile_stored_without_its_mask_is_told_to_mask_not_that_strides_are_swapped():
+    """A GEMM's last tiles stored without the mask: their addresses step by the output's own
+    strides, so whatever the lanes past the end land on, the advice is the mask (a learner's
+    trial met "strides swapped" here, on the checks whose shapes let both layouts fit)."""
+    from pathlib import Path
+
+    from checks.judging.engine import run_checks
+
+    repo = Path(__file__).resolve().parent.parent
+    source = (repo / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    store = "tl.store(c_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])"
+    assert source.count(store) == 1
+    path = Path(__import__("tempfile").mkdtemp()) / "unmasked.py"
+    path.write_text(source.replace(store, "tl.store(c_ptrs, out)"), encoding="utf-8")
+    records = run_checks(
+        "fused_gemm", path, interpret=True, only=["group-invariance", "tile-order", "wide-tiles"]
+    )
+    failed = [r for r in records if r.status == "fail"]
+    assert len(failed) == 3, [(r.id, r.status, r.message[:200]) for r in records]
+    for r in failed:
+        assert "out-of-bounds store" in r.message and "strides swapped" not in r.message, r.message
+        assert "mask this access" in r.message, r.message

@@ -131,6 +131,23 @@ def _step_of_another(block, best, ranges) -> Optional[tuple]:
     return None
 
 
+def _steps_are(block, best) -> bool:
+    """Whether a 2D block of addresses steps by ``best``'s row stride along its first axis
+    and by its column stride along its second, each axis constant."""
+    _, _, _, _, (shape, strides, elem) = best
+    if block is None or block.ndim != 2 or len(strides) != 2 or elem <= 0 or min(block.shape) < 2:
+        return False
+    a = block.astype(np.int64)
+    steps = []
+    for axis in (0, 1):
+        d = np.diff(a, axis=axis)
+        first = int(d.flat[0])
+        if first % elem or not (d == first).all():
+            return False
+        steps.append(first // elem)
+    return steps == list(strides) and strides[0] != strides[1]
+
+
 def _index_past_a_dimension(addrs, best) -> Optional[tuple]:
     """(dim, index) when the access's lowest address, read with ``best``'s own strides
     (largest first), lands at ``index`` along ``dim`` and that dimension has fewer entries:
@@ -258,8 +275,11 @@ def _check(
         several = np.unique(bad_addrs).size > 1  # one address shows no stride
         # A layout is named only when it places every active lane, not only the bad ones: a
         # row read past its end without a mask also lands where a wider layout would reach.
-        unit_columns = several and _as_if_unit_column_stride(addrs, best)
-        swapped = several and not unit_columns and _as_if_strides_swapped(addrs, best)
+        # A block whose axes step by the tensor's own row and column strides is laid out
+        # right: what runs past the end is a tail without its mask, whatever it lands on.
+        laid_right = block is not None and _steps_are(block(), best)
+        unit_columns = several and not laid_right and _as_if_unit_column_stride(addrs, best)
+        swapped = several and not laid_right and not unit_columns and _as_if_strides_swapped(addrs, best)
         # one bad address shows no stride; the whole access (every active lane) may, when it
         # steps by more than one element (a consecutive run fits any layout that has one)
         lanes = bad_addrs if several else (addrs if _strided_run(addrs, elem) else None)
