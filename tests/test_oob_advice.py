@@ -165,3 +165,21 @@ def test_a_tile_stored_without_its_mask_is_told_to_mask_not_that_strides_are_swa
     for r in failed:
         assert "out-of-bounds store" in r.message and "strides swapped" not in r.message, r.message
         assert "mask this access" in r.message, r.message
+
+
+def test_a_k_mask_one_too_wide_on_an_offset_view_is_told_about_the_mask_not_the_offset():
+    """``offs_k < k_left`` written ``<=``: on a view that starts inside its storage the extra
+    lane lands in the storage, which once read as a storage offset counted twice."""
+    from pathlib import Path
+
+    from checks.judging.engine import run_checks
+
+    repo = Path(__file__).resolve().parent.parent
+    source = (repo / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    mask = "mask=row_ok[:, None] & (offs_k[None, :] < k_left)"
+    assert source.count(mask) == 1
+    path = Path(__import__("tempfile").mkdtemp()) / "k_mask.py"
+    path.write_text(source.replace(mask, mask.replace("< k_left", "<= k_left")), encoding="utf-8")
+    (record,) = run_checks("fused_gemm", path, interpret=True, only=["offset-views"])
+    assert record.status == "fail" and "out-of-bounds load" in record.message, record.message
+    assert "storage_offset" not in record.message and "mask" in record.message, record.message

@@ -166,9 +166,10 @@ def _index_past_a_dimension(addrs, best) -> Optional[tuple]:
 
 
 def _offset_added_twice(bad_addrs, best) -> Optional[int]:
-    """The view's storage offset (in elements) when every out-of-range address, moved back
-    by it, is one of the view's elements: the kernel added storage_offset() to a pointer
-    that has it.  None otherwise."""
+    """The view's storage offset (in elements) when every address of the access (each
+    active lane, in bounds or not), moved back by it, is one of the view's elements: the
+    kernel added storage_offset() to a pointer that has it.  None otherwise (a mask one
+    element too wide also lands in the storage, but its other lanes are where they belong)."""
     start, _, _, (st_start, _), layout = best
     elem = layout[2]
     shift = (int(start) - int(st_start)) // elem if elem > 0 else 0
@@ -326,13 +327,23 @@ def _check(
                 f"index past {name}'s last row); build each tensor's addresses from its own strides "
                 f"and bound its row index; a mask would only hide the elements this access misplaces"
             )
-        elif st_start <= bad < st_end and (shift := _offset_added_twice(bad_addrs, best)):
+        elif st_start <= bad < st_end and (shift := _offset_added_twice(addrs, best)):
             where += ", in memory that belongs to the tensor it is a view of"
             advice = (
                 f"the addresses are {name}'s own elements moved {shift} elements further, which is "
                 f"its storage offset: the pointer a kernel receives already points at the view's "
                 f"first element, so adding storage_offset() counts it twice; build the address from "
                 f"the pointer and the view's strides alone"
+            )
+        elif st_start <= bad < st_end and laid_right:
+            # laid out by the view's own strides, a lane past its last row or column got
+            # through: the mask (or its bound), not the address
+            where += ", in memory that belongs to the tensor it is a view of"
+            advice = (
+                _masked_advice(pid, partly_masked, bool(ok.any()))
+                if partly_masked or masked
+                else "mask this access: its addresses step by the view's own strides, and the lanes past "
+                "its last row or column need the mask"
             )
         elif st_start <= bad < st_end:
             # Inside the tensor's memory but outside the view the kernel was given: the
