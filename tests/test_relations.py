@@ -31,6 +31,9 @@ def test_negated(want):
 def test_one_factor_overall(want):
     found = rel.relate(want * 3.0, want)
     assert found.id == "factor" and found.evidence["factors"][0] == pytest.approx(3.0)
+    # a factor above 1 may be terms added again (a loop whose loads stay put): said as a cause
+    assert "adds the same terms more than once" in found.sentence
+    assert "adds the same terms" not in rel.relate(want * 0.5, want).sentence
 
 
 def test_factor_per_row_named_by_a_quantity(want):

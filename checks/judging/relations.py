@@ -183,6 +183,11 @@ def constant_factor(
         sentence = f"{subject} of your result is {what} times {said} ({shown}){_said_quantity(found)}"
         if found is None:
             sentence += ": a scale or a normalization is applied one time too many or too few"
+            if per == "all" and values[0] > 1.5:
+                # a K loop whose mask or pointers do not move on adds the same terms again
+                sentence += (
+                    ", or a sum adds the same terms more than once (a loop whose loads do not move on)"
+                )
             n = got.shape[-1]
             if per == "row" and (values < 1).all() and n & (n - 1):
                 # a ragged width (a power-of-two tile has padding lanes): lanes loaded as 0 add exp(0 - max)
