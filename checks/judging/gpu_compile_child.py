@@ -44,6 +44,8 @@ import types
 import warnings
 from typing import Any, Optional
 
+from checks.judging import silent_asserts
+
 TARGET = ("cuda", 90, 32)  # backend, compute capability, warp size: an H100/H200
 STOP_AFTER = ".ttir"  # the last stage compiled (see the module doc)
 STOPPING_MANAGER = f"{__name__}:Manager"  # Triton's TRITON_CACHE_MANAGER setting, see _compiled_mode
@@ -338,7 +340,7 @@ def _words(exc: BaseException, lines: list) -> dict:
     message = getattr(inner, "error_message", None) or (
         str(inner.__cause__) if inner.__cause__ else str(inner)
     )
-    words = _first_line(message)
+    words = _first_line(message) or silent_asserts.words_for(exc) or ""
     src, at = getattr(inner, "src", None), getattr(getattr(inner, "node", None), "lineno", None)
     line, function = None, ""
     if isinstance(src, str) and src.strip() and isinstance(at, int):
