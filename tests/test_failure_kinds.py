@@ -63,4 +63,9 @@ def test_the_addresses_section_is_found_by_its_heading_in_every_gpu_lesson():
             found = failure_kinds.addresses_section(catalog.lesson_headings(w.id))
             assert found is not None and found != failure_kinds.SECTION_OWN, w.id
     assert failure_kinds.addresses_section(["The idea", "Run it"]) is None
+    # advice to mask an access goes to the section on masks, where the lesson has one
+    headings = ["Who owns which tile", "The K loop and its masks", "Run it"]
+    assert failure_kinds.addresses_section(headings) == "Who owns which tile"
+    assert failure_kinds.addresses_section(headings, mask_first=True) == "The K loop and its masks"
+    assert failure_kinds.addresses_section(["Who owns which tile"], mask_first=True) == "Who owns which tile"
     assert catalog.lesson_headings("no-such-workshop") == []

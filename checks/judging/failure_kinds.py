@@ -76,8 +76,11 @@ LABELS = {OUT_OF_BOUNDS: OUT_OF_BOUNDS_LABEL}  # verdict -> its label in own-ker
 ADDRESS_WORDS = ("address", "owns", "ownership", "mask")
 
 
-def addresses_section(headings: list) -> Optional[str]:
-    """The first of the lesson's ``headings`` about addresses, tile ownership or masks."""
+def addresses_section(headings: list, mask_first: bool = False) -> Optional[str]:
+    """The first of the lesson's ``headings`` about addresses, tile ownership or masks (one
+    about masks first, with ``mask_first``: the advice is the mask)."""
+    if mask_first and (about_masks := next((h for h in headings if "mask" in h.lower()), None)):
+        return about_masks
     return next((h for h in headings if any(w in h.lower() for w in ADDRESS_WORDS)), None)
 
 
@@ -101,7 +104,8 @@ def explained(record, headings: Optional[list] = None) -> None:
     if section == ADDRESSES and addresses_section([record.section]):
         section = None  # the check's own section is about addresses or masks already
     elif section == ADDRESSES or (section is None and own_check):
-        section = addresses_section(headings or [])
+        masks = "mask this access" in record.message or "the access is masked" in record.message
+        section = addresses_section(headings or [], mask_first=masks)
     if section is not None:
         record.section = section
     if own_check and record.details["verdict"] in LABELS:
