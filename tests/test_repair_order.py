@@ -156,7 +156,7 @@ def test_no_candidate_uncaps_a_tile_size_or_renames_every_read():
     tiles = [c for c in singles if c.kind == "clamp" and "BLOCK" in c.says and "grid" not in c.says]
     assert not tiles, [c.says for c in tiles]
     for c in everywhere(source, singles):
-        if c.kind == "same-kind-name":
+        if c.kind == "same-kind-name" and len({e.node.id for e in c.edits}) == 1:  # one name, many places
             name = c.edits[0].node.id
             assert len(c.edits) < source.count(name) - 1, c.says  # some read of it is left
 
@@ -173,3 +173,28 @@ def test_both_axes_rounded_down_are_one_candidate():
     fixed = valid_variants(source, both)[0][1]
     right = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
     assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(right))
+
+
+def test_one_axis_named_for_the_other_twice_on_a_line_is_one_candidate():
+    """``bias_ptr + offs_m, mask=row_ok`` style: a learner who takes the rows for the columns
+    names both the offsets and the mask of the wrong axis; one candidate replaces both."""
+    from checks.repair.program import same_kind
+
+    assert same_kind("rows", "cols") and same_kind("row", "col") and not same_kind("rows", "col")
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(bias_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):\n"
+        "    rows = tl.arange(0, BLOCK)\n    cols = tl.arange(0, BLOCK)\n"
+        "    row_ok = rows < n_rows\n    col_ok = cols < n_cols\n"
+        "    b = tl.load(bias_ptr + rows, mask=row_ok, other=0.0)\n"
+        "    where = out_ptr + rows[:, None] * n_cols + cols[None, :]\n"
+        "    tl.store(where, b[None, :], mask=row_ok[:, None] & col_ok[None, :])\n"
+    )
+    singles = error_model.candidates(source)
+    both = [c for c in everywhere(source, singles) if c.line == 11 and len(c.edits) == 2]
+    assert [c.says for c in both] == [
+        "uses `rows` where `cols` belongs, so that dimension of the tile takes the other dimension's "
+        "offsets (and, on the same line, `row_ok` for `col_ok`)"
+    ]
+    fixed = valid_variants(source, both)[0][1]
+    assert "tl.load(bias_ptr + cols, mask=col_ok, other=0.0)" in fixed

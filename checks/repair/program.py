@@ -286,8 +286,8 @@ def _neutral(node: ast.AST, new: object, ctx: Context) -> bool:
 
 def same_kind(a: str, b: str) -> bool:
     """Two names of one kind: the same tokens but one (``a_ptrs``/``b_ptrs``,
-    ``stride_am``/``stride_ak``, ``pid_m``/``pid_n``), or two short names of one case
-    (``M``/``N``, ``Q``/``K``)."""
+    ``stride_am``/``stride_ak``, ``pid_m``/``pid_n``), two short names of one case
+    (``M``/``N``, ``Q``/``K``), or a tile's two axes (``rows``/``cols``)."""
     if a == b:
         return False
     ta, tb = a.split("_"), b.split("_")
@@ -300,7 +300,8 @@ def same_kind(a: str, b: str) -> bool:
     if not x or not y:
         return False
     if len(ta) == 1:
-        return len(x) <= 2 and len(y) <= 2 and x.isupper() == y.isupper()
+        axes = {x, y} in ({"row", "col"}, {"rows", "cols"})  # a tile's two axes, by their words
+        return axes or (len(x) <= 2 and len(y) <= 2 and x.isupper() == y.isupper())
     return x.isupper() == y.isupper()
 
 

@@ -227,35 +227,58 @@ def everywhere(source: str, cands: list) -> list:
 
 
 # kinds whose mistake a learner repeats on every axis of one statement: ``(M // BLOCK_M) *
-# (N // BLOCK_N)`` is one mistake, fixed by no single edit
-PER_STATEMENT = ("floor-division",)
+# (N // BLOCK_N)`` is one mistake, fixed by no single edit, and so is ``bias_ptr + rows,
+# mask=row_ok`` for ``bias_ptr + cols, mask=col_ok`` (one axis for the other, named twice)
+PER_STATEMENT = ("floor-division", "same-kind-name")
 
 
 def _per_statement(cands: list) -> list:
     """For a kind of :data:`PER_STATEMENT`, one candidate making its edits at every place of
-    one line (rounding down, not up, on each)."""
+    one line: each floor division rounded up, or each name of one axis replaced by the same
+    other axis's (``row`` -> ``col`` in ``rows`` and ``row_ok`` alike)."""
     groups: dict = {}
     for c in cands:
-        if c.kind in PER_STATEMENT and len(c.edits) == 1 and "rounds down" in c.says:
-            groups.setdefault((c.kind, c.line), []).append(c)
+        if c.kind not in PER_STATEMENT or len(c.edits) != 1:
+            continue
+        e = c.edits[0]
+        if c.kind == "floor-division" and "rounds down" in c.says:
+            groups.setdefault((c.kind, c.line, ""), {})[id(e.node)] = c
+        elif c.kind == "same-kind-name" and isinstance(e.node, ast.Name):
+            core = _core_change(e.node.id, e.text)
+            if core:
+                groups.setdefault((c.kind, c.line, core), {}).setdefault(e.node.id, c)
     out = []
-    for (kind, line), same in sorted(groups.items()):
-        if len(same) < 2:
+    for (kind, line, _), chosen in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2])):
+        same = list(chosen.values())
+        if len(same) < 2 or len({c.edits[0].node.id for c in same if kind != "floor-division"}) == 1:
             continue
         first = same[0]
+        if kind == "floor-division":
+            also = ", ".join(f"`{ast.unparse(c.edits[0].node)}`" for c in same[1:])
+            says = f"{first.says} (and so {'does' if len(same) == 2 else 'do'} {also} on the same line)"
+        else:
+            also = ", ".join(f"`{c.edits[0].node.id}` for `{c.edits[0].text}`" for c in same[1:])
+            says = f"{first.says} (and, on the same line, {also})"
         out.append(
             error_model.Candidate(
-                kind,
-                tuple(c.edits[0] for c in same),
-                line,
-                f"{first.says} (and so {'does' if len(same) == 2 else 'do'} "
-                + ", ".join(f"`{ast.unparse(c.edits[0].node)}`" for c in same[1:])
-                + " on the same line)",
-                first.prior,
-                first.function,
+                kind, tuple(c.edits[0] for c in same), line, says, first.prior, first.function
             )
         )
     return out
+
+
+def _core_change(old: str, new: str) -> str:
+    """``row->col`` for ``rows``/``cols`` and ``row_ok``/``col_ok``: the two names without
+    what they share at both ends; '' when nothing is shared (no axis to speak of)."""
+    a = 0
+    while a < min(len(old), len(new)) and old[a] == new[a]:
+        a += 1
+    b = 0
+    while b < min(len(old), len(new)) - a and old[-1 - b] == new[-1 - b]:
+        b += 1
+    if a + b == 0:
+        return ""
+    return f"{old[a : len(old) - b]}->{new[a : len(new) - b]}"
 
 
 def valid_variants(source: str, cands: list) -> list:
