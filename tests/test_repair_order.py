@@ -147,14 +147,28 @@ def _gemm_with(right: str, wrong: str) -> str:
     return source.replace(right, wrong)
 
 
-def test_no_candidate_uncaps_a_tile_size_or_renames_every_read():
-    """A tile size without its cap makes one tile hold the whole problem, which hides a
-    K loop's fault instead of fixing it; a name replaced at every read changes its value,
-    not a use: the search proposes neither."""
+def test_no_candidate_makes_a_tile_larger_or_renames_every_read():
+    """A tile size without its cap (or with max for min, or another size's name) lets one
+    tile hold the whole problem, which hides a K loop's fault instead of fixing it; a name
+    replaced at every read changes its value, not a use: the search proposes neither. A
+    launch passing one size for another (``block_n=block_m``) is still undone."""
     source = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
     singles = error_model.candidates(source)
-    tiles = [c for c in singles if c.kind == "clamp" and "BLOCK" in c.says and "grid" not in c.says]
+    sizes = [i + 1 for i, line in enumerate(source.splitlines()) if line.strip().startswith("block_k =")]
+    assert sizes
+    larger = [
+        c
+        for c in singles
+        if c.line in sizes and ("caps" in c.says or c.kind in ("min-max", "same-kind-name"))
+    ]
+    tiles = larger  # a floor dropped (max(16, ...)) makes a tile smaller: that stays a candidate
     assert not tiles, [c.says for c in tiles]
+    launch = "BLOCK_K=block_k,"
+    assert source.count(launch) == 1
+    crossed = source.replace(launch, "BLOCK_K=block_n,")
+    line = next(i + 1 for i, x in enumerate(crossed.splitlines()) if "BLOCK_K=block_n," in x)
+    undo = [c for c in error_model.candidates(crossed) if c.line == line and c.kind == "same-kind-name"]
+    assert [c.edits[0].text for c in undo] == ["block_k"], [c.says for c in undo]
     for c in everywhere(source, singles):
         if c.kind == "same-kind-name" and len({e.node.id for e in c.edits}) == 1:  # one name, many places
             name = c.edits[0].node.id

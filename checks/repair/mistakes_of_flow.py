@@ -31,6 +31,7 @@ from checks.repair.program import (  # the shared reading of a function
     _target,
     _text,
     _walk,
+    sizes_a_tile,
 )
 
 BOUNDARY = {
@@ -312,7 +313,7 @@ def clamp(ctx: Context) -> Iterator[Candidate]:
                         f"caps the grid at `{_text(dropped)}` programs: the work past the first "
                         f"`{_text(dropped)}` programs' share is never computed"
                     )
-                elif name in ("min", "tl.minimum") and _target(_statement(node, ctx)) in _tile_sizes(ctx):
+                elif name in ("min", "tl.minimum") and sizes_a_tile(node, ctx):
                     continue  # a tile size without its cap (or fixed at it) hides a fault, never fixes it
                 elif name in ("min", "tl.minimum"):
                     says = (
@@ -326,26 +327,6 @@ def clamp(ctx: Context) -> Iterator[Candidate]:
                     )
                 prior = 0.8 if _in_grid(node, ctx) else (0.6 if isinstance(dropped, ast.Constant) else 0.4)
                 yield _cand(ctx, "clamp", node, _paren(kept), says, prior)
-
-
-def _tile_sizes(ctx: Context) -> set:
-    """The names the function passes to a launch as a constexpr-looking argument (an
-    upper-case parameter such as ``BLOCK_K``, or one named for a block or a tile): its tile
-    sizes.  A cap on one is about the GPU's registers and shared memory, never the fault."""
-    out: set = set()
-    for node in _walk(ctx):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
-            continue
-        launched = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
-        params = ctx.kernels.get(launched, [])
-        pairs = [(k.arg or "", k.value) for k in node.keywords]
-        pairs += [(params[i] if i < len(params) else "", a) for i, a in enumerate(node.args)]
-        for param, value in pairs:
-            if (param.isupper() or any(w in param.lower() for w in ("block", "tile"))) and isinstance(
-                value, ast.Name
-            ):
-                out.add(value.id)
-    return out
 
 
 def _in_grid(node: ast.AST, ctx: Context) -> bool:

@@ -32,6 +32,8 @@ from checks.repair.program import (  # the shared reading of a function
     name_kind,
     name_sentence,
     same_kind,
+    sizes_a_tile,
+    tile_parameter,
 )
 
 
@@ -39,8 +41,11 @@ def same_kind_name(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or node.id in NOT_NAMES:
             continue
+        # another size's name for a tile size is no fix (a larger tile hides faults), except
+        # the parameter's own name (any case) where a launch passes it: ``BLOCK_N=block_m`` -> ``block_n``
+        only = tile_parameter(node, ctx).lower() if sizes_a_tile(node, ctx) else None
         for other in ctx.names:
-            if same_kind(node.id, other):
+            if same_kind(node.id, other) and only in (None, other.lower()):
                 says = name_sentence(node.id, other, ctx.names)
                 prior = 0.7 if name_kind(node.id, ctx.names) else 0.45
                 yield _cand(ctx, "same-kind-name", node, other, says, prior)
@@ -207,7 +212,7 @@ MIN_MAX = {
 def min_max(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         name = _call_name(node)
-        if name in MIN_MAX:
+        if name in MIN_MAX and not sizes_a_tile(node, ctx):  # a tile made larger hides faults
             fix = MIN_MAX[name]
             new = copy.deepcopy(node)
             new.func = ast.parse(fix, mode="eval").body  # type: ignore[attr-defined]

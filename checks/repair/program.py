@@ -69,6 +69,7 @@ class Context:
     kernels: dict = field(default_factory=dict)  # the file's kernels: name -> parameter names
     modules: frozenset = frozenset()  # the modules the file imports by name (math, torch, ...)
     addresses: tuple = ()  # (pointer, its terms' texts) of each address in the file's kernels
+    tiles: Optional[tuple] = None  # sizes_a_tile's reading of the function, once made
 
     @property
     def fn(self) -> ast.FunctionDef:
@@ -216,6 +217,48 @@ def _target(stmt: Optional[ast.AST]) -> str:
     if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
         return stmt.target.id
     return ""
+
+
+def tile_sizes(ctx: Context) -> set:
+    """The names the function passes to a launch as a constexpr-looking argument (an
+    upper-case parameter such as ``BLOCK_K``, or one named for a block or a tile): its tile
+    sizes.  A cap on one is about the GPU's registers and shared memory, never the fault."""
+    return {value.id for _, value in _tile_arguments(ctx) if isinstance(value, ast.Name)}
+
+
+def _tile_arguments(ctx: Context) -> list:
+    """(parameter, value) of each launch argument of the function that sizes a tile."""
+    out: list = []
+    for node in _walk(ctx):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
+            continue
+        launched = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
+        params = ctx.kernels.get(launched, [])
+        pairs = [(k.arg or "", k.value) for k in node.keywords]
+        pairs += [(params[i] if i < len(params) else "", a) for i, a in enumerate(node.args)]
+        out += [
+            (param, value)
+            for param, value in pairs
+            if param.isupper() or any(w in param.lower() for w in ("block", "tile"))
+        ]
+    return out
+
+
+def tile_parameter(node: ast.AST, ctx: Context) -> str:
+    """The kernel parameter a launch passes ``node`` for, when ``node`` is that tile-size
+    argument itself (``BLOCK_N=BLOCK_M``: the ``BLOCK_M`` there is passed for ``BLOCK_N``)."""
+    return next((param for param, value in _tile_arguments(ctx) if value is node), "")
+
+
+def sizes_a_tile(node: ast.AST, ctx: Context) -> bool:
+    """``node`` is part of a tile size: in the statement that computes one, or the value a
+    launch passes for one.  An edit there that makes a tile larger (a cap dropped, min for
+    max, another size's name) lets one tile hold a whole test and hides the fault it was to
+    fix, so the error model proposes none there."""
+    if ctx.tiles is None:  # read once per function: (the tile sizes' names, the nodes passed for them)
+        ctx.tiles = (tile_sizes(ctx), {id(n) for _, v in _tile_arguments(ctx) for n in ast.walk(v)})
+    names, passed = ctx.tiles
+    return id(node) in passed or _target(_statement(node, ctx)) in names
 
 
 MASKY = ("mask", "_ok", "exists", "valid", "inside", "in_bounds", "keep")
