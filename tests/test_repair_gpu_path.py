@@ -114,3 +114,44 @@ def test_a_file_the_interpreter_passes_is_screened_on_the_gpu():
     assert not interpreter_sees_the_fault({"statuses": [["bf16-range", "pass", ""]]}, failing)
     assert not interpreter_sees_the_fault({"statuses": [["bf16-range", "skipped", "needs a GPU"]]}, failing)
     assert not interpreter_sees_the_fault({}, failing)
+
+
+def test_with_the_verdicts_records_the_file_as_written_runs_compiled_and_its_failing_checks_interpreted(
+    tmp_path, monkeypatch
+):
+    """The app hands the search its verdict: on a GPU the file's kernels are in Triton's cache,
+    so the suite's run of the file as written (which kernels each check launches) goes to the
+    compiled workers, and the interpreter's workers run only its failing checks (whether the
+    interpreter sees the fault) before they take the candidates."""
+    from checks.judging.engine import run_checks
+
+    reference = (REPO / "workshops/strided_softmax/solution.py").read_text(encoding="utf-8")
+    path = tmp_path / "strided_softmax.py"
+    mistaken = reference.replace(STORE, "tl.store(out_addrs, probs.to(out_ptr.dtype.element_ty))")
+    path.write_text(mistaken)
+    records = [
+        {"id": r.id, "status": str(r.status), "message": r.message, "seconds": r.seconds}
+        for r in run_checks("strided_softmax", path, interpret=True)
+    ]
+    failing = sorted(r["id"] for r in records if r["status"] in ("fail", "error"))
+    assert failing
+    asked: list = []
+
+    class Recording(warm.Pool):
+        def __init__(self, interpret, *args, **kw):
+            self.kind = interpret
+            super().__init__(True, *args, **kw)
+
+        def ask(self, job, limit):
+            text = Path(job["file"]).read_text(encoding="utf-8")
+            asked.append((self.kind, text, list(job["checks"])))
+            return super().ask(job, limit)
+
+    monkeypatch.setattr(search, "Pool", Recording)
+    repair = find_repair("strided_softmax", path, interpret=False, budget=240, workers=2, records=records)
+    assert repair["status"] == "found" and "mask=in_row" in repair["after"], repair
+    as_written = [(kind, checks) for kind, text, checks in asked if text == mistaken]
+    compiled = [c for kind, checks in as_written if not kind for c in checks]
+    assert sorted(compiled) == sorted(c.id for c in cases_for("strided_softmax"))
+    assert [sorted(checks) for kind, checks in as_written if kind] == [failing]
+    assert repair["gpu_ready_seconds"] is not None and repair["baseline_seconds"] is not None

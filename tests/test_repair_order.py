@@ -212,3 +212,16 @@ def test_one_axis_named_for_the_other_twice_on_a_line_is_one_candidate():
     ]
     fixed = valid_variants(source, both)[0][1]
     assert "tl.load(bias_ptr + cols, mask=col_ok, other=0.0)" in fixed
+
+
+def test_a_pointer_never_advanced_is_found_with_a_learners_short_stride_names():
+    """``s_bk`` for ``stride_bk``: the strides of an address are the names that multiply its
+    offsets, whatever they are called."""
+    source = (REPO / "workshops" / "fused_gemm" / "solution.py").read_text(encoding="utf-8")
+    source = source.replace("stride_", "s_").replace("        b_ptrs += BLOCK_K * s_bk\n", "")
+    steps = [
+        c.edits[0].text.split("\n")[-1].strip()
+        for c in error_model.candidates(source)
+        if c.kind == "pointer-advance"
+    ]
+    assert "b_ptrs += BLOCK_K * s_bk" in steps, steps

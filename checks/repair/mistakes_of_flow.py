@@ -233,6 +233,20 @@ def _defined_by(ctx: Context, name: str) -> Optional[ast.AST]:
     return None
 
 
+def _strides_in(definition: Optional[ast.AST]) -> list:
+    """The strides of an address's definition: the names called stride, and the names that
+    multiply an offsets term (``ks[:, None] * s_bk``: a learner's own short names)."""
+    if definition is None:
+        return []
+    out = [n.id for n in ast.walk(definition) if isinstance(n, ast.Name) and "stride" in n.id.lower()]
+    for n in ast.walk(definition):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+            for side, other in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(side, ast.Name) and isinstance(other, ast.Subscript):
+                    out.append(side.id)
+    return list(dict.fromkeys(out))
+
+
 def pointer_advance(ctx: Context) -> Iterator[Candidate]:
     """A name the loop loads through (``tl.load(p, ...)``) and never advances, while it
     advances a sibling: add the sibling's step with the strides of ``p``'s definition."""
@@ -256,13 +270,14 @@ def pointer_advance(ctx: Context) -> Iterator[Candidate]:
             if p in steps:
                 continue
             definition = _defined_by(ctx, p)
-            strides = (
-                [n.id for n in ast.walk(definition) if isinstance(n, ast.Name) and "stride" in n.id.lower()]
-                if definition
-                else []
-            )
+            strides = _strides_in(definition) if definition else []
             for sibling, step in steps.items():
-                used = [n.id for n in ast.walk(step) if isinstance(n, ast.Name) and "stride" in n.id.lower()]
+                known = set(_strides_in(_defined_by(ctx, sibling)))
+                used = [
+                    n.id
+                    for n in ast.walk(step)
+                    if isinstance(n, ast.Name) and ("stride" in n.id.lower() or n.id in known)
+                ]
                 options = (
                     [step]
                     if not used

@@ -131,18 +131,19 @@ def find_repair(
             "stop_first": stop_first,
             "gpu_compile": compile_too,
         }
-        got = (verifying if on_gpu else screening).ask(job, limit)
+        got = (verifying if on_gpu and verifying is not None else screening).ask(job, limit)
         file.unlink(missing_ok=True)
         return got
 
     try:
         # every worker imports torch and triton at once, while the first runs the baseline
+        verifying: Optional[Pool] = None
+        if gpu:  # first: their CUDA contexts start before the interpreter's workers take the cores
+            verifying = Pool(False, folder, folders, min(n_workers, MAX_GPU_WORKERS), wait_first=False)
+            pools.append(verifying)
         screening = Pool(interpret or gpu, folder, folders, n_workers)
         pools.append(screening)
         ready = round(time.monotonic() - t0, 2)
-        if gpu:  # they start while the interpreter screens
-            verifying = Pool(False, folder, folders, min(n_workers, MAX_GPU_WORKERS), wait_first=False)
-            pools.append(verifying)
         ask = screening.ask
         base: dict = {}
         base_known = threading.Event()
@@ -182,11 +183,17 @@ def find_repair(
             after which a check no longer launches one of them routes around the fault
             instead of fixing it), and the records when the caller has none."""
             weights = {r["id"]: float(r.get("seconds") or 0.05) for r in records or []}
-            answers = in_slices(source, order, weights, gpu and records is None, max(budget, 60.0))
+            # on a GPU the file's kernels are in Triton's cache from its verdict: this run is
+            # compiled, on the GPU's workers, and leaves the interpreter's to the candidates
+            answers = in_slices(source, order, weights, gpu, max(budget, 60.0))
             rank = {c: i for i, c in enumerate(order)}
             statuses = sorted(
                 (s for a in answers for s in (a or {}).get("statuses", [])), key=lambda s: rank[s[0]]
             )
+            wrong = [r["id"] for r in records or [] if r.get("status") in WRONG]
+            if gpu and wrong:  # whether the interpreter sees the fault: its own run of those checks
+                seen = run(source, wrong, max(budget, 60.0), stop_first=False)
+                statuses = sorted((seen or {}).get("statuses", []), key=lambda s: rank.get(s[0], 0))
             kernels = {k: v for a in answers for k, v in (a or {}).get("kernels", {}).items()}
             # the seconds of the suite in one worker (a candidate's time limit follows them)
             base.update(
@@ -291,7 +298,8 @@ def find_repair(
                 and not found
                 and all(s in PASSING for _, s, _ in statuses)
             ):
-                statuses, kernels, said = verify(text)  # compiled: every check
+                with gate.held():  # the cores go to its compiles: no new try meanwhile
+                    statuses, kernels, said = verify(text)  # compiled: every check
                 compiler_words = "CompilationError"  # passed interpreted, refused by the compiler
             else:
                 compiler_words = REFUSED if interpret else ""
@@ -355,7 +363,7 @@ def find_repair(
                 # where else the seconds went: the baseline's run, the first compiled worker
                 "baseline_seconds": base.get("ended"),
                 "gpu_ready_seconds": (
-                    round(pools[1].first_ready - t0, 2) if gpu and pools[1].first_ready else None
+                    round(verifying.first_ready - t0, 2) if verifying and verifying.first_ready else None
                 ),
                 # where the search's order put the change found (1: the first it tried)
                 "position": next(
