@@ -104,7 +104,10 @@ def explained(record, headings: Optional[list] = None) -> None:
     if section == ADDRESSES and addresses_section([record.section]):
         section = None  # the check's own section is about addresses or masks already
     elif section == ADDRESSES or (section is None and own_check):
-        masks = "mask this access" in record.message or "the access is masked" in record.message
+        message = record.message
+        masks = "mask this access" in message or (
+            "the access is masked" in message and "owns no elements" not in message  # else the grid
+        )
         section = addresses_section(headings or [], mask_first=masks)
     if section is not None:
         record.section = section
