@@ -21,3 +21,4 @@ def test_an_fp16_accumulator_of_tl_dot_is_named_in_the_interpreter_and_by_the_co
     # K = 0 never reaches tl.dot in the interpreter; the sm_90 compile of the variant does
     assert records["k-zero"].status == "fail" and "does not compile for a GPU" in records["k-zero"].message
     assert "refused its accumulator" in records["k-zero"].message, records["k-zero"].message
+    assert records["k-zero"].section == ""  # not the check's own section: the compiler's rule is none of it

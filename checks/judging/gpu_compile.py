@@ -169,6 +169,7 @@ def refuse(record: Any, job: dict, outcome: dict, file_name: str) -> None:
         f"On a GPU this check's call would stop with a CompilationError. What to change: {advice}"
     )
     record.why = WHY
+    record.section = ""  # the check's own section is about what it verifies, not the compiler's rule
     record.details = {
         **(record.details if isinstance(record.details, dict) else {}),
         "verdict": VERDICT,
