@@ -112,6 +112,8 @@ def test_not_finite_says_where_first(want):
     got[5, 1] = np.inf
     found = rel.relate(got, want)
     assert found.id == "not-finite" and found.evidence["first"] == [3, 7] and found.evidence["count"] == 2
+    # a K loop that drops a tile leaves large partial sums uncancelled: among the causes said
+    assert "a sum whose large terms no longer cancel" in found.sentence
 
 
 def test_only_first_row_right(want):

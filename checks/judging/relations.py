@@ -63,7 +63,8 @@ def not_finite(got, want, atol: float = ATOL, rtol: float = RTOL) -> Optional[Re
         f"Your result first holds {value} at {where} ({int(bad.sum())} non-finite values, {spread}{tail}) "
         f"where the right values are finite: follow that element back to its first 0/0, inf - inf, "
         f"inf * 0 or overflow (a padding value such as -inf that reaches the arithmetic, an exp of "
-        f"a large value, an intermediate kept in 16 bits past its dtype's range).",
+        f"a large value, an intermediate kept in 16 bits past its dtype's range, a sum whose large "
+        f"terms no longer cancel because one was left out or added twice).",
         {"first": first, "count": int(bad.sum()), "rows": int(rows.size)},
     )
 
