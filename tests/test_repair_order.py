@@ -225,3 +225,20 @@ def test_a_pointer_never_advanced_is_found_with_a_learners_short_stride_names():
         if c.kind == "pointer-advance"
     ]
     assert "b_ptrs += BLOCK_K * s_bk" in steps, steps
+
+
+def test_a_value_used_for_another_value_is_undone():
+    """``1.0 / row_max`` for ``1.0 / denominator``: two values the kernel computed, of no
+    kind the names tell; the candidate that reads the other one is there and says so."""
+    right = (REPO / "workshops" / "strided_softmax" / "solution.py").read_text(encoding="utf-8")
+    line = "probs = numerators * (1.0 / denominator)"
+    assert right.count(line) == 1
+    source = right.replace(line, "probs = numerators * (1.0 / row_max)")
+    undo = [
+        c
+        for c in error_model.candidates(source)
+        if c.kind == "other-value" and (c.edits[0].node.id, c.edits[0].text) == ("row_max", "denominator")
+    ]
+    assert [c.says for c in undo] == ["uses `row_max` where the value `denominator` belongs"]
+    fixed = valid_variants(source, undo)[0][1]
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(right))

@@ -35,6 +35,8 @@ pass reads the same first tile"), said only after the checks pass with the edit.
     square-root      a divisor without its square root (1/d for 1/sqrt(d)), or one too many
     missing-term     an address without a term the file's other addresses have (``x_ptr + cols``
                      beside ``out_ptr + row * n_cols + cols``)
+    other-value      one value the kernel computed used for another (``1.0 / row_max`` for
+                     ``1.0 / denominator``)
 
 Standard library only.
 """
@@ -65,6 +67,7 @@ from checks.repair.mistakes_of_values import (
     exp_base,
     mask,
     min_max,
+    other_value,
     padding,
     same_kind_name,
     start_value,
@@ -105,6 +108,7 @@ OPERATORS: dict = {
     "exchanged-tensors": exchanged_tensors,
     "square-root": square_root,
     "missing-term": missing_term,
+    "other-value": other_value,
 }
 
 

@@ -17,6 +17,7 @@ from checks.repair.program import (  # the shared reading of a function
     Context,
     Edit,
     _blocks,
+    _body,
     _call_name,
     _cand,
     _enclosing_call,
@@ -327,3 +328,26 @@ def start_value(ctx: Context) -> Iterator[Candidate]:
             new.args[1] = ast.Constant(0.0)  # type: ignore[attr-defined]
             says = f"`{t}` starts at -inf where it must start at 0"
             yield _cand(ctx, "start-value", node, _text(new), says, 0.5)
+
+
+def other_value(ctx: Context) -> Iterator[Candidate]:
+    """A value the kernel computed used where another value it computed before belongs
+    (``1.0 / row_max`` for ``1.0 / denominator``): names without a kind of their own
+    (no pointer, stride, offsets, mask, program id or size), bound in the kernel before
+    the line that reads them."""
+    if not ctx.site.kernel:
+        return
+    bound: dict = {}  # value name -> the first line that binds it
+    for stmt in _body(ctx.fn):
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and not name_kind(t.id, ctx.names):
+                        bound.setdefault(t.id, node.lineno)
+    for node in _walk(ctx):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound):
+            continue
+        for other, line in bound.items():
+            if other != node.id and line < node.lineno and not same_kind(node.id, other):
+                says = f"uses `{node.id}` where the value `{other}` belongs"
+                yield _cand(ctx, "other-value", node, other, says, 0.25)
