@@ -317,7 +317,7 @@ def run_case(
             )
         else:
             rec.status = "error"
-            rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}" + error_advice(str(e))
+            rec.message = f"{type(e).__name__}{where_in_file(e, path)}: {e}" + error_advice(str(e), e)
             rec.message = shape_errors.plain(e, path, rec.message)  # a shape error in plain words first
             rec.details = {"traceback": learner_traceback(e)}
     rec.seconds = round(time.perf_counter() - t0, 4)

@@ -44,7 +44,7 @@ import types
 import warnings
 from typing import Any, Optional
 
-from checks.judging import silent_asserts
+from checks.judging.records import wordless_assert
 
 TARGET = ("cuda", 90, 32)  # backend, compute capability, warp size: an H100/H200
 STOP_AFTER = ".ttir"  # the last stage compiled (see the module doc)
@@ -340,7 +340,7 @@ def _words(exc: BaseException, lines: list) -> dict:
     message = getattr(inner, "error_message", None) or (
         str(inner.__cause__) if inner.__cause__ else str(inner)
     )
-    words = _first_line(message) or silent_asserts.words_for(exc) or ""
+    words = _first_line(message) or wordless_assert(exc)
     src, at = getattr(inner, "src", None), getattr(getattr(inner, "node", None), "lineno", None)
     line, function = None, ""
     if isinstance(src, str) and src.strip() and isinstance(at, int):

@@ -114,16 +114,8 @@ def _step_of_another(block, best, ranges) -> Optional[tuple]:
     start, _, _, _, (_, strides, elem) = best
     if block is None or block.ndim < 2 or elem <= 0:
         return None
-    a = block.astype(np.int64)
-    for axis in range(a.ndim):
-        if a.shape[axis] < 2:
-            continue
-        d = np.diff(a, axis=axis)
-        first = int(d.flat[0])
-        if first == 0 or first % elem or not (d == first).all():
-            continue
-        step = first // elem
-        if step in strides or -step in strides:
+    for step in _axis_steps(block, elem):
+        if step is None or step == 0 or step in strides or -step in strides:
             continue
         owners = [r for r in ranges if r is not best and step in r[4][1]]
         if owners:
@@ -137,15 +129,23 @@ def _steps_are(block, best) -> bool:
     _, _, _, _, (shape, strides, elem) = best
     if block is None or block.ndim != 2 or len(strides) != 2 or elem <= 0 or min(block.shape) < 2:
         return False
+    return _axis_steps(block, elem) == list(strides) and strides[0] != strides[1]
+
+
+def _axis_steps(block, elem: int) -> list:
+    """For each axis of a block of addresses, the constant step (in elements) it moves by
+    along that axis, or None where the steps differ, are not whole elements, or the axis
+    has a single lane."""
     a = block.astype(np.int64)
-    steps = []
-    for axis in (0, 1):
+    out: list = []
+    for axis in range(a.ndim):
+        if a.shape[axis] < 2:
+            out.append(None)
+            continue
         d = np.diff(a, axis=axis)
         first = int(d.flat[0])
-        if first % elem or not (d == first).all():
-            return False
-        steps.append(first // elem)
-    return steps == list(strides) and strides[0] != strides[1]
+        out.append(first // elem if first % elem == 0 and (d == first).all() else None)
+    return out
 
 
 def _index_past_a_dimension(addrs, best) -> Optional[tuple]:

@@ -12,6 +12,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Optional
 
 
 class Status(str, Enum):
@@ -292,9 +293,37 @@ TRITON_RULES = (
 )
 
 
-def error_advice(message: str) -> str:
-    """'\n' and what to do about an error Triton raises for one of its rules, or ''."""
-    return next((f"\n{advice}" for words, advice in TRITON_RULES if words in message), "")
+# Rules Triton checks with a bare ``assert``: the interpreter and the compiler both stop with
+# an AssertionError() that says nothing, known by the Triton function that raised it.
+TRITON_ASSERTS = {
+    ("semantic.py", "dot"): (
+        "tl.dot(a, b, acc) refused its accumulator: Triton requires `acc` to have the dot's result "
+        "type, float32 unless out_dtype says otherwise, and the tile's shape; an accumulator created "
+        "as float16 (tl.zeros(..., dtype=tl.float16)) is refused. Create it in float32 and cast once, "
+        "at the store"
+    ),
+}
+
+
+def error_advice(message: str, exc: Optional[BaseException] = None) -> str:
+    """'\n' and what to do about an error Triton raises for one of its rules (by its words,
+    or, for a wordless assertion in ``exc``'s chain, by where Triton raised it), or ''."""
+    said = next((advice for words, advice in TRITON_RULES if words in message), "")
+    said = said or (wordless_assert(exc) if exc is not None else "")
+    return f"\n{said}" if said else ""
+
+
+def wordless_assert(exc: BaseException) -> str:
+    """What a wordless AssertionError in ``exc``'s chain checked, when it is one of
+    :data:`TRITON_ASSERTS`; else ''."""
+    for e in exception_chain(exc):
+        if isinstance(e, AssertionError) and not str(e).strip() and e.__traceback__ is not None:
+            last = traceback.extract_tb(e.__traceback__)[-1]
+            where = last.filename.replace("\\", "/")
+            for (file, function), said in TRITON_ASSERTS.items():
+                if where.endswith(f"/triton/language/{file}") and last.name == function:
+                    return said
+    return ""
 
 
 def short_repr(value, limit: int = 40) -> str:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from checks.judging import silent_asserts
 from checks.judging.records import exception_chain
 
 REDUCTIONS = ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum")
@@ -72,7 +71,7 @@ def plain(exc: BaseException, path: Any, message: str) -> str:
     """``message`` (Triton's words for ``exc``) with, in front, what a shape error of the
     learner's file ``path`` means; ``message`` unchanged for any other error."""
     try:
-        said = (explain(exc, Path(path)) if path else None) or silent_asserts.words_for(exc)
+        said = explain(exc, Path(path)) if path else None
     except Exception:  # noqa: BLE001 - a message is never lost to its explanation
         said = None
     return f"{said}\nTriton's words: {message}" if said else message

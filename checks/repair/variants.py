@@ -184,10 +184,7 @@ def everywhere(source: str, cands: list) -> list:
     """One mistake copied to several places: for each edit that makes the same change of the
     same text at two or more places, a candidate that makes it at all of them."""
     data = source.encode("utf-8")
-    starts, total = [], 0
-    for line in data.splitlines(keepends=True):
-        starts.append(total)
-        total += len(line)
+    starts = _line_starts(data)
     groups: dict = {}
     for c in cands:
         if len(c.edits) != 1:
@@ -241,7 +238,11 @@ def _per_statement(cands: list) -> list:
         if c.kind not in PER_STATEMENT or len(c.edits) != 1:
             continue
         e = c.edits[0]
-        if c.kind == "floor-division" and "rounds down" in c.says:
+        if (
+            c.kind == "floor-division"
+            and isinstance(e.node, ast.BinOp)
+            and isinstance(e.node.op, ast.FloorDiv)
+        ):
             groups.setdefault((c.kind, c.line, ""), {})[id(e.node)] = c
         elif c.kind == "same-kind-name" and isinstance(e.node, ast.Name):
             core = _core_change(e.node.id, e.text)
