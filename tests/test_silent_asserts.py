@@ -1,5 +1,6 @@
-"""Triton's wordless assertions are said in words (checks.judging.records.TRITON_ASSERTS): an fp16 accumulator handed to
-``tl.dot(a, b, acc)`` stops the interpreter and the compiler with a bare AssertionError()."""
+"""Triton's wordless assertions are said in words (checks.judging.records.TRITON_ASSERTS):
+an fp16 accumulator handed to ``tl.dot(a, b, acc)`` stops the interpreter and the compiler
+with a bare AssertionError()."""
 
 from pathlib import Path
 
