@@ -258,7 +258,14 @@ def sizes_a_tile(node: ast.AST, ctx: Context) -> bool:
     if ctx.tiles is None:  # read once per function: (the tile sizes' names, the nodes passed for them)
         ctx.tiles = (tile_sizes(ctx), {id(n) for _, v in _tile_arguments(ctx) for n in ast.walk(v)})
     names, passed = ctx.tiles
-    return id(node) in passed or _target(_statement(node, ctx)) in names
+    target = _target(_statement(node, ctx))
+    return id(node) in passed or target in names or _names_a_tile(target)
+
+
+def _names_a_tile(name: str) -> bool:
+    """``block_c``, ``BLOCK_K``, ``tile_rows``: a size computed where no launch is in sight
+    (a helper that returns the tile's shape) still sizes a tile."""
+    return name.lower().startswith(("block", "tile"))
 
 
 MASKY = ("mask", "_ok", "exists", "valid", "inside", "in_bounds", "keep")
