@@ -226,6 +226,42 @@ def test_the_command_line_streams_json_lines_and_refuses_bad_arguments(tmp_path)
         assert bad.returncode == 64 and word in bad.stderr, (args, bad.stderr)
 
 
+def test_started_before_the_verdict_the_search_waits_for_its_records_on_stdin(tmp_path):
+    """--records-from-stdin (the app's search started with the run): the workers start, the
+    records come on one line of input and the search starts from them; the end of input
+    without records (the run passed) stops it with nothing said."""
+
+    path = tmp_path / "merge.py"
+    path.write_text(
+        _mistake(
+            "online_normalizer", "scale_right = math.exp(m_right - m)", "scale_right = math.exp(m - m_right)"
+        ),
+        encoding="utf-8",
+    )
+    records = [r.to_dict() for r in run_checks("online_normalizer", path)]
+    assert any(r["status"] == "fail" for r in records)
+    command = [sys.executable, "-m", "checks.repair", "online_normalizer", "--file", str(path)]
+    command += ["--jsonl", "--workers", "2", "--records-from-stdin"]
+    done = subprocess.run(
+        command,
+        input=json.dumps({"records": records}) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])["repair"]
+    assert result["status"] == "found" and "the other way round" in result["says"]
+    stopped = subprocess.run(command, input="", capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(stopped.stdout.splitlines()[-1])["repair"]["status"] == "cancelled"
+    both = subprocess.run(
+        command + ["--records", str(path)], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert both.returncode == 64 and "--records-from-stdin" in both.stderr
+
+
 def test_a_worker_whose_cuda_context_a_candidate_broke_exits_after_answering(tmp_path):
     """On a GPU an illegal address leaves the process's CUDA context unusable: the worker
     answers for that candidate, then exits, so the next candidate gets a fresh one."""

@@ -117,3 +117,26 @@ def test_the_verdict_is_the_command_lines_records(tmp_path):
     path.write_text("this is not python(", encoding="utf-8")
     broken = verdict("online_normalizer", path, interpret=False)
     assert broken and any(r["status"] in ("fail", "error") for r in broken)
+
+
+def test_where_the_app_starts_the_search_with_the_run_the_report_does_too(tmp_path, monkeypatch):
+    """With cores to spare (KERNEL_COURSE_REPAIR_STANDBY=1 here) the report starts the search
+    with the run of the checks, as the app does, and times it from the verdict; a source
+    that passes is said so and its search stopped."""
+    from checks.repair import report
+
+    monkeypatch.setenv("KERNEL_COURSE_REPAIR_STANDBY", "1")
+    source = (REPO / "workshops/online_normalizer/solution.py").read_text(encoding="utf-8")
+    assert source.count("scale_right = math.exp(m_right - m)") == 1
+    wrong = source.replace("scale_right = math.exp(m_right - m)", "scale_right = math.exp(m - m_right)")
+    waited: list = []
+
+    def recording(*args, **kw):
+        waited.append(kw.get("wait_for_records") is not None)
+        return find_repair(*args, **{**kw, "workers": 2})
+
+    row = report._one(tmp_path, 0, ("m", "online_normalizer", "swap", wrong), 60, True, recording)
+    assert row["outcome"] == "repaired" and "the other way round" in row["says"], row
+    assert 0 <= row["seconds"] and row["check_seconds"] > 0 and waited == [True]
+    passing = report._one(tmp_path, 1, ("s", "online_normalizer", "", source), 60, True, recording)
+    assert passing["outcome"] == "passes" and waited == [True, True]

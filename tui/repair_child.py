@@ -200,6 +200,7 @@ class RepairSearch:
         interpret: bool = False,
         budget: Optional[float] = None,
         module: Optional[str] = None,
+        records: Optional[list] = None,
     ) -> None:
         self.workshop_id, self.path, self.content_hash = workshop_id, Path(path), content_hash
         self.generation, self.workspace = generation, Path(workspace)
@@ -211,11 +212,38 @@ class RepairSearch:
         self.thread: Optional[threading.Thread] = None
         self.groups: set = set()  # the process groups it was last seen to have started
         self.folder: Optional[Path] = None  # ours: the copy, its output, its temporary files
+        # the failing run's records (dicts), its input: None until give() hands them to a
+        # search started with the run (standby), whose workers warm while the checks run
+        self.records: Optional[list] = records
+        self.given = False  # the records were written to its input
 
     # --- from the screen ---
     def start(self) -> None:
         self.thread = threading.Thread(target=self._run, name="repair-search", daemon=True)
         self.thread.start()
+
+    def give(self, records: list) -> None:
+        """The run it waited for failed: its records (dicts), written to its input now, or as
+        soon as it has started."""
+        with self._lock:
+            self.records = records
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Write the records to its input once both are there (under the lock)."""
+        if self.given or self.records is None or self.proc is None or self.proc.stdin is None:
+            return
+        self.given = True
+        try:
+            self.proc.stdin.write((json.dumps({"records": self.records}) + "\n").encode("utf-8"))
+            self.proc.stdin.close()
+        except OSError:
+            pass  # it has ended: its reading thread says so
+
+    @property
+    def waiting(self) -> bool:
+        """Started with the run, and not yet given that run's records."""
+        return not self.given and self.records is None
 
     def cancel(self) -> None:
         """Stop at once: kill the process and everything it started, and reap it.  Nothing
@@ -238,6 +266,7 @@ class RepairSearch:
 
     def command(self, file: Path) -> list:
         cmd = [sys.executable, "-m", self.module, self.workshop_id, "--file", str(file), "--jsonl"]
+        cmd.append("--records-from-stdin")  # the failing run's records: give()
         if self.interpret:
             cmd.append("--interpret")
         if self.budget is not None:
@@ -277,12 +306,13 @@ class RepairSearch:
                     return None, ""
                 self.proc = subprocess.Popen(
                     self.command(copy),
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=err,
                     env=env,
                     **_processes.own_group(),
                 )
+                self._hand_over()
             assert self.proc.stdout is not None
             repair = self._read(self._lines(self.proc.stdout))
             try:  # the result is its last line: it is ending

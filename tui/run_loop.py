@@ -60,7 +60,8 @@ class RunLoop(_Host):
     """Needs from the screen: workshop, path, controller (the run session, whose
     ``post`` is :meth:`_post`), interpret, passed, last, bench_rows, watching,
     run_toasts, _bench_run, and the hooks run_finished(message, records) (completion,
-    progress), run_replaced() (a new run makes the last one's notices stale) and notify.
+    progress), run_replaced() (a new run makes the last one's notices stale),
+    repair_standby(content_hash, generation) (a run began) and notify.
     ``last``: the records of the last finished run (None before one)."""
 
     # the screen's attributes (annotations only: WorkshopScreen sets them)
@@ -83,6 +84,8 @@ class RunLoop(_Host):
         def run_finished(self, message: End, records: list) -> None: ...
 
         def run_replaced(self) -> None: ...
+
+        def repair_standby(self, content_hash: Optional[str], generation: Optional[int]) -> None: ...
 
         def file_info_changed(self) -> None: ...
 
@@ -179,6 +182,7 @@ class RunLoop(_Host):
         panel = self.query_one(ResultsPanel)
         panel.workers_note = self.controller.workers_note()
         panel.start(event.cases, event.content_hash or "")
+        self.repair_standby(event.content_hash, event.generation)
 
     def _record_arrived(self, event: RecordEvent) -> None:
         panel = self.query_one(ResultsPanel)

@@ -64,6 +64,13 @@ def main(argv=None) -> int:
         help="the failing run's records as JSON (python -m checks --json, or a list of records): the "
         "search starts from them instead of running the checks once first",
     )
+    p.add_argument(
+        "--records-from-stdin",
+        action="store_true",
+        help="start the workers now, then read the failing run's records from standard input (one "
+        "line of JSON, as --records reads; the end of input without one: the run did not fail, stop): "
+        "started with the run of the checks, the search's workers are warm by its verdict",
+    )
     p.add_argument("--jsonl", action="store_true", help="progress and result as JSON lines")
     try:
         args = p.parse_args(argv)
@@ -80,12 +87,13 @@ def main(argv=None) -> int:
     if args.budget <= 0:
         print("python -m checks.repair: --budget: must be more than 0 seconds", file=sys.stderr)
         return USAGE
+    if args.records is not None and args.records_from_stdin:
+        print("python -m checks.repair: --records-from-stdin: not with --records", file=sys.stderr)
+        return USAGE
     records = None
     if args.records is not None:
         try:
-            payload = json.loads(args.records.read_text(encoding="utf-8"))
-            found = payload["records"] if isinstance(payload, dict) else payload
-            records = [r for r in found if r.get("workshop", w.id) == w.id and "id" in r and "status" in r]
+            records = records_of(args.records.read_text(encoding="utf-8"), w.id)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             print(f"python -m checks.repair: --records: cannot read {args.records}: {e}", file=sys.stderr)
             return USAGE
@@ -113,12 +121,30 @@ def main(argv=None) -> int:
         seed=args.seed,
         on_progress=progress,
         records=records,
+        wait_for_records=(lambda: records_from_stdin(w.id)) if args.records_from_stdin else None,
     )
     if args.jsonl:
         print(json.dumps({"event": "result", "repair": repair}), flush=True)
     else:
         print_repair(repair)
     return 0
+
+
+def records_of(text: str, workshop: str) -> list:
+    """The records of ``workshop`` in JSON text: python -m checks --json's, or a list of them."""
+    payload = json.loads(text)
+    found = payload["records"] if isinstance(payload, dict) else payload
+    return [r for r in found if r.get("workshop", workshop) == workshop and "id" in r and "status" in r]
+
+
+def records_from_stdin(workshop: str):
+    """The records the first line of standard input holds; None at the end of input, or
+    when the line holds none (the run did not fail: there is nothing to search)."""
+    line = sys.stdin.readline()
+    try:
+        return records_of(line, workshop) or None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _has_gpu() -> bool:

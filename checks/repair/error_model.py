@@ -73,7 +73,15 @@ from checks.repair.mistakes_of_values import (
     start_value,
     where_branches,
 )
-from checks.repair.program import Candidate, context_of, name_sentence, same_kind, sites
+from checks.repair.program import (
+    Candidate,
+    context_of,
+    name_sentence,
+    same_kind,
+    sites,
+    sizes_a_tile,
+    tile_parameter,
+)
 
 __all__ = ["OPERATORS", "Candidate", "candidates", "name_sentence", "same_kind"]
 
@@ -120,5 +128,13 @@ def candidates(source: str) -> list:
     for site in sites(tree):
         ctx = context_of(site, tree)
         for operator in OPERATORS.values():
-            out.extend(operator(ctx))
+            out.extend(c for c in operator(ctx) if not _sizes_a_tile_only(c, ctx))
     return out
+
+
+def _sizes_a_tile_only(c: Candidate, ctx) -> bool:
+    """Every edit of ``c`` is in a tile size's own statement: a larger tile (a cap or a
+    divisor dropped, min for max, another constant) lets one tile hold a whole test and
+    hides the fault it was to fix, so none is proposed there.  A launch passing one size
+    for another (``BLOCK_N=block_m``) is still undone."""
+    return all(sizes_a_tile(e.node, ctx) and not tile_parameter(e.node, ctx) for e in c.edits)

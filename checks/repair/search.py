@@ -82,12 +82,16 @@ def find_repair(
     on_progress: Optional[Callable[[dict], None]] = None,
     cancelled: Callable[[], bool] = lambda: False,
     pairs: bool = True,
+    wait_for_records: Optional[Callable[[], Optional[list]]] = None,
 ) -> dict:
     """The smallest verified change of ``path`` that makes every check of ``workshop``
     pass, as a dict (status found/none/budget/cancelled/not-applicable, or reproduced: no
     change found, but a change of a reference answer gives the file's result; the sentence, the
     line, the before/after lines, a diff, how many changes were tried, seconds).
-    ``records``: the failing run's records as dicts (else the suite runs once first)."""
+    ``records``: the failing run's records as dicts (else the suite runs once first).
+    ``wait_for_records``: started with the run of the checks, the search starts its workers,
+    then waits for that run's records (None: the run did not fail, nothing to search); its
+    seconds count from then, as they do from the call without it."""
     t0 = time.monotonic()
     path = Path(path)
     try:
@@ -143,7 +147,12 @@ def find_repair(
             pools.append(verifying)
         screening = Pool(interpret or gpu, folder, folders, n_workers)
         pools.append(screening)
-        ready = round(time.monotonic() - t0, 2)
+        if wait_for_records is not None:  # the workers warmed while the checks ran
+            records = wait_for_records()
+            if records is None or cancelled():
+                return _result("cancelled", 0, t0, note="stopped: the run did not fail")
+            t0 = time.monotonic()
+        ready = round(max(0.0, (screening.first_ready or time.monotonic()) - t0), 2)
         ask = screening.ask
         base: dict = {}
         base_known = threading.Event()
@@ -363,7 +372,9 @@ def find_repair(
                 # where else the seconds went: the baseline's run, the first compiled worker
                 "baseline_seconds": base.get("ended"),
                 "gpu_ready_seconds": (
-                    round(verifying.first_ready - t0, 2) if verifying and verifying.first_ready else None
+                    round(max(0.0, verifying.first_ready - t0), 2)
+                    if verifying and verifying.first_ready
+                    else None
                 ),
                 # where the search's order put the change found (1: the first it tried)
                 "position": next(

@@ -6,7 +6,8 @@ no result line, a message on stderr, exit code 3), FAKE_REPAIR_STEPS (progress l
 default 4), FAKE_REPAIR_DELAY (seconds after each, default 0), FAKE_REPAIR_PIDS (a file
 where it writes its pid, the pid of a child it starts in its process group and the pid of
 one it starts in a session of its own, as the real search starts its warm workers),
-FAKE_REPAIR_ARGS (a file where it writes its arguments)."""
+FAKE_REPAIR_ARGS (a file where it writes its arguments), FAKE_REPAIR_RECORDS (a file where
+it writes the line of records it read from its input, with --records-from-stdin)."""
 
 import argparse
 import json
@@ -21,6 +22,7 @@ p.add_argument("--file", required=True)
 p.add_argument("--interpret", action="store_true")
 p.add_argument("--budget", type=float)
 p.add_argument("--jsonl", action="store_true")
+p.add_argument("--records-from-stdin", action="store_true")
 args = p.parse_args()
 env = os.environ
 if env.get("FAKE_REPAIR_ARGS"):
@@ -33,6 +35,15 @@ if env.get("FAKE_REPAIR_PIDS"):
     with open(env["FAKE_REPAIR_PIDS"] + ".tmp", "w", encoding="utf-8") as f:
         f.write(" ".join(str(p) for p in [os.getpid()] + [w.pid for w in workers]) + "\n")
     os.replace(env["FAKE_REPAIR_PIDS"] + ".tmp", env["FAKE_REPAIR_PIDS"])
+
+
+if args.records_from_stdin:  # as the real search: the failing run's records, else stop
+    given = sys.stdin.readline()
+    if env.get("FAKE_REPAIR_RECORDS"):
+        with open(env["FAKE_REPAIR_RECORDS"], "a", encoding="utf-8") as f:
+            f.write(given if given.endswith("\n") else given + "\n")
+    if not given.strip():
+        sys.exit(0)
 
 
 def say(message: dict) -> None:

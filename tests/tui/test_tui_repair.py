@@ -104,10 +104,11 @@ async def _failing(pilot, workspace, text: str = WRONG) -> Path:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_app, fake, size):
+def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_app, fake, size, tmp_path):
     from tui.screens.repair import RepairScreen
 
-    fake.set(status="found", steps=6, delay=0.3)
+    records_file = tmp_path / "repair-records.jsonl"
+    fake.set(status="found", steps=6, delay=0.3, records=records_file)
 
     async def body():
         app = make_app(open_workshop=A1.id, repair=True)
@@ -131,6 +132,12 @@ def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_ap
             # it searched a copy of the content that failed, with the arguments of its contract
             (argv,) = fake.started()
             assert argv[0] == A1.id and "--jsonl" in argv and "--interpret" not in argv
+            # the failing run's records on its input: the search starts from the verdict shown
+            (given,) = [json.loads(x)["records"] for x in records_file.read_text().splitlines()]
+            assert {(r["id"], r["status"]) for r in given} == {
+                (r.id, str(r.status)) for r in app.screen.query_one("ResultsPanel").records.values()
+            }
+            assert any(r["status"] == "fail" for r in given)
             copy = Path(argv[argv.index("--file") + 1])
             assert copy.name == path.name and copy != path and not copy.exists()  # removed after
             await pilot.press("f")
@@ -142,6 +149,42 @@ def test_the_line_says_how_far_then_what_it_found_and_f_shows_the_change(make_ap
             await pilot.press("f")  # f closes it, as escape and q do
             await wait_for(pilot, lambda: not isinstance(app.screen, RepairScreen), 5, "closed")
             assert path.read_text(encoding="utf-8") == WRONG  # the learner's file is not changed
+
+    asyncio.run(body())
+
+
+def test_a_search_started_with_the_run_gets_its_records_and_a_pass_stops_it(
+    make_app, fake, tmp_path, monkeypatch
+):
+    """Where cores are to spare (KERNEL_COURSE_REPAIR_STANDBY=1 here), the search starts when
+    a run begins and waits for its records: the failing run's search is given them at the
+    run's end and says its repair; the passing run's is stopped with the run."""
+    monkeypatch.setenv("KERNEL_COURSE_REPAIR_STANDBY", "1")
+    records_file = tmp_path / "repair-records.jsonl"
+    fake.set(status="found", steps=2, delay=0.1, records=records_file)
+    right = (A1.folder / "solution.py").read_text(encoding="utf-8")
+    given: list = []
+    give = repair_child.RepairSearch.give
+    monkeypatch.setattr(repair_child.RepairSearch, "give", lambda self, r: (given.append(r), give(self, r)))
+
+    async def body():
+        app = make_app(open_workshop=A1.id, repair=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            path = app.workspace / A1.exercise_name
+            await wait_for_run(pilot, digest_of(path))  # the starter: TODO, its search stopped
+            assert app.screen.repair_search is None and not given
+            await save(pilot, path, WRONG)
+            await wait_for_run(pilot, digest_of(path))
+            await wait_for(pilot, lambda: "press f to see the change" in said(app), 20, "the repair")
+            # started with the run, handed the records when it ended: what its input read
+            assert len(given) == 1 and any(r["status"] == "fail" for r in given[0])
+            lines = [json.loads(x)["records"] for x in records_file.read_text().splitlines() if x.strip()]
+            assert lines == given
+            await save(pilot, path, right)
+            await wait_for_run(pilot, digest_of(path))
+            await wait_for(pilot, lambda: app.screen.repair_search is None, 10, "no search after a pass")
+            await wait_for(pilot, lambda: gone(fake.pids()[0]), 10, "the passing run's search stopped")
+            assert len(given) == 1 and not line_of(app).display and "f Fix" not in footer_keys(app.screen)
 
     asyncio.run(body())
 
@@ -301,6 +344,7 @@ def test_the_command_follows_the_contract(tmp_path):
         "--file",
         str(tmp_path / "copy.py"),
         "--jsonl",
+        "--records-from-stdin",
         "--interpret",
         "--budget",
         "30",
@@ -321,7 +365,8 @@ def test_a_search_without_the_app_delivers_progress_then_its_repair(fake, tmp_pa
         if isinstance(event, RepairFinished):
             done.set()
 
-    search = repair_child.RepairSearch(A1.id, path, digest_of(path), 7, tmp_path, got)
+    records = [_record("rows", "fail").to_dict()]
+    search = repair_child.RepairSearch(A1.id, path, digest_of(path), 7, tmp_path, got, records=records)
     search.start()
     assert done.wait(30)
     progress = [e for e in events if isinstance(e, RepairProgress)]
@@ -338,7 +383,7 @@ def test_a_search_of_a_file_saved_since_does_not_start(fake, tmp_path):
     done = threading.Event()
     got = []
     search = repair_child.RepairSearch(
-        A1.id, path, "0" * 64, 1, tmp_path, lambda e: (got.append(e), done.set())
+        A1.id, path, "0" * 64, 1, tmp_path, lambda e: (got.append(e), done.set()), records=[]
     )
     search.start()
     assert done.wait(10)

@@ -291,6 +291,7 @@ class WorkshopScreen(RunLoop, WorkshopLayout, WorkshopFileKeys, WorkshopRepair, 
             self._record_result(records, message.content_hash)
         panel = self.query_one(CompletionPanel)
         if self.passed:
+            self.cancel_repair()  # a search started with the run (standby) has nothing to do
             app = course_app(self)
             progress, _ = ws.load_progress(app.workspace)
             self.next_up = ws.next_workshops(self.workshop, catalog.workshops(), progress)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 
 from textual.message import Message
 
+from checks.repair import standby_wanted
 from tui import repair_child
 from tui.host import course_app
 from tui.messages import RepairFinished, RepairProgress
@@ -53,9 +54,35 @@ class WorkshopRepair(_Host):
     repair_search: Optional[repair_child.RepairSearch] = None
     repair_result: Optional[dict] = None
 
-    def repair_after(self, message: End, records: list) -> None:
-        """A run ended (its records): search for a repair if it failed in a way one can fix."""
+    def repair_standby(self, content_hash: Optional[str], generation: Optional[int]) -> None:
+        """A run of the checks began: on a machine with cores to spare, its search starts
+        now and waits for the run's records, so that its workers are warm by the verdict
+        (checks.repair.standby_wanted)."""
+        if (
+            self.controller is None
+            or not content_hash
+            or generation is None
+            or not course_app(self).repair_enabled
+            or not standby_wanted(self.workshop.gpu)
+            or not repair_child.available()
+        ):
+            return
         self.cancel_repair()
+        self.repair_search = self._search(content_hash, generation, None)
+        self.repair_search.start()
+
+    def repair_after(self, message: End, records: list) -> None:
+        """A run ended (its records): search for a repair if it failed in a way one can fix
+        (the search started with the run is given them; it is stopped when there is none)."""
+        standby = self.repair_search
+        ready = (
+            standby is not None
+            and standby.waiting
+            and standby.generation == message.generation
+            and standby.content_hash == message.content_hash
+        )
+        if not ready:
+            self.cancel_repair()
         if (
             self.controller is None
             or not course_app(self).repair_enabled
@@ -64,19 +91,27 @@ class WorkshopRepair(_Host):
             or not repair_child.wanted(str(message.outcome), records)
             or not repair_child.available()
         ):
+            self.cancel_repair()
             return
-        search = repair_child.RepairSearch(
+        given = [r.to_dict() for r in records]
+        if ready and standby is not None:
+            standby.give(given)
+        else:
+            self.repair_search = self._search(message.content_hash, message.generation, given)
+            self.repair_search.start()
+        self.query_one(RepairLine).searching()
+
+    def _search(self, content_hash: str, generation: int, records: Optional[list]):
+        return repair_child.RepairSearch(
             self.workshop.id,
             self.path,
-            message.content_hash,
-            message.generation,
+            content_hash,
+            generation,
             course_app(self).workspace,
             on_event=self._post_repair,
             interpret=self.interpret,
+            records=records,
         )
-        self.repair_search = search
-        self.query_one(RepairLine).searching()
-        search.start()
 
     def _post_repair(self, event: repair_child.RepairEvent) -> None:
         self.post_message(RepairUpdate(event))  # from the search's thread
@@ -107,6 +142,10 @@ class WorkshopRepair(_Host):
         event = update.event
         if not self._current_search(event):
             return  # of an older run, or of a search cancelled since: never shown
+        if self.repair_search is not None and self.repair_search.waiting:
+            if isinstance(event, RepairFinished):  # it ended before its run did: the run's end
+                self.repair_search = None  # starts another
+            return
         line = self.query_one(RepairLine)
         if isinstance(event, RepairProgress):
             line.searching(event.tried, event.candidates)
