@@ -314,6 +314,11 @@ def test_a_worker_whose_cuda_context_a_candidate_broke_exits_after_answering(tmp
             "exchanged-tensors",
             "passes `grad_output` and `y` in the other order",
         ),
+        (  # a mistake nobody listed, tried from the command line: a shape error, then "no change"
+            ("dx = y * (g - dot[:, None])", "dx = y * (g - dot[None, :])"),
+            "broadcast-axis",
+            "lays `dot` out as a row, one value per column, where it holds one value per row",
+        ),
     ],
 )
 def test_the_error_model_undoes_mistakes_of_which_tensor(change, kind, words):

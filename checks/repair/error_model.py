@@ -60,6 +60,7 @@ from checks.repair.mistakes_of_flow import (
 from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order, square_root
 from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_term, missing_weight
 from checks.repair.mistakes_of_values import (
+    broadcast_axis,
     dtype,
     early_cast,
     exchanged_arguments,
@@ -117,6 +118,7 @@ OPERATORS: dict = {
     "square-root": square_root,
     "missing-term": missing_term,
     "other-value": other_value,
+    "broadcast-axis": broadcast_axis,
 }
 
 

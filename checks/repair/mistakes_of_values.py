@@ -308,6 +308,39 @@ def where_branches(ctx: Context) -> Iterator[Candidate]:
             )
 
 
+def broadcast_axis(ctx: Context) -> Iterator[Candidate]:
+    """``dot[None, :]`` for ``dot[:, None]`` (and back): a per-row value laid out as a row."""
+    for node in _walk(ctx):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple)):
+            continue
+        parts = node.slice.elts
+        if (
+            len(parts) != 2
+            or not all(_is_none(p) or _is_whole(p) for p in parts)
+            or _is_none(parts[0]) == _is_none(parts[1])
+        ):
+            continue
+        x = _text(node.value)
+        as_row = _is_none(parts[0])  # x[None, :]: one value per column
+        fixed, written = (f"{x}[:, None]", f"{x}[None, :]") if as_row else (f"{x}[None, :]", f"{x}[:, None]")
+        laid, each = (
+            ("row, one value per column", "row") if as_row else ("column, one value per row", "column")
+        )
+        says = (
+            f"`{written}` lays `{x}` out as a {laid}, where it holds one value per {each}: "
+            f"`{fixed}` gives each {each} its own value"
+        )
+        yield _cand(ctx, "broadcast-axis", node, fixed, says, 0.8)
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_whole(node: ast.AST) -> bool:
+    return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
+
+
 def start_value(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         name = _call_name(node)
