@@ -347,3 +347,20 @@ def test_an_address_without_a_term_the_files_other_addresses_have():
     ]
     assert got and got[0].line == 9, got
     assert "leaves out the term `row * n_cols`" in got[0].says
+
+
+def test_exp_of_the_raw_values_gets_the_maximum_subtracted():
+    """The kept wrong answer that computes ``tl.exp(x)`` with no maximum at all (a step left
+    out, not a term): the model offers the row's maximum subtracted in place, along the row
+    or along a tile's axis 1, and a maximum the file computes where it has one."""
+    source = (REPO / "workshops/strided_softmax/wrong/max_not_subtracted.py").read_text(encoding="utf-8")
+    offered = [c for c in error_model.candidates(source) if c.kind == "max-not-subtracted"]
+    texts = {c.edits[0].text for c in offered}
+    assert {"tl.exp(x - tl.max(x, axis=0))", "tl.exp(x - tl.max(x, axis=1)[:, None])"} <= texts, texts
+    assert all("overflows float32" in c.says for c in offered)
+    computed = source.replace(
+        "numerators = tl.exp(x)", "row_max = tl.max(x, axis=0)\n    numerators = tl.exp(x)"
+    )
+    assert computed != source
+    texts = {c.edits[0].text for c in error_model.candidates(computed) if c.kind == "max-not-subtracted"}
+    assert "tl.exp(x - row_max)" in texts, texts

@@ -57,7 +57,14 @@ from checks.repair.mistakes_of_flow import (
     overwrite,
     pointer_advance,
 )
-from checks.repair.mistakes_of_steps import extra_step, grid_axes, inside_out, order, square_root
+from checks.repair.mistakes_of_steps import (
+    extra_step,
+    grid_axes,
+    inside_out,
+    max_not_subtracted,
+    order,
+    square_root,
+)
 from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_term, missing_weight
 from checks.repair.mistakes_of_values import (
     broadcast_axis,
@@ -119,6 +126,7 @@ OPERATORS: dict = {
     "missing-term": missing_term,
     "other-value": other_value,
     "broadcast-axis": broadcast_axis,
+    "max-not-subtracted": max_not_subtracted,
 }
 
 

@@ -173,3 +173,38 @@ def square_root(ctx: Context) -> Iterator[Candidate]:
                 f"divides by `{d}` where the formula divides by its square root, sqrt({d})",
                 0.35,
             )
+
+
+EXPS = ("tl.exp", "tl.exp2")
+
+
+def max_not_subtracted(ctx: Context) -> Iterator[Candidate]:
+    """``tl.exp(x)`` of the raw values where softmax takes ``tl.exp(x - max)``: the maximum a
+    line computes (``row_max = tl.max(x, ...)``) subtracted, or the row's maximum taken
+    in place, along a row (1D) or along axis 1 of a tile (2D)."""
+    maxima = {
+        _target(node): node.value
+        for node in _walk(ctx)
+        if isinstance(node, ast.Assign) and _call_name(node.value) == "tl.max" and _target(node)
+    }
+    for node in _walk(ctx):
+        if not (
+            isinstance(node, ast.Call)
+            and _call_name(node) in EXPS
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+        ):
+            continue
+        x, fn = node.args[0].id, _call_name(node)
+        of_x = [m for m, value in maxima.items() if value.args and _text(value.args[0]) == x]  # type: ignore[attr-defined]
+        shifts = [m for name in of_x for m in (name, f"{name}[:, None]")] or [
+            f"tl.max({x}, axis=0)",
+            f"tl.max({x}, axis=1)[:, None]",
+        ]
+        for shift in shifts:
+            says = (
+                f"`{fn}({x})` takes the raw values: past about 88 it overflows float32 (inf / inf is NaN) "
+                f"and far below 0 every term underflows to 0; `{fn}({x} - {shift})` keeps every term "
+                "at most 1"
+            )
+            yield _cand(ctx, "max-not-subtracted", node, f"{fn}({x} - {shift})", says, 0.7)
