@@ -230,15 +230,22 @@ class RepairSearch:
             self._hand_over()
 
     def _hand_over(self) -> None:
-        """Write the records to its input once both are there (under the lock)."""
+        """Write the records to its input once both are there (called under the lock), from a
+        thread of its own: the search reads them only once its first worker is ready, and a
+        line longer than the pipe holds would block the app's thread, and cancel(), till then."""
         if self.given or self.records is None or self.proc is None or self.proc.stdin is None:
             return
         self.given = True
-        try:
-            self.proc.stdin.write((json.dumps({"records": self.records}) + "\n").encode("utf-8"))
-            self.proc.stdin.close()
-        except OSError:
-            pass  # it has ended: its reading thread says so
+        stdin, line = self.proc.stdin, (json.dumps({"records": self.records}) + "\n").encode("utf-8")
+
+        def write() -> None:
+            try:
+                stdin.write(line)
+                stdin.close()
+            except (OSError, ValueError):
+                pass  # it has ended, or was killed: its reading thread says so
+
+        threading.Thread(target=write, name="repair-records", daemon=True).start()
 
     @property
     def waiting(self) -> bool:

@@ -7,7 +7,9 @@ default 4), FAKE_REPAIR_DELAY (seconds after each, default 0), FAKE_REPAIR_PIDS 
 where it writes its pid, the pid of a child it starts in its process group and the pid of
 one it starts in a session of its own, as the real search starts its warm workers),
 FAKE_REPAIR_ARGS (a file where it writes its arguments), FAKE_REPAIR_RECORDS (a file where
-it writes the line of records it read from its input, with --records-from-stdin)."""
+it writes the line of records it read from its input, with --records-from-stdin),
+FAKE_REPAIR_READ_AFTER (seconds before it reads that line, as the real search reads it once a
+worker is ready)."""
 
 import argparse
 import json
@@ -38,6 +40,7 @@ if env.get("FAKE_REPAIR_PIDS"):
 
 
 if args.records_from_stdin:  # as the real search: the failing run's records, else stop
+    time.sleep(float(env.get("FAKE_REPAIR_READ_AFTER", "0")))  # its workers warming first
     given = sys.stdin.readline()
     if env.get("FAKE_REPAIR_RECORDS"):
         with open(env["FAKE_REPAIR_RECORDS"], "a", encoding="utf-8") as f:

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -375,6 +376,31 @@ def test_a_search_without_the_app_delivers_progress_then_its_repair(fake, tmp_pa
     final = events[-1]
     assert final.generation == 7 and final.repair["status"] == "found" and final.error == ""
     assert path.stat().st_mtime_ns == before and path.read_text(encoding="utf-8") == WRONG
+
+
+def test_records_longer_than_a_pipe_holds_never_block_the_app(fake, tmp_path):
+    """give() from the app's thread returns at once though the search reads its input only
+    once its workers are ready, and a line of records is longer than the pipe holds; the
+    search then reads it whole."""
+    records_file = tmp_path / "records.jsonl"
+    fake.set(status="found", steps=1, read_after=1.5, records=records_file)
+    path = tmp_path / "online_normalizer.py"
+    path.write_text(WRONG, encoding="utf-8")
+    done = threading.Event()
+    search = repair_child.RepairSearch(
+        A1.id, path, digest_of(path), 3, tmp_path, lambda e: isinstance(e, RepairFinished) and done.set()
+    )
+    search.start()
+    deadline = time.monotonic() + 10
+    while search.proc is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    many = [{**_record(f"check-{i}", "fail").to_dict(), "message": "x" * 2000} for i in range(400)]
+    t = time.monotonic()
+    search.give(many)
+    assert time.monotonic() - t < 0.5  # about 800 KB: a blocking write would wait 1.5 s
+    assert done.wait(30)
+    (line,) = records_file.read_text().splitlines()
+    assert len(json.loads(line)["records"]) == 400
 
 
 def test_a_search_of_a_file_saved_since_does_not_start(fake, tmp_path):
