@@ -31,7 +31,7 @@ from typing import Callable, Optional
 
 from checks.repair import error_model, likeness, program
 from checks.repair.schedule import Gate, drain, slices
-from checks.repair.variants import WRONG, changed_lines, everywhere, rank, symptom, valid_variants
+from checks.repair.variants import WRONG, changed_lines, everywhere, pair, rank, symptom, valid_variants
 from checks.repair.warm import STARTUP_LIMIT, Pool
 from workshops import catalog
 
@@ -40,9 +40,8 @@ PASSING = ("pass", "skipped")
 REFUSED = "does not compile for a GPU"  # checks.judging.gpu_compile.refuse's words (interpreted)
 MAX_PAIRS_FROM = 40
 MAX_WORKERS = 16  # one per core up to this: on a GPU each compiles its changes on a core of its own
-MAX_GPU_WORKERS = (
-    8  # compiled workers that verify a change the interpreter passed, its checks split among them
-)
+# compiled workers that verify a change the interpreter passed, its checks split among them
+MAX_GPU_WORKERS = 8
 
 
 @dataclass
@@ -152,7 +151,7 @@ def find_repair(
             if records is None or cancelled():
                 return _result("cancelled", 0, t0, note="stopped: the run did not fail")
             t0 = time.monotonic()
-        ready = round(max(0.0, (screening.first_ready or time.monotonic()) - t0), 2)
+        ready = _after(screening.first_ready or time.monotonic(), t0)
         ask = screening.ask
         base: dict = {}
         base_known = threading.Event()
@@ -358,7 +357,7 @@ def find_repair(
             combos = []
             for i, a in enumerate(best):
                 for b in best[i + 1 :]:
-                    cand = _pair(a.candidate, b.candidate)
+                    cand = pair(a.candidate, b.candidate)
                     if cand is not None:
                         combos.append(cand)
             total += len(combos)
@@ -371,11 +370,7 @@ def find_repair(
                 "verified_seconds": phases.get("verified"),
                 # where else the seconds went: the baseline's run, the first compiled worker
                 "baseline_seconds": base.get("ended"),
-                "gpu_ready_seconds": (
-                    round(max(0.0, verifying.first_ready - t0), 2)
-                    if verifying and verifying.first_ready
-                    else None
-                ),
+                "gpu_ready_seconds": _after(verifying.first_ready, t0) if verifying else None,
                 # where the search's order put the change found (1: the first it tried)
                 "position": next(
                     (i + 1 for i, (c, _) in enumerate(variants) if c is found[0].candidate), None
@@ -437,6 +432,12 @@ def find_repair(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _after(moment: Optional[float], t0: float) -> Optional[float]:
+    """Seconds from ``t0`` to ``moment`` (0 for a moment before it: workers warm before the
+    search's clock started); None when it never came."""
+    return None if moment is None else round(max(0.0, moment - t0), 2)
+
+
 def interpreter_sees_the_fault(base: dict, failing: list) -> bool:
     """Whether the interpreter's run of the file as written (the baseline) fails one of the
     checks the GPU's verdict failed at least: else a change that passes the interpreter says
@@ -465,21 +466,6 @@ def _same_kernels(before: dict, after: dict) -> bool:
     it launched before it (a check that now launches none, a validation that now raises
     before the launch, is not routed around anything)."""
     return all(set(names) <= set(after[check]) for check, names in before.items() if after.get(check))
-
-
-def _pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_model.Candidate]:
-    if a.line == b.line and a.kind == b.kind:
-        return None
-    first, second = sorted((a, b), key=lambda c: c.line)
-    says = f"{first.says}; and line {second.line}: {second.says}"
-    return error_model.Candidate(
-        f"{first.kind}+{second.kind}",
-        first.edits + second.edits,
-        first.line,
-        says,
-        first.prior * second.prior,
-        first.function,
-    )
 
 
 def _verified(statuses: list) -> str:

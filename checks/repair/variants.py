@@ -8,7 +8,7 @@ import ast
 import difflib
 import json
 import re
-from typing import Callable
+from typing import Callable, Optional
 
 from checks.repair import error_model
 from checks.repair.program import function_lines
@@ -366,3 +366,19 @@ def symptom(records: list) -> str:
                 return words.format(*m.groups())
         return ""
     return ""
+
+
+def pair(a: error_model.Candidate, b: error_model.Candidate) -> Optional[error_model.Candidate]:
+    """``a`` and ``b`` made together, as one candidate (None: one mistake twice on a line)."""
+    if a.line == b.line and a.kind == b.kind:
+        return None
+    first, second = sorted((a, b), key=lambda c: c.line)
+    says = f"{first.says}; and line {second.line}: {second.says}"
+    return error_model.Candidate(
+        f"{first.kind}+{second.kind}",
+        first.edits + second.edits,
+        first.line,
+        says,
+        first.prior * second.prior,
+        first.function,
+    )
