@@ -34,6 +34,7 @@ GEMM_FP16_ACC = (
     "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
     "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float16)",
 )
+GEMM_FP16_LINE = _solution("fused_gemm").splitlines().index("    " + GEMM_FP16_ACC[0]) + 1
 ATTN_M_ZERO = ('m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)', "m_i = tl.zeros([BLOCK_M], tl.float32)")
 ATTN_NO_LOG2E = ("alpha = tl.exp2(m_i - m_new)", "alpha = tl.exp(m_i - m_new)")
 ATTN_NO_SQRT = ("qk_scale = (1.0 / math.sqrt(d)) * LOG2_E", "qk_scale = (1.0 / d) * LOG2_E")
@@ -54,7 +55,13 @@ ATTN_TWO_SQRT = (
         ),
         ("fused_gemm", GEMM_OVERWRITE, "overwrite", "overwrites `acc` on every pass"),
         ("fused_gemm", GEMM_NO_ADVANCE, "pointer-advance", "never advances `b_ptrs`"),
-        ("fused_gemm", GEMM_FP16_ACC, "dtype", "every partial sum added to it rounds to 16 bits"),
+        ("fused_gemm", GEMM_FP16_ACC, "dtype", "passed to tl.dot as its accumulator"),
+        (
+            "fused_gemm",
+            ("row_ok[:, None] & (offs_k[None, :] < k_left)", "row_ok[:, None] & (offs_k[None, :] < K)"),
+            "mask-bound",
+            "by `k_left`, which moves with it: `offs_k` counts from the current tile",
+        ),
         ("streaming_attention", ATTN_M_ZERO, "start-value", "starts at 0 where it must start at -inf"),
         (
             "streaming_attention",
@@ -96,6 +103,44 @@ def test_the_error_model_undoes_the_mistake_and_names_its_mechanism(workshop, ch
     ]
     assert undoing, "no candidate gives the reference answer back"
     assert any(c.kind == kind and words in c.says for c, _ in undoing), [(c.kind, c.says) for c, _ in undoing]
+
+
+GRID_IN_THE_WRONG_SIZE = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    tl.store(c_ptr + tl.program_id(0), 1.0)
+
+
+def launch(c, M, N):
+    BLOCK_M, BLOCK_N = 32, 64
+    grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_M),)
+    kernel[grid](c, M, N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+"""
+
+
+def test_a_grid_counting_tiles_with_the_other_tile_size_is_said_as_the_grid():
+    """The same swap of sizes reads differently in a grid: the programs launched, not a bound."""
+    says = [c.says for c in error_model.candidates(GRID_IN_THE_WRONG_SIZE) if c.kind == "same-kind-name"]
+    assert any(
+        s.startswith("the grid counts tiles with `BLOCK_M` where `BLOCK_N` belongs")
+        and "some tiles no program" in s
+        for s in says
+    ), says
+
+
+def test_a_fp16_accumulator_tl_dot_adds_into_is_told_apart_from_one_added_to():
+    """``tl.dot(a, b, acc)`` refuses a 16-bit ``acc``; ``acc += tl.dot(...)`` rounds each partial sum."""
+    into = _mistake("fused_gemm", *GEMM_FP16_ACC)
+    added = into.replace("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b).to(tl.float16)")
+    for source, words in ((into, "passed to tl.dot as its accumulator"), (added, "rounds to 16 bits")):
+        says = [
+            c.says for c in error_model.candidates(source) if c.kind == "dtype" and c.line == GEMM_FP16_LINE
+        ]
+        assert any(words in s for s in says), says
 
 
 def test_same_kind_names():

@@ -65,7 +65,13 @@ from checks.repair.mistakes_of_steps import (
     order,
     square_root,
 )
-from checks.repair.mistakes_of_tensors import exchanged_tensors, foreign_strides, missing_term, missing_weight
+from checks.repair.mistakes_of_tensors import (
+    exchanged_tensors,
+    foreign_strides,
+    mask_bound,
+    missing_term,
+    missing_weight,
+)
 from checks.repair.mistakes_of_values import (
     broadcast_axis,
     dtype,
@@ -124,6 +130,7 @@ OPERATORS: dict = {
     "exchanged-tensors": exchanged_tensors,
     "square-root": square_root,
     "missing-term": missing_term,
+    "mask-bound": mask_bound,
     "other-value": other_value,
     "broadcast-axis": broadcast_axis,
     "max-not-subtracted": max_not_subtracted,

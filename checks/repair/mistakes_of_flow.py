@@ -31,6 +31,7 @@ from checks.repair.program import (  # the shared reading of a function
     _target,
     _text,
     _walk,
+    in_grid,
     sizes_a_tile,
 )
 
@@ -323,7 +324,7 @@ def clamp(ctx: Context) -> Iterator[Candidate]:
                 kept, dropped = node.args[keep], node.args[drop]  # type: ignore[attr-defined]
                 if name in ("tl.maximum",) and isinstance(dropped, ast.Constant) and dropped.value == 0:
                     says = f"applies `{_text(node)}` (a ReLU) where the formula has none"
-                elif name in ("min", "tl.minimum") and _in_grid(node, ctx):
+                elif name in ("min", "tl.minimum") and in_grid(node, ctx):
                     says = (
                         f"caps the grid at `{_text(dropped)}` programs: the work past the first "
                         f"`{_text(dropped)}` programs' share is never computed"
@@ -340,17 +341,8 @@ def clamp(ctx: Context) -> Iterator[Candidate]:
                         f"raises `{_text(kept)}` to at least `{_text(dropped)}` with {name}, which "
                         "the formula does not do"
                     )
-                prior = 0.8 if _in_grid(node, ctx) else (0.6 if isinstance(dropped, ast.Constant) else 0.4)
+                prior = 0.8 if in_grid(node, ctx) else (0.6 if isinstance(dropped, ast.Constant) else 0.4)
                 yield _cand(ctx, "clamp", node, _paren(kept), says, prior)
-
-
-def _in_grid(node: ast.AST, ctx: Context) -> bool:
-    """Inside a launch's grid: ``kernel[(...)]`` or a value assigned to a name ``grid``."""
-    if "grid" in _target(_statement(node, ctx)).lower():
-        return True
-    return any(
-        isinstance(p, ast.Subscript) and isinstance(ctx.parents.get(p), ast.Call) for p in ctx.up(node)
-    )
 
 
 def extra_operand(ctx: Context) -> Iterator[Candidate]:

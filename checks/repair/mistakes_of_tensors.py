@@ -1,7 +1,7 @@
 """The error model's mistakes of which tensor: one tensor's strides in another's
 addresses, a factor of a loaded tensor left out of a formula, two tensors passed to a
-launch in the other order, an address without a term the file's other addresses have.
-Standard library only."""
+launch in the other order, an address without a term the file's other addresses have, one
+tile's offsets bounded by another bound in one of its masks.  Standard library only."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from checks.repair.program import (  # the shared reading of a function
     _text,
     _walk,
     address_terms,
+    name_kind,
 )
 
 # ``y_stride_row`` / ``stride_y_row``: (tensor, axis)
@@ -214,3 +215,55 @@ def missing_term(ctx: Context) -> Iterator[Candidate]:
                 f"`{' + '.join([other_pointer, *theirs])}` has",
                 0.45 if any(not t.isdigit() for t in extra) else 0.3,
             )
+
+
+def _bounded(ctx: Context) -> dict:
+    """The masks' tests ``offs < bound`` (or ``<=``) of this function, by the offsets'
+    name: ``offs_k[None, :] < k_left`` -> {"offs_k": [(the bound's node, its text)]}."""
+    out: dict = {}
+    for node in _walk(ctx):
+        if not (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Lt, ast.LtE))
+        ):
+            continue
+        offsets = [n.id for n in ast.walk(node.left) if isinstance(n, ast.Name)]
+        if len(offsets) == 1 and name_kind(offsets[0]) == "offsets":
+            out.setdefault(offsets[0], []).append((node.comparators[0], _text(node.comparators[0])))
+    return out
+
+
+def _moves_in(loop: Optional[ast.AST], bound: ast.AST) -> bool:
+    """``bound`` reads a name the loop assigns (its counter or a value of its body)."""
+    if loop is None:
+        return False
+    assigned = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(bound))
+
+
+def mask_bound(ctx: Context) -> Iterator[Candidate]:
+    """One tile's offsets tested against another bound in one mask than in the others:
+    ``offs_k[None, :] < K`` in a K loop whose other load tests ``offs_k[:, None] < k_left``."""
+    if not ctx.site.kernel:
+        return
+    for offsets, tests in _bounded(ctx).items():
+        for node, text in tests:
+            loop = next((p for p in ctx.up(node) if isinstance(p, (ast.For, ast.While))), None)
+            for other, other_node in {t: n for n, t in tests}.items():
+                if other == text:
+                    continue
+                line = other_node.lineno
+                if _moves_in(loop, other_node) and not _moves_in(loop, node):
+                    says = (
+                        f"bounds `{offsets}` by `{text}`, which stays the same on every pass of the "
+                        f"loop, where line {line} bounds it by `{other}`, which moves with it: "
+                        f"`{offsets}` counts from the current tile, so against `{text}` the last "
+                        "tile's lanes past the end pass the mask"
+                    )
+                else:
+                    says = (
+                        f"bounds `{offsets}` by `{text}` where line {line} bounds the same offsets by "
+                        f"`{other}`: one tile's lanes are let through here and stopped there"
+                    )
+                yield _cand(ctx, "mask-bound", node, other, says, 0.7)

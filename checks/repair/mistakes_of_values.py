@@ -30,6 +30,7 @@ from checks.repair.program import (  # the shared reading of a function
     _text,
     _walk,
     exchanged_sentence,
+    in_grid,
     name_kind,
     name_sentence,
     same_kind,
@@ -48,6 +49,12 @@ def same_kind_name(ctx: Context) -> Iterator[Candidate]:
         for other in ctx.names:
             if same_kind(node.id, other) and only in (None, other.lower()):
                 says = name_sentence(node.id, other, ctx.names)
+                if name_kind(node.id, ctx.names) == "size" and in_grid(node, ctx):
+                    says = (
+                        f"the grid counts tiles with `{node.id}` where `{other}` belongs: it launches "
+                        "the right number of programs only when the two sizes are equal; otherwise some "
+                        "programs have no tile to compute, or some tiles no program"
+                    )
                 prior = 0.7 if name_kind(node.id, ctx.names) else 0.45
                 yield _cand(ctx, "same-kind-name", node, other, says, prior)
 
@@ -226,6 +233,16 @@ def min_max(ctx: Context) -> Iterator[Candidate]:
 DTYPE_FIX = {"float16": ("float32",), "bfloat16": ("float32",), "float32": ("float16",), "int32": ("int64",)}
 
 
+def _dot_accumulates(ctx: Context, name: str) -> bool:
+    """``name`` goes to a ``tl.dot`` as its accumulator (``tl.dot(a, b, acc)`` or ``acc=acc``)."""
+    for node in _walk(ctx):
+        if isinstance(node, ast.Call) and _call_name(node) == "tl.dot":
+            given = node.args[2:3] + [k.value for k in node.keywords if k.arg == "acc"]
+            if any(isinstance(a, ast.Name) and a.id == name for a in given):
+                return True
+    return False
+
+
 def dtype(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         if not (
@@ -237,7 +254,18 @@ def dtype(ctx: Context) -> Iterator[Candidate]:
         for fix in DTYPE_FIX.get(node.attr, ()):
             call = _enclosing_call(node, ctx)
             target = _target(_statement(node, ctx))
-            if call in ("tl.zeros", "tl.full") and node.attr in SIXTEEN_BITS:
+            if (
+                call in ("tl.zeros", "tl.full")
+                and node.attr in SIXTEEN_BITS
+                and _dot_accumulates(ctx, target)
+            ):
+                says = (
+                    f"`{target}` is created as {node.attr} and passed to tl.dot as its accumulator: "
+                    f"tl.dot adds into it at its own result type, {fix} (it refuses a 16-bit "
+                    f"accumulator); `{target}` must start as {fix}"
+                )
+                prior = 0.85
+            elif call in ("tl.zeros", "tl.full") and node.attr in SIXTEEN_BITS:
                 says = (
                     f"`{target or 'the accumulator'}` is created as {node.attr}, so every partial sum "
                     f"added to it rounds to 16 bits; it must start as {fix}"

@@ -376,6 +376,15 @@ def name_kind(name: str, names: Iterable = ()) -> str:
     return ""
 
 
+def in_grid(node: ast.AST, ctx: Context) -> bool:
+    """Inside a launch's grid: ``kernel[(...)]`` or a value assigned to a name ``grid``."""
+    if "grid" in _target(_statement(node, ctx)).lower():
+        return True
+    return any(
+        isinstance(p, ast.Subscript) and isinstance(ctx.parents.get(p), ast.Call) for p in ctx.up(node)
+    )
+
+
 # What using one name of a kind where another belongs does, and what exchanging two does.
 ONE_FOR_ANOTHER = {
     "stride": "so that dimension is walked with the other dimension's step",

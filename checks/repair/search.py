@@ -391,9 +391,10 @@ def find_repair(
             )
         note = (
             f"no change of one or two edits made every check pass ({tried[0]} changes tried "
-            f"in {spent} s): "
-            f"the mistake may span several lines"
+            f"in {spent} s): the fix is of a kind the search does not try, or spans several lines"
         )
+        if any(isinstance(r.get("details"), dict) and r["details"].get("mistake") for r in records):
+            note += "; the mistake the checks name above is where to look"
         if refused:  # passed in the interpreter, refused by the GPU compiler
             note += (
                 f"; {len(refused)} change{'s' if len(refused) != 1 else ''} passed in the interpreter "
