@@ -409,3 +409,107 @@ def test_exp_of_the_raw_values_gets_the_maximum_subtracted():
     assert computed != source
     texts = {c.edits[0].text for c in error_model.candidates(computed) if c.kind == "max-not-subtracted"}
     assert "tl.exp(x - row_max)" in texts, texts
+
+
+# A streaming-attention kernel in one loop, as learners write it (the reference answer keeps
+# its steps in a helper): the loop's running state, its bounds and its masks.
+ONE_LOOP_ATTENTION = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(Q, K, V, Out, N, qk_scale, stride_qn, stride_qd, stride_kn, stride_kd, stride_vn, stride_vd,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m[:, None] < N
+    q = tl.load(Q + offs_m[:, None] * stride_qn + offs_d[None, :] * stride_qd, mask=row_ok, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    hi = N
+    if CAUSAL:
+        hi = tl.minimum(N, (start_m + 1) * BLOCK_M)
+    for start_n in range(0, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        key_ok = offs_n[:, None] < N
+        k = tl.load(K + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd, mask=key_ok, other=0.0)
+        v = tl.load(V + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd, mask=key_ok, other=0.0)
+        s = tl.dot(q, tl.trans(k)) * qk_scale
+        s = tl.where(offs_n[None, :] < N, s, float("-inf"))
+        if CAUSAL:
+            s = tl.where(offs_n[None, :] <= offs_m[:, None], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(Out + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out, mask=row_ok)
+"""
+
+
+@pytest.mark.parametrize(
+    "right, wrong, kind, words",
+    [
+        (
+            "acc = acc * alpha[:, None] + tl.dot",
+            "acc = acc + tl.dot",
+            "missing-rescale",
+            "`acc` is carried over the loop without the rescale `alpha` that `l_i` gets",
+        ),
+        (
+            "out = acc / l_i[:, None]",
+            "out = acc",
+            "unused-denominator",
+            "`l_i`, the running sum the loop carries, is never used after it",
+        ),
+        (
+            "hi = tl.minimum(N, (start_m + 1) * BLOCK_M)",
+            "hi = tl.minimum(N, start_m * BLOCK_M)",
+            "tile-end",
+            "the loop stops at `start_m * BLOCK_M`, where tile `start_m` starts",
+        ),
+        (
+            "offs_n[None, :] <= offs_m[:, None]",
+            "offs_n[None, :] <= start_m * BLOCK_M",
+            "tile-start",
+            "the first index of the tile, where each one's own index `offs_m` belongs",
+        ),
+        (
+            'm_i = tl.full([BLOCK_M], float("-inf"), tl.float32)',
+            "m_i = tl.full([BLOCK_M], 0.0, tl.float32)",
+            "start-value",
+            "`m_i` starts at 0 where it must start at -inf",
+        ),
+        (
+            's = tl.where(offs_n[None, :] < N, s, float("-inf"))',
+            "s = tl.where(offs_n[None, :] < N, s, 0.0)",
+            "padding",
+            "take 0.0, so they count in a maximum",
+        ),
+        (
+            "V + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd",
+            "V + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd",
+            "foreign-strides",
+            "`V`'s addresses are built with `k`'s strides",
+        ),
+    ],
+)
+def test_one_line_mistakes_of_a_loops_state_bounds_and_masks_are_undone(right, wrong, kind, words):
+    """Mistakes a learner's trial of one-loop attention showed unreached: each has a candidate
+    of its kind that gives the right kernel back, said with its mechanism."""
+    import ast
+
+    assert ONE_LOOP_ATTENTION.count(right) == 1, right
+    source = ONE_LOOP_ATTENTION.replace(right, wrong)
+    target = ast.dump(ast.parse(ONE_LOOP_ATTENTION))
+    undoing = [
+        c
+        for c, text in valid_variants(source, error_model.candidates(source))
+        if ast.dump(ast.parse(text)) == target
+    ]
+    assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]

@@ -57,6 +57,7 @@ from checks.repair.mistakes_of_flow import (
     overwrite,
     pointer_advance,
 )
+from checks.repair.mistakes_of_state import missing_rescale, tile_end, tile_start_for_rows, unused_denominator
 from checks.repair.mistakes_of_steps import (
     extra_step,
     grid_axes,
@@ -131,6 +132,10 @@ OPERATORS: dict = {
     "square-root": square_root,
     "missing-term": missing_term,
     "mask-bound": mask_bound,
+    "missing-rescale": missing_rescale,
+    "unused-denominator": unused_denominator,
+    "tile-end": tile_end,
+    "tile-start": tile_start_for_rows,
     "other-value": other_value,
     "broadcast-axis": broadcast_axis,
     "max-not-subtracted": max_not_subtracted,

@@ -171,8 +171,12 @@ def square_root(ctx: Context) -> Iterator[Candidate]:
                 node,
                 f"({_paren(node.left)} / {root})",
                 f"divides by `{d}` where the formula divides by its square root, sqrt({d})",
-                0.35,
+                0.6 if _is_one(node.left) else 0.35,  # a reciprocal is how a scale is written
             )
+
+
+def _is_one(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (1, 1.0)
 
 
 EXPS = ("tl.exp", "tl.exp2")

@@ -29,6 +29,7 @@ from checks.repair.program import (  # the shared reading of a function
 STRIDE = (
     re.compile(r"^(?P<t>\w+?)_stride_?(?P<axis>\w*)$"),
     re.compile(r"^stride_(?P<t>[a-z]+)_(?P<axis>\w+)$"),
+    re.compile(r"^stride_(?P<t>[a-z])(?P<axis>[bhnmkdz])$"),  # stride_kn: k's stride along n
 )
 ROW_WORDS = ("row", "m", "0", "r")
 
@@ -37,18 +38,23 @@ def _stride_of(name: str) -> Optional[tuple]:
     for pattern in STRIDE:
         m = pattern.match(name)
         if m:
-            return m.group("t"), m.group("axis")
+            return m.group("t").lower(), m.group("axis")
     return None
 
 
-def _base_pointer(address: ast.AST) -> str:
-    """The pointer an address is built on (``g_ptr`` in ``g_ptr + r * s + c``), or ''."""
-    names = [n.id for n in ast.walk(address) if isinstance(n, ast.Name) and "ptr" in n.id.lower()]
+def _base_pointer(address: ast.AST, known: list) -> str:
+    """The pointer an address is built on (``g_ptr`` in ``g_ptr + r * s + c``, ``V`` in
+    attention's ``V + offs_n * stride_vn``), or ''."""
+    names = [
+        n.id
+        for n in ast.walk(address)
+        if isinstance(n, ast.Name) and ("ptr" in n.id.lower() or name_kind(n.id, known) == "pointer")
+    ]
     return names[0] if len(set(names)) == 1 else ""
 
 
 def _tensor_of(pointer: str) -> str:
-    return re.sub(r"_?ptrs?$", "", pointer, flags=re.IGNORECASE)
+    return re.sub(r"_?ptrs?$", "", pointer, flags=re.IGNORECASE).lower()
 
 
 def _addresses(ctx: Context) -> Iterator[tuple]:
@@ -58,7 +64,7 @@ def _addresses(ctx: Context) -> Iterator[tuple]:
     for node in _walk(ctx):
         if _call_name(node) in ("tl.load", "tl.store") and node.args:  # type: ignore[attr-defined]
             address = node.args[0]  # type: ignore[attr-defined]
-            pointer = _base_pointer(address)
+            pointer = _base_pointer(address, ctx.names)
             if pointer:
                 yield node, address, pointer
         elif isinstance(node, ast.Assign) and _target(node):

@@ -137,6 +137,7 @@ def _pad_text(node: Optional[ast.AST]) -> str:
 def padding(ctx: Context) -> Iterator[Candidate]:
     if not ctx.site.kernel:
         return
+    yield from _where_padding(ctx)
     for node in _walk(ctx):
         if _call_name(node) != "tl.load" or not any(k.arg == "mask" for k in node.keywords):  # type: ignore[attr-defined]
             continue
@@ -369,6 +370,24 @@ def _is_whole(node: ast.AST) -> bool:
     return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
 
 
+def _where_padding(ctx: Context) -> Iterator[Candidate]:
+    """``tl.where(ok, s, 0.0)`` where the lanes masked off must be -inf (and back)."""
+    for node in _walk(ctx):
+        if _call_name(node) != "tl.where" or len(node.args) != 3:  # type: ignore[attr-defined]
+            continue
+        pad, cond = node.args[2], _text(node.args[0])  # type: ignore[attr-defined]
+        had = _pad_text(pad)
+        if had == "0.0":
+            says = (
+                f"the lanes `{cond}` leaves out take 0.0, so they count in a maximum and each adds "
+                "exp(0 - max) to a sum; -inf makes them count nowhere"
+            )
+            yield _cand(ctx, "padding", pad, 'float("-inf")', says, 0.8)
+        elif had == "-inf":
+            says = f"the lanes `{cond}` leaves out take -inf, where they must add nothing (0.0)"
+            yield _cand(ctx, "padding", pad, "0.0", says, 0.6)
+
+
 def start_value(ctx: Context) -> Iterator[Candidate]:
     for node in _walk(ctx):
         name = _call_name(node)
@@ -384,6 +403,12 @@ def start_value(ctx: Context) -> Iterator[Candidate]:
                 "the running maximum stays 0"
             )
             yield _cand(ctx, "start-value", node, text, says, 0.9)
+        elif name == "tl.full" and len(node.args) >= 2 and _pad_text(node.args[1]) == "0.0":  # type: ignore[attr-defined]
+            says = (
+                f"`{t}` starts at 0 where it must start at -inf: while every value seen is below 0, "
+                "the running maximum stays 0"
+            )
+            yield _cand(ctx, "start-value", node.args[1], 'float("-inf")', says, 0.9)  # type: ignore[attr-defined]
         elif name == "tl.full" and len(node.args) >= 2 and _pad_text(node.args[1]) == "-inf":  # type: ignore[attr-defined]
             new = copy.deepcopy(node)
             new.args[1] = ast.Constant(0.0)  # type: ignore[attr-defined]

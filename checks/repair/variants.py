@@ -40,10 +40,16 @@ HINTS = {
         "missing-factor",
         "missing-weight",
         "constant",
+        "square-root",
     ),
     r"power of (two|2)|power-of-two": ("constant", "arithmetic", "clamp"),
-    r"sqrt|square root": ("square-root",),
+    r"rescal|running maxim|\balpha\b": ("missing-rescale", "start-value"),
+    r"denominator|divid|normali[sz]": ("unused-denominator", "missing-factor"),
+    r"causal|diagonal": ("tile-end", "tile-start", "boundary"),
 }
+
+# Words that name one kind of edit alone: a message that says them points there strongly.
+STRONG_HINTS = {r"sqrt|square root": ("square-root",)}
 
 
 def apply(source: str, edits: tuple) -> str:
@@ -161,6 +167,7 @@ def rank(
     for pattern, kinds in HINTS.items():
         if re.search(pattern, words):
             favoured.update(kinds)
+    strong = {k for pattern, kinds in STRONG_HINTS.items() if re.search(pattern, words) for k in kinds}
     named = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"line (\d+)(?:, in (\w+))?", words)]
     lines = {line for line, _ in named}
     lines |= _guards(source, lines) if source else set()
@@ -171,6 +178,7 @@ def rank(
         return (
             c.prior
             * (1.3 if c.kind in favoured else 1.0)
+            * (2.0 if c.kind in strong else 1.0)
             * (1.25 if c.line in lines else 1.0)
             * (1.15 if c.line in feeding else 1.0)
             * (1.1 if c.function.lower() in functions else 1.0)

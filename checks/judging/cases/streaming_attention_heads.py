@@ -108,8 +108,9 @@ def heads_transposed_view(mod, ctx):
 
 @check(
     "heads-mixed-strides",
-    "q contiguous, k a transposed view, v shared by every head (stride 0); N=24, and N=160 causal",
-    why="each tensor has its own strides; one set of strides for all three is a bug",
+    "q contiguous, k a transposed view, v shared by every head (stride 0) with steps of its own "
+    "(rows 32 apart, every second column); N=24, and N=160 causal",
+    why="each tensor has its own strides; one tensor's strides in another's addresses is a bug",
     section=SECTION,
     cost=2,
     properties=("strided",),
@@ -120,7 +121,9 @@ def heads_mixed_strides(mod, ctx):
     for n, causal in ((24, False), (160, True)):
         q = _bhnd(ctx, 1, 4, n, 16)
         k = _bnhd_view(ctx, 1, 4, n, 16)
-        v = _bhnd(ctx, 1, 1, n, 16).expand(1, 4, n, 16)
+        # v's row and column steps (32, 2) are neither q's (16, 1) nor k's (64, 1): an address
+        # of v built with either one's strides reads other elements
+        v = _bhnd(ctx, 1, 1, n, 32)[..., ::2].expand(1, 4, n, 16)
         _run(mod, q, k, v, causal=causal)
 
 
