@@ -58,6 +58,12 @@ ATTN_TWO_SQRT = (
         ("fused_gemm", GEMM_FP16_ACC, "dtype", "passed to tl.dot as its accumulator"),
         (
             "fused_gemm",
+            ("group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)", "group_size_m = GROUP_M"),
+            "last-group",
+            "but the last group holds only the `num_pid_m - first_pid_m` rows left",
+        ),
+        (
+            "fused_gemm",
             ("row_ok[:, None] & (offs_k[None, :] < k_left)", "row_ok[:, None] & (offs_k[None, :] < K)"),
             "mask-bound",
             "by `k_left`, which moves with it: `offs_k` counts from the current tile",

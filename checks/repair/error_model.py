@@ -57,7 +57,13 @@ from checks.repair.mistakes_of_flow import (
     overwrite,
     pointer_advance,
 )
-from checks.repair.mistakes_of_state import missing_rescale, tile_end, tile_start_for_rows, unused_denominator
+from checks.repair.mistakes_of_state import (
+    last_group_size,
+    missing_rescale,
+    tile_end,
+    tile_start_for_rows,
+    unused_denominator,
+)
 from checks.repair.mistakes_of_steps import (
     extra_step,
     grid_axes,
@@ -136,6 +142,7 @@ OPERATORS: dict = {
     "unused-denominator": unused_denominator,
     "tile-end": tile_end,
     "tile-start": tile_start_for_rows,
+    "last-group": last_group_size,
     "other-value": other_value,
     "broadcast-axis": broadcast_axis,
     "max-not-subtracted": max_not_subtracted,

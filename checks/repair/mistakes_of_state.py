@@ -1,7 +1,8 @@
-"""The error model's mistakes of a loop's running state: a carried value left without the
-rescale another carried value gets, a running sum the loop carries but nothing divides by,
-a loop bound that stops at the start of a tile instead of its end, a tile's first index
-compared where each row's own index belongs.  Standard library only."""
+"""The error model's mistakes of a loop's running state and of a tile's place: a carried
+value left without the rescale another carried value gets, a running sum the loop carries
+but nothing divides by, a loop bound that stops at the start of a tile instead of its end,
+a tile's first index compared where each row's own index belongs, a grouped order's last
+group taken as full.  Standard library only."""
 
 from __future__ import annotations
 
@@ -184,3 +185,32 @@ def tile_start_for_rows(ctx: Context) -> Iterator[Candidate]:
                     f"index `{own}` belongs: every row or column of the tile is tested as its first one"
                 )
                 yield _cand(ctx, "tile-start", side, shown, says, 0.7)
+
+
+def last_group_size(ctx: Context) -> Iterator[Candidate]:
+    """``group_size_m = GROUP_M`` in a grouped launch order, where the last group holds only
+    the rows left: ``min(num_pid_m - first_pid_m, GROUP_M)``."""
+    names = set(ctx.names)
+    firsts = {}
+    for s in _walk(ctx):
+        t = _target(s)
+        if t and isinstance(s, ast.Assign) and t.startswith(("first", "start")):
+            firsts[t] = s.value
+    counts = [n for n in ctx.names if n.startswith("num_") and "group" not in n]
+    minimum = "tl.minimum" if ctx.site.kernel else "min"
+    for s in _walk(ctx):
+        if not (
+            isinstance(s, ast.Assign) and isinstance(s.value, ast.Name) and "group" in _target(s).lower()
+        ):
+            continue
+        size = s.value.id
+        for first, value in firsts.items():
+            if not _reads(value, size) or first not in names:
+                continue
+            for count in counts:
+                says = (
+                    f"`{_target(s)}` is `{size}` for every group, but the last group holds only the "
+                    f"`{count} - {first}` rows left: its extra programs land past the end, and tiles "
+                    "of that group are never computed"
+                )
+                yield _cand(ctx, "last-group", s.value, f"{minimum}({count} - {first}, {size})", says, 0.6)
