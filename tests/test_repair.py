@@ -415,6 +415,12 @@ def test_exp_of_the_raw_values_gets_the_maximum_subtracted():
     assert computed != source
     texts = {c.edits[0].text for c in error_model.candidates(computed) if c.kind == "max-not-subtracted"}
     assert "tl.exp(x - row_max)" in texts, texts
+    # a maximum the kernel loads (a split softmax's last pass reads the row's m from scratch)
+    loaded = source.replace(
+        "numerators = tl.exp(x)", "m = tl.load(stats_ptr + row)\n    numerators = tl.exp(x)"
+    )
+    said = {c.edits[0].text: c.says for c in error_model.candidates(loaded) if c.kind == "max-not-subtracted"}
+    assert "is not measured against the maximum `m` the kernel has" in said.get("tl.exp(x - m)", ""), said
 
 
 # A streaming-attention kernel in one loop, as learners write it (the reference answer keeps
@@ -513,6 +519,116 @@ def test_one_line_mistakes_of_a_loops_state_bounds_and_masks_are_undone(right, w
     assert ONE_LOOP_ATTENTION.count(right) == 1, right
     source = ONE_LOOP_ATTENTION.replace(right, wrong)
     target = ast.dump(ast.parse(ONE_LOOP_ATTENTION))
+    undoing = [
+        c
+        for c, text in valid_variants(source, error_model.candidates(source))
+        if ast.dump(ast.parse(text)) == target
+    ]
+    assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
+
+
+# A split softmax of three kernels as a learner writes it: partial statistics per chunk into a
+# float32 scratch, their merge per row, the normalization pass.
+THREE_PASS_SOFTMAX = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def stats(x_ptr, partial_ptr, n_cols, num_tiles, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    tile = tl.program_id(1)
+    cols = tile * CHUNK + tl.arange(0, CHUNK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))
+    m = tl.max(x, axis=0)
+    tl.store(partial_ptr + (row * num_tiles + tile) * 2, m)
+    tl.store(partial_ptr + (row * num_tiles + tile) * 2 + 1, tl.sum(tl.exp(x - m), axis=0))
+
+
+@triton.jit
+def merge(partial_ptr, stats_ptr, num_tiles, BLOCK_T: tl.constexpr):
+    row = tl.program_id(0)
+    t = tl.arange(0, BLOCK_T)
+    m_t = tl.load(partial_ptr + (row * num_tiles + t) * 2, mask=t < num_tiles, other=float("-inf"))
+    l_t = tl.load(partial_ptr + (row * num_tiles + t) * 2 + 1, mask=t < num_tiles, other=0.0)
+    m = tl.max(m_t, axis=0)
+    tl.store(stats_ptr + row * 2, m)
+    tl.store(stats_ptr + row * 2 + 1, tl.sum(l_t * tl.exp(m_t - m), axis=0))
+
+
+@triton.jit
+def normalize(x_ptr, stats_ptr, out_ptr, n_cols, CHUNK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * CHUNK + tl.arange(0, CHUNK)
+    m = tl.load(stats_ptr + row * 2)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))
+    l = tl.load(stats_ptr + row * 2 + 1)
+    tl.store(out_ptr + row * n_cols + cols, tl.exp(x - m) / l, mask=cols < n_cols)
+
+
+def softmax(x, chunk_size=1024):
+    n_rows, n_cols = x.shape
+    out = torch.empty_like(x)
+    num_tiles = triton.cdiv(n_cols, chunk_size)
+    partial = torch.empty((n_rows, num_tiles, 2), dtype=torch.float32, device=x.device)
+    row_stats = torch.empty((n_rows, 2), dtype=torch.float32, device=x.device)
+    stats[(n_rows, num_tiles)](x, partial, n_cols, num_tiles, CHUNK=chunk_size)
+    merge[(n_rows,)](partial, row_stats, num_tiles, BLOCK_T=triton.next_power_of_2(num_tiles))
+    normalize[(n_rows, num_tiles)](x, row_stats, out, n_cols, CHUNK=chunk_size)
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    "right, wrong, kind, words",
+    [
+        (
+            "tl.sum(l_t * tl.exp(m_t - m), axis=0)",
+            "tl.sum(l_t, axis=0)",
+            "merge-rescale",
+            "adds the partial sums `l_t` as they are, but each was measured against its own maximum",
+        ),
+        (
+            "tl.store(out_ptr + row * n_cols + cols, tl.exp(x - m) / l",
+            "tl.store(out_ptr + row * n_cols + cols, tl.exp(x) / l",
+            "max-not-subtracted",
+            "is not measured against the maximum `m` the kernel has",
+        ),
+        (
+            "num_tiles = triton.cdiv(n_cols, chunk_size)",
+            "num_tiles = n_cols // chunk_size",
+            "floor-division",
+            "rounds down, so a last, partial block is never counted",
+        ),
+        (
+            "partial = torch.empty((n_rows, num_tiles, 2), dtype=torch.float32",
+            "partial = torch.empty((n_rows, num_tiles, 2), dtype=x.dtype",
+            "dtype",
+            "allocates `partial` in `x.dtype`, the input's dtype",
+        ),
+        (
+            "tl.store(partial_ptr + (row * num_tiles + tile) * 2, m)",
+            "tl.store(partial_ptr + row * num_tiles + tile * 2, m)",
+            "precedence",
+            "`* 2` scales only `tile` where the whole `row * num_tiles + tile` is meant",
+        ),
+        (
+            'x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))\n    l = tl.load',
+            'x = tl.load(x_ptr + row * CHUNK + cols, mask=cols < n_cols, other=float("-inf"))\n    l = tl.load',
+            "other-term",
+            "has the term `row * CHUNK` where your other address of `x_ptr`",
+        ),
+    ],
+)
+def test_one_line_mistakes_of_a_split_softmax_are_undone(right, wrong, kind, words):
+    """Mistakes a learner's trial of split softmax showed unreached: each has a candidate of
+    its kind that gives the right program back, said with its mechanism."""
+    import ast
+
+    assert THREE_PASS_SOFTMAX.count(right) == 1, right
+    source = THREE_PASS_SOFTMAX.replace(right, wrong)
+    target = ast.dump(ast.parse(THREE_PASS_SOFTMAX))
     undoing = [
         c
         for c, text in valid_variants(source, error_model.candidates(source))

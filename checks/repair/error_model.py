@@ -59,6 +59,7 @@ from checks.repair.mistakes_of_flow import (
 )
 from checks.repair.mistakes_of_state import (
     last_group_size,
+    merge_rescale,
     missing_rescale,
     tile_end,
     tile_start_for_rows,
@@ -70,6 +71,7 @@ from checks.repair.mistakes_of_steps import (
     inside_out,
     max_not_subtracted,
     order,
+    precedence,
     square_root,
 )
 from checks.repair.mistakes_of_tensors import (
@@ -78,6 +80,7 @@ from checks.repair.mistakes_of_tensors import (
     mask_bound,
     missing_term,
     missing_weight,
+    other_term,
 )
 from checks.repair.mistakes_of_values import (
     broadcast_axis,
@@ -143,6 +146,9 @@ OPERATORS: dict = {
     "tile-end": tile_end,
     "tile-start": tile_start_for_rows,
     "last-group": last_group_size,
+    "precedence": precedence,
+    "merge-rescale": merge_rescale,
+    "other-term": other_term,
     "other-value": other_value,
     "broadcast-axis": broadcast_axis,
     "max-not-subtracted": max_not_subtracted,

@@ -2,7 +2,8 @@
 value left without the rescale another carried value gets, a running sum the loop carries
 but nothing divides by, a loop bound that stops at the start of a tile instead of its end,
 a tile's first index compared where each row's own index belongs, a grouped order's last
-group taken as full.  Standard library only."""
+group taken as full, partial sums of exponentials merged without their rescale.  Standard
+library only."""
 
 from __future__ import annotations
 
@@ -214,3 +215,37 @@ def last_group_size(ctx: Context) -> Iterator[Candidate]:
                     "of that group are never computed"
                 )
                 yield _cand(ctx, "last-group", s.value, f"{minimum}({count} - {first}, {size})", says, 0.6)
+
+
+def merge_rescale(ctx: Context) -> Iterator[Candidate]:
+    """``tl.sum(l_t)`` beside ``m = tl.max(m_t)``: partial sums of exponentials, each measured
+    against its own chunk's maximum, added without rescaling them to the overall one."""
+    if not ctx.site.kernel:
+        return
+    maxima = [
+        (_target(s), s.value.args[0])
+        for s in _walk(ctx)
+        if isinstance(s, ast.Assign)
+        and isinstance(s.value, ast.Call)
+        and _text(s.value.func) == "tl.max"
+        and s.value.args
+        and isinstance(s.value.args[0], ast.Name)
+    ]
+    exp = "tl.exp2" if any(_text(n) == "tl.exp2" for n in _walk(ctx)) else "tl.exp"
+    for node in _walk(ctx):
+        if not (isinstance(node, ast.Call) and _text(node.func) == "tl.sum" and node.args):
+            continue
+        sums = node.args[0]
+        if not isinstance(sums, ast.Name):
+            continue
+        for overall, per_chunk in maxima:
+            if per_chunk.id == sums.id or not overall:
+                continue
+            says = (
+                f"adds the partial sums `{sums.id}` as they are, but each was measured against its own "
+                f"maximum in `{per_chunk.id}`: rescaled to the overall maximum `{overall}` first, "
+                f"`{sums.id} * {exp}({per_chunk.id} - {overall})`, they add up to the row's sum"
+            )
+            yield _cand(
+                ctx, "merge-rescale", sums, f"{sums.id} * {exp}({per_chunk.id} - {overall})", says, 0.7
+            )

@@ -1,6 +1,7 @@
 """The error model's mistakes of steps: two steps in the other order, a term outside the call
-it belongs in, a statement a step too many, a launch grid's axes exchanged.  Standard library
-only."""
+it belongs in, a statement a step too many, a launch grid's axes exchanged, a square root left
+out of a scale, an exponential of values with no maximum subtracted, a constant factor without
+the parentheses that make it scale a whole sum.  Standard library only."""
 
 from __future__ import annotations
 
@@ -201,14 +202,61 @@ def max_not_subtracted(ctx: Context) -> Iterator[Candidate]:
             continue
         x, fn = node.args[0].id, _call_name(node)
         of_x = [m for m, value in maxima.items() if value.args and _text(value.args[0]) == x]  # type: ignore[attr-defined]
-        shifts = [m for name in of_x for m in (name, f"{name}[:, None]")] or [
+        known = of_x + [m for m in _maximum_like(ctx) if m not in of_x]  # a maximum loaded, not computed
+        shifts = [m for name in known for m in (name, f"{name}[:, None]")] or [
             f"tl.max({x}, axis=0)",
             f"tl.max({x}, axis=1)[:, None]",
         ]
         for shift in shifts:
-            says = (
-                f"`{fn}({x})` takes the raw values: past about 88 it overflows float32 (inf / inf is NaN) "
-                f"and far below 0 every term underflows to 0; `{fn}({x} - {shift})` keeps every term "
-                "at most 1"
-            )
+            if known:
+                says = (
+                    f"`{fn}({x})` is not measured against the maximum `{shift.split('[')[0]}` the kernel "
+                    f"has: what is built from it is off by a factor {fn}({shift.split('[')[0]}) from "
+                    f"what is built with `{x} - {shift}` (and past about 88 it overflows float32)"
+                )
+            else:
+                says = (
+                    f"`{fn}({x})` takes the raw values: past about 88 it overflows float32 (inf / inf is "
+                    f"NaN) and far below 0 every term underflows to 0; `{fn}({x} - {shift})` keeps every "
+                    "term at most 1"
+                )
             yield _cand(ctx, "max-not-subtracted", node, f"{fn}({x} - {shift})", says, 0.7)
+
+
+def _maximum_like(ctx: Context) -> list:
+    """Names the function assigns that are spelled as a maximum (``m``, ``m_i``, ``row_max``)."""
+    names = [_target(n) for n in _walk(ctx) if isinstance(n, ast.Assign) and _target(n)]
+    return list(dict.fromkeys(n for n in names if n in ("m", "m_i", "mx") or "max" in n.lower()))
+
+
+def precedence(ctx: Context) -> Iterator[Candidate]:
+    """``row * num_tiles + tile * 2`` where ``(row * num_tiles + tile) * 2`` is meant: a
+    constant factor that binds to the last term only, for want of parentheses."""
+    for node in _walk(ctx):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+            continue
+        right = node.right
+        if not (
+            isinstance(right, ast.BinOp)
+            and isinstance(right.op, ast.Mult)
+            and isinstance(right.right, ast.Constant)
+            and isinstance(right.right.value, int)
+            and right.right.value > 1
+        ):
+            continue
+        terms = _sum_terms(node.left)
+        for j in range(len(terms)):  # the parentheses may open at any term (after a pointer, say)
+            whole = " + ".join([*terms[j:], _text(right.left)])
+            head = " + ".join(terms[:j])
+            says = (
+                f"`* {_text(right.right)}` scales only `{_text(right.left)}` where the whole `{whole}` "
+                "is meant: without parentheses the product binds first"
+            )
+            text = f"({whole}) * {_text(right.right)}"
+            yield _cand(ctx, "precedence", node, f"{head} + {text}" if head else text, says, 0.5)
+
+
+def _sum_terms(node: ast.AST) -> list:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _sum_terms(node.left) + _sum_terms(node.right)
+    return [_text(node)]

@@ -1,7 +1,8 @@
 """The error model's mistakes of which tensor: one tensor's strides in another's
 addresses, a factor of a loaded tensor left out of a formula, two tensors passed to a
-launch in the other order, an address without a term the file's other addresses have, one
-tile's offsets bounded by another bound in one of its masks.  Standard library only."""
+launch in the other order, an address without a term the file's other addresses have or
+with one term unlike theirs, one tile's offsets bounded by another bound in one of its
+masks.  Standard library only."""
 
 from __future__ import annotations
 
@@ -273,3 +274,34 @@ def mask_bound(ctx: Context) -> Iterator[Candidate]:
                         f"`{other}`: one tile's lanes are let through here and stopped there"
                     )
                 yield _cand(ctx, "mask-bound", node, other, says, 0.7)
+
+
+def other_term(ctx: Context) -> Iterator[Candidate]:
+    """An address of a pointer with one term unlike the file's other address of that pointer
+    (``x_ptr + row * CHUNK + cols`` beside ``x_ptr + row * n_cols + cols``): the term of the
+    other address, offered with this function's own names only."""
+    if not ctx.site.kernel:
+        return
+    bound = set(ctx.names)
+    for node in _walk(ctx):
+        terms = address_terms(node)
+        parent = ctx.parents.get(node)
+        if not terms or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
+            continue
+        pointer, mine = terms[0].id, [_text(t) for t in terms[1:]]
+        for other_pointer, theirs in ctx.addresses:
+            if other_pointer != pointer or len(theirs) != len(mine):
+                continue
+            differ = [i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b]
+            if len(differ) != 1:
+                continue
+            i = differ[0]
+            names = {n.id for n in ast.walk(ast.parse(theirs[i], mode="eval")) if isinstance(n, ast.Name)}
+            if not names <= bound:
+                continue
+            says = (
+                f"the address `{_text(node)}` has the term `{mine[i]}` where your other address of "
+                f"`{pointer}`, `{' + '.join([pointer, *theirs])}`, has `{theirs[i]}`: this one walks "
+                f"`{pointer}` with another step"
+            )
+            yield _cand(ctx, "other-term", terms[i + 1], theirs[i], says, 0.5)

@@ -149,7 +149,8 @@ def padding(ctx: Context) -> Iterator[Candidate]:
             if fix == "-inf":
                 says = (
                     f"masked-off lanes load as {had}, so they count in a maximum (a row whose values "
-                    f"all lie below {had} takes it as its maximum); padding with -inf keeps them out"
+                    f"all lie below {had} takes it as its maximum) and each adds exp({had} - max) to a "
+                    "sum of exponentials; padding with -inf keeps them out of both"
                 )
             elif fix == "0.0":
                 says = (
@@ -244,7 +245,28 @@ def _dot_accumulates(ctx: Context, name: str) -> bool:
     return False
 
 
+ALLOCATIONS = ("torch.empty", "torch.zeros", "torch.full", "torch.ones")
+
+
+def _scratch_dtype(ctx: Context) -> Iterator[Candidate]:
+    """A buffer allocated in the input's dtype (``dtype=x.dtype``) where what it holds, partial
+    sums or running statistics, must stay float32."""
+    for node in _walk(ctx):
+        if _call_name(node) not in ALLOCATIONS:
+            continue
+        for k in node.keywords:  # type: ignore[attr-defined]
+            if k.arg == "dtype" and isinstance(k.value, ast.Attribute) and k.value.attr == "dtype":
+                t = _target(_statement(node, ctx)) or "the buffer"
+                says = (
+                    f"allocates `{t}` in `{_text(k.value)}`, the input's dtype, where what it holds "
+                    "(partial sums, running statistics) must stay float32: in 16 bits each value is "
+                    "rounded, and past 65,504 it is inf"
+                )
+                yield _cand(ctx, "dtype", k.value, "torch.float32", says, 0.55)
+
+
 def dtype(ctx: Context) -> Iterator[Candidate]:
+    yield from _scratch_dtype(ctx)
     for node in _walk(ctx):
         if not (
             isinstance(node, ast.Attribute)

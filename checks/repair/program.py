@@ -239,7 +239,8 @@ def _tile_arguments(ctx: Context) -> list:
         out += [
             (param, value)
             for param, value in pairs
-            if param.isupper() or any(w in param.lower() for w in ("block", "tile"))
+            if (param.isupper() or any(w in param.lower() for w in ("block", "tile")))
+            and not param.lower().startswith(("num", "n_"))  # a count of tiles sizes none
         ]
     return out
 
