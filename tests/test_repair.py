@@ -614,8 +614,8 @@ def softmax(x, chunk_size=1024):
             "`* 2` scales only `tile` where the whole `row * num_tiles + tile` is meant",
         ),
         (
-            'x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))\n    l = tl.load',
-            'x = tl.load(x_ptr + row * CHUNK + cols, mask=cols < n_cols, other=float("-inf"))\n    l = tl.load',
+            'tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))\n    l =',
+            'tl.load(x_ptr + row * CHUNK + cols, mask=cols < n_cols, other=float("-inf"))\n    l =',
             "other-term",
             "has the term `row * CHUNK` where your other address of `x_ptr`",
         ),
@@ -635,3 +635,13 @@ def test_one_line_mistakes_of_a_split_softmax_are_undone(right, wrong, kind, wor
         if ast.dump(ast.parse(text)) == target
     ]
     assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
+
+
+def test_a_running_sum_kept_when_the_maximum_grows_gets_the_maximums_rescale():
+    """The kept wrong answer whose tiled pass adds to ``l`` without rescaling it (no other
+    carried value is rescaled there to copy from): the factor comes from the running
+    maximum's own update, ``m_new = tl.maximum(m, ...)``."""
+    source = (REPO / "workshops/strided_softmax/wrong/tiled_stale_denominator.py").read_text(encoding="utf-8")
+    said = {c.edits[0].text: c.says for c in error_model.candidates(source) if c.kind == "missing-rescale"}
+    fixed = "l = l * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[:, None]), axis=1)"
+    assert "measured against the old maximum when the running maximum grows" in said.get(fixed, ""), said

@@ -69,6 +69,8 @@ def missing_rescale(ctx: Context) -> Iterator[Candidate]:
     for loop in (n for n in _walk(ctx) if isinstance(n, (ast.For, ast.While))):
         updates = _updates(loop)
         factors = [(t, f) for t, s in updates if (f := _rescale(t, s)) is not None]
+        if not factors:  # none rescaled yet: the factor from the running maximum's own update
+            factors = [("", ast.parse(f, mode="eval").body) for f in _max_rescales(ctx, loop)]
         for name, s in updates:
             term = _added_only(name, s)
             if term is None:
@@ -82,8 +84,31 @@ def missing_rescale(ctx: Context) -> Iterator[Candidate]:
                         f"`{scaled}` gets: when the running maximum grows, what `{name}` already holds "
                         "stays scaled to the old maximum"
                     )
+                    if not scaled:
+                        says = (
+                            f"`{name}` keeps what it holds measured against the old maximum when the "
+                            f"running maximum grows: it must be rescaled by `{_text(factor)}` before the "
+                            "new terms are added"
+                        )
                     text = f"{name} = {name} * {shown} + {_text(term)}"
                     yield _cand(ctx, "missing-rescale", s, text, says, 0.75)
+
+
+def _max_rescales(ctx: Context, loop: ast.AST) -> list:
+    """``tl.exp(m - m_new)`` for a loop that updates a running maximum ``m_new =
+    tl.maximum(m, ...)`` (``tl.exp2`` where the file uses it)."""
+    exp = "tl.exp2" if any(_text(n) == "tl.exp2" for n in _walk(ctx)) else "tl.exp"
+    out = []
+    for s in ast.walk(loop):
+        if (
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and _text(s.value.func) == "tl.maximum"
+        ):
+            old = s.value.args[0] if s.value.args else None
+            if isinstance(old, ast.Name) and _target(s):
+                out.append(f"{exp}({old.id} - {_target(s)})")
+    return out
 
 
 def unused_denominator(ctx: Context) -> Iterator[Candidate]:
