@@ -103,7 +103,7 @@ def test_the_error_model_undoes_the_mistake_and_names_its_mechanism(workshop, ch
     undoing = [
         (c, text)
         for c, text in valid_variants(
-            wrong, [c for c in error_model.candidates(wrong) if c.function == function]
+            wrong, [c for c in error_model.candidates(wrong) if c.function == function and c.kind == kind]
         )
         if ast.dump(ast.parse(text)) == target
     ]
@@ -393,8 +393,10 @@ def test_an_address_without_a_term_the_files_other_addresses_have():
     fixed = source.replace("tl.load(x_ptr + cols", "tl.load(x_ptr + row * n_cols + cols")
     got = [
         c
-        for c, text in valid_variants(source, error_model.candidates(source))
-        if c.kind == "missing-term" and text == fixed
+        for c, text in valid_variants(
+            source, [c for c in error_model.candidates(source) if c.kind == "missing-term"]
+        )
+        if text == fixed
     ]
     assert got and got[0].line == 9, got
     assert "leaves out the term `row * n_cols`" in got[0].says
@@ -521,7 +523,7 @@ def test_one_line_mistakes_of_a_loops_state_bounds_and_masks_are_undone(right, w
     target = ast.dump(ast.parse(ONE_LOOP_ATTENTION))
     undoing = [
         c
-        for c, text in valid_variants(source, error_model.candidates(source))
+        for c, text in valid_variants(source, [c for c in error_model.candidates(source) if c.kind == kind])
         if ast.dump(ast.parse(text)) == target
     ]
     assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
@@ -631,7 +633,7 @@ def test_one_line_mistakes_of_a_split_softmax_are_undone(right, wrong, kind, wor
     target = ast.dump(ast.parse(THREE_PASS_SOFTMAX))
     undoing = [
         c
-        for c, text in valid_variants(source, error_model.candidates(source))
+        for c, text in valid_variants(source, [c for c in error_model.candidates(source) if c.kind == kind])
         if ast.dump(ast.parse(text)) == target
     ]
     assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
