@@ -516,17 +516,8 @@ def kernel(Q, K, V, Out, N, qk_scale, stride_qn, stride_qd, stride_kn, stride_kd
 def test_one_line_mistakes_of_a_loops_state_bounds_and_masks_are_undone(right, wrong, kind, words):
     """Mistakes a learner's trial of one-loop attention showed unreached: each has a candidate
     of its kind that gives the right kernel back, said with its mechanism."""
-    import ast
 
-    assert ONE_LOOP_ATTENTION.count(right) == 1, right
-    source = ONE_LOOP_ATTENTION.replace(right, wrong)
-    target = ast.dump(ast.parse(ONE_LOOP_ATTENTION))
-    undoing = [
-        c
-        for c, text in valid_variants(source, [c for c in error_model.candidates(source) if c.kind == kind])
-        if ast.dump(ast.parse(text)) == target
-    ]
-    assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
+    _undone(ONE_LOOP_ATTENTION, right, wrong, kind, words)
 
 
 # A split softmax of three kernels as a learner writes it: partial statistics per chunk into a
@@ -626,17 +617,8 @@ def softmax(x, chunk_size=1024):
 def test_one_line_mistakes_of_a_split_softmax_are_undone(right, wrong, kind, words):
     """Mistakes a learner's trial of split softmax showed unreached: each has a candidate of
     its kind that gives the right program back, said with its mechanism."""
-    import ast
 
-    assert THREE_PASS_SOFTMAX.count(right) == 1, right
-    source = THREE_PASS_SOFTMAX.replace(right, wrong)
-    target = ast.dump(ast.parse(THREE_PASS_SOFTMAX))
-    undoing = [
-        c
-        for c, text in valid_variants(source, [c for c in error_model.candidates(source) if c.kind == kind])
-        if ast.dump(ast.parse(text)) == target
-    ]
-    assert any(c.kind == kind and words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]
+    _undone(THREE_PASS_SOFTMAX, right, wrong, kind, words)
 
 
 def test_a_running_sum_kept_when_the_maximum_grows_gets_the_maximums_rescale():
@@ -647,3 +629,19 @@ def test_a_running_sum_kept_when_the_maximum_grows_gets_the_maximums_rescale():
     said = {c.edits[0].text: c.says for c in error_model.candidates(source) if c.kind == "missing-rescale"}
     fixed = "l = l * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[:, None]), axis=1)"
     assert "measured against the old maximum when the running maximum grows" in said.get(fixed, ""), said
+
+
+def _undone(program: str, right: str, wrong: str, kind: str, words: str) -> None:
+    """``program`` with ``right`` written ``wrong`` has a candidate of ``kind`` that gives
+    ``program`` back, said with ``words``."""
+    import ast
+
+    assert program.count(right) == 1, right
+    source = program.replace(right, wrong)
+    target = ast.dump(ast.parse(program))
+    undoing = [
+        c
+        for c, text in valid_variants(source, [c for c in error_model.candidates(source) if c.kind == kind])
+        if ast.dump(ast.parse(text)) == target
+    ]
+    assert any(words in c.says for c in undoing), [(c.kind, c.says) for c in undoing]

@@ -188,18 +188,23 @@ def exchanged_tensors(ctx: Context) -> Iterator[Candidate]:
             yield Candidate("exchanged-tensors", edits, a.lineno, says, 0.7, ctx.fn.name)
 
 
+def _whole_addresses(ctx: Context) -> Iterator[tuple]:
+    """(node, its terms) of each whole address of a kernel (not a part of a longer sum)."""
+    if not ctx.site.kernel:
+        return
+    for node in _walk(ctx):
+        terms = address_terms(node)
+        parent = ctx.parents.get(node)
+        if terms and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
+            yield node, terms
+
+
 def missing_term(ctx: Context) -> Iterator[Candidate]:
     """An address without a term the file's other addresses have: ``x_ptr + cols`` where
     another address of the file is ``out_ptr + row * n_cols + cols`` (the row term left
     out: every program reads row 0), offered with this function's own names only."""
-    if not ctx.site.kernel:
-        return
     bound = set(ctx.names)
-    for node in _walk(ctx):
-        terms = address_terms(node)
-        parent = ctx.parents.get(node)
-        if not terms or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
-            continue  # not an address, or part of a longer sum
+    for node, terms in _whole_addresses(ctx):
         pointer, mine = terms[0].id, [_text(t) for t in terms[1:]]
         seen: set = set()
         for other_pointer, theirs in ctx.addresses:
@@ -280,14 +285,8 @@ def other_term(ctx: Context) -> Iterator[Candidate]:
     """An address of a pointer with one term unlike the file's other address of that pointer
     (``x_ptr + row * CHUNK + cols`` beside ``x_ptr + row * n_cols + cols``): the term of the
     other address, offered with this function's own names only."""
-    if not ctx.site.kernel:
-        return
     bound = set(ctx.names)
-    for node in _walk(ctx):
-        terms = address_terms(node)
-        parent = ctx.parents.get(node)
-        if not terms or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
-            continue
+    for node, terms in _whole_addresses(ctx):
         pointer, mine = terms[0].id, [_text(t) for t in terms[1:]]
         for other_pointer, theirs in ctx.addresses:
             if other_pointer != pointer or len(theirs) != len(mine):
